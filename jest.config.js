@@ -1,0 +1,16 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: "node",
+  roots: ["<rootDir>/test"],
+  testMatch: ["**/*.test.ts"],
+  transform: {
+    "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }],
+  },
+  setupFiles: ["<rootDir>/test/support/env.ts"],
+  globalSetup: "<rootDir>/test/support/globalSetup.ts",
+  globalTeardown: "<rootDir>/test/support/globalTeardown.ts",
+  testTimeout: 60_000,
+  // Each test file starts its own API (and worker) in-process against the
+  // shared test database; files run one after another.
+  maxWorkers: 1,
+};

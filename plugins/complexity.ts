@@ -1,0 +1,36 @@
+import { extendSchema } from "postgraphile/utils";
+
+/**
+ * `@complexity(value: Int!)` on field definitions. The value comes from a
+ * smart comment in Postgres (`@complexity 10` on a table, column or
+ * function), so a DBA prices a field without touching TypeScript; fields
+ * without one cost 1. The query cost check (src/queryCost.ts) reads the
+ * directive from the schema, and the printed SDL shows it.
+ */
+export const ComplexityDirectivePlugin: GraphileConfig.Plugin = {
+  name: "ComplexityDirectivePlugin",
+  version: "1.0.0",
+  schema: {
+    hooks: {
+      GraphQLObjectType_fields_field(field, _build, context) {
+        const { scope } = context as typeof context & {
+          scope: { pgFieldResource?: { extensions?: { tags?: Record<string, unknown> } }; pgFieldAttribute?: { extensions?: { tags?: Record<string, unknown> } } };
+        };
+        const tag = scope.pgFieldResource?.extensions?.tags?.complexity ?? scope.pgFieldAttribute?.extensions?.tags?.complexity;
+        const value = typeof tag === "string" || typeof tag === "number" ? Number.parseInt(String(tag), 10) : NaN;
+        if (!Number.isInteger(value) || value < 0) return field;
+        return {
+          ...field,
+          extensions: { ...field.extensions, directives: { ...(field.extensions as any)?.directives, complexity: { value } } },
+        };
+      },
+    },
+  },
+};
+
+/** Declares the directive itself. */
+export const ComplexityDirectiveDefinitionPlugin = extendSchema({
+  typeDefs: /* GraphQL */ `
+    directive @complexity(value: Int!) on FIELD_DEFINITION
+  `,
+});

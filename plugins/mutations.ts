@@ -1,0 +1,141 @@
+import { extendSchema } from "postgraphile/utils";
+import { TYPES } from "postgraphile/@dataplan/pg";
+import { lambda, type Step } from "postgraphile/grafast";
+import type { FieldArgs } from "postgraphile/grafast";
+
+/**
+ * The contract's mutations. Each calls one SQL function (migrations: "Mutations")
+ * that holds the rules; this file only maps GraphQL arguments to its
+ * parameters. The function's row comes back in the same SQL statement as
+ * the fields the client selected.
+ */
+export const MutationsPlugin = extendSchema((build) => {
+  const { pgResources } = build.input.pgRegistry;
+  const fn = (name: string) => {
+    const resource = pgResources[name];
+    if (!resource) throw new Error(`SQL function app_public.${name} is missing (run the migrations)`);
+    return resource;
+  };
+  const createOrder = fn("create_order");
+  const updateOrderStatus = fn("update_order_status");
+  const cancelOrder = fn("cancel_order");
+  const updateCustomerProfile = fn("update_customer_profile");
+  const createCoffee = fn("create_coffee");
+  const updateCoffeePrice = fn("update_coffee_price");
+  const statusCodec = pgResources.orders!.codec.attributes.status.codec;
+  const roastCodec = pgResources.coffees!.codec.attributes.roast.codec;
+  const categoryCodec = pgResources.coffees!.codec.attributes.category.codec;
+  const arg = (step: Step, pgCodec: (typeof TYPES)[keyof typeof TYPES] | typeof statusCodec) => ({ step, pgCodec });
+
+  return {
+    typeDefs: /* GraphQL */ `
+      input OrderItemInput {
+        coffeeId: ID!
+        "1 to 20 (app_private.settings max_quantity_per_line)."
+        quantity: Int!
+        specialInstructions: String
+      }
+
+      input CreateOrderInput {
+        items: [OrderItemInput!]!
+        notes: String
+      }
+
+      "Absent fields are left as they are; null clears username or avatar."
+      input ProfileInput {
+        name: String
+        username: String
+        avatar: String
+      }
+
+      extend type Mutation {
+        "Exactly one form: \`input\`, or \`coffeeId\` + \`quantity\` (+ \`notes\`). \`customerId\` is for staff ordering for a known customer; without it a staff order belongs to the walk-in customer."
+        createOrder(input: CreateOrderInput, coffeeId: ID, quantity: Int, notes: String, customerId: ID): Order!
+        "Staff only. Moves an order along the rules of order_status_transitions; PAID comes from a payment, never from here."
+        updateOrderStatus(id: ID!, status: OrderStatus!): Order!
+        "True when this call cancelled the order, false when it was already cancelled."
+        cancelOrder(id: ID!): Boolean!
+        "The signed-in customer's name, username and avatar."
+        updateCustomerProfile(input: ProfileInput!): Customer!
+        "Admin only. Optional fields default to: roast MEDIUM, category ESPRESSO, the house roaster, on sale."
+        createCoffee(
+          name: String!
+          price: Float!
+          roast: RoastLevel
+          category: CoffeeCategory
+          roasterId: ID
+          description: String
+          imageUrl: String
+          available: Boolean
+          limitedTimeOffer: Boolean
+        ): Coffee!
+        "Admin only. Kept in the price history (coffeePriceChanges); existing orders keep their prices."
+        updateCoffeePrice(id: ID!, newPrice: Float!): Coffee!
+      }
+    `,
+    plans: {
+      Mutation: {
+        createOrder(_: unknown, fieldArgs: FieldArgs) {
+          const $input = fieldArgs.getRaw("input");
+          const $items = lambda($input, (input: any) =>
+            input == null
+              ? null
+              : (input.items ?? []).map((i: any) => ({
+                  coffee_id: i.coffeeId,
+                  quantity: i.quantity,
+                  special_instructions: i.specialInstructions ?? null,
+                })),
+          );
+          const $inputNotes = lambda($input, (input: any) => input?.notes ?? null);
+          return createOrder.execute(
+            [
+              arg($items, TYPES.jsonb),
+              arg($inputNotes, TYPES.text),
+              arg(fieldArgs.getRaw("coffeeId"), TYPES.uuid),
+              arg(fieldArgs.getRaw("quantity"), TYPES.int),
+              arg(fieldArgs.getRaw("notes"), TYPES.text),
+              arg(fieldArgs.getRaw("customerId"), TYPES.uuid),
+            ],
+            "mutation",
+          );
+        },
+        updateOrderStatus(_: unknown, fieldArgs: FieldArgs) {
+          return updateOrderStatus.execute(
+            [arg(fieldArgs.getRaw("id"), TYPES.uuid), arg(fieldArgs.getRaw("status"), statusCodec)],
+            "mutation",
+          );
+        },
+        cancelOrder(_: unknown, fieldArgs: FieldArgs) {
+          return cancelOrder.execute([arg(fieldArgs.getRaw("id"), TYPES.uuid)], "mutation");
+        },
+        updateCustomerProfile(_: unknown, fieldArgs: FieldArgs) {
+          // A JSON patch keeps "absent" (unchanged) apart from "null" (clear).
+          const $patch = lambda(fieldArgs.getRaw("input"), (input: any) => ({ ...input }));
+          return updateCustomerProfile.execute([arg($patch, TYPES.jsonb)], "mutation");
+        },
+        createCoffee(_: unknown, fieldArgs: FieldArgs) {
+          return createCoffee.execute(
+            [
+              arg(fieldArgs.getRaw("name"), TYPES.text),
+              arg(fieldArgs.getRaw("price"), TYPES.numeric),
+              arg(fieldArgs.getRaw("roast"), roastCodec),
+              arg(fieldArgs.getRaw("category"), categoryCodec),
+              arg(fieldArgs.getRaw("roasterId"), TYPES.uuid),
+              arg(fieldArgs.getRaw("description"), TYPES.text),
+              arg(fieldArgs.getRaw("imageUrl"), TYPES.text),
+              arg(fieldArgs.getRaw("available"), TYPES.boolean),
+              arg(fieldArgs.getRaw("limitedTimeOffer"), TYPES.boolean),
+            ],
+            "mutation",
+          );
+        },
+        updateCoffeePrice(_: unknown, fieldArgs: FieldArgs) {
+          return updateCoffeePrice.execute(
+            [arg(fieldArgs.getRaw("id"), TYPES.uuid), arg(fieldArgs.getRaw("newPrice"), TYPES.numeric)],
+            "mutation",
+          );
+        },
+      },
+    },
+  };
+});

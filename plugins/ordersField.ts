@@ -1,0 +1,35 @@
+import { extendSchema } from "postgraphile/utils";
+import { listOfCodec, type PgCodec, type PgSelectStep } from "postgraphile/@dataplan/pg";
+import type { Step } from "postgraphile/grafast";
+import { sql } from "postgraphile/pg-sql2";
+
+/**
+ * `orders(status: [OrderStatus!]): [Order!]!`: the contract wants a list of
+ * non-null statuses, which a SQL array argument cannot express, so this field
+ * is planned here. Which orders a caller sees is RLS's business (staff: all;
+ * customers: their own; anonymous: none). Oldest first: the barista queue.
+ */
+export const OrdersFieldPlugin = extendSchema((build) => {
+  const orders = build.input.pgRegistry.pgResources.orders;
+  const statusCodec = orders.codec.attributes.status.codec;
+  return {
+    typeDefs: /* GraphQL */ `
+      extend type Query {
+        "Orders you may see (staff: all; a customer: their own; anonymous: none), oldest first; \`status\` narrows them."
+        orders(status: [OrderStatus!]): [Order!]!
+      }
+    `,
+    plans: {
+      Query: {
+        orders(_: unknown, { $status }: { $status: Step }) {
+          const $orders = orders.find() as PgSelectStep;
+          const statuses = $orders.placeholder($status, listOfCodec(statusCodec as PgCodec<string, undefined, any, any, undefined, any, any>));
+          $orders.where(sql`(${statuses}::text[] is null or ${$orders.alias}.status = any(${statuses}))`);
+          $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
+          $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
+          return $orders;
+        },
+      },
+    },
+  };
+});

@@ -1,0 +1,25 @@
+// Prints the served GraphQL schema (with applied directives) to stdout.
+// Usage: npm run schema:print > data/schema.graphql
+import { makeSchema } from "postgraphile";
+import { printSchemaWithDirectives } from "@graphql-tools/utils";
+import pg from "pg";
+import { loadConfig } from "../src/config.ts";
+import { makePreset } from "../src/graphile.config.ts";
+import { resolveDatabaseUrls, prepareDatabase, startEmbeddedPostgres } from "../src/database.ts";
+
+async function main() {
+  const config = loadConfig();
+  const embedded = config.DATABASE_URL ? null : await startEmbeddedPostgres(config);
+  const baseUrl = config.DATABASE_URL ?? embedded!.url.replace(/\/postgres$/, "/cafe");
+  const urls = await resolveDatabaseUrls(config, baseUrl);
+  if (process.argv.includes("--prepare")) await prepareDatabase(urls, config, { demoData: false });
+  const pool = new pg.Pool({ connectionString: urls.authenticator });
+  const { schema } = await makeSchema(makePreset({ config, pool, viewerFromConnectionParams: () => null }));
+  process.stdout.write(printSchemaWithDirectives(schema) + "\n");
+  await pool.end();
+  await embedded?.stop();
+}
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,61 @@
+import jwt from "jsonwebtoken";
+import { SafeError } from "postgraphile/grafast";
+
+// Bearer tokens for /graphql: HS256 JWTs signed with JWT_SECRET. The role
+// claim picks the Postgres role a request runs as; only the three sign-in
+// roles are accepted, whatever a token says.
+
+export type AccountRole = "customer" | "barista" | "admin";
+const ROLES: ReadonlySet<string> = new Set<AccountRole>(["customer", "barista", "admin"]);
+const AUDIENCE = "cafe-api";
+
+export interface Viewer {
+  role: AccountRole;
+  userId: string;
+  /** Expiry, seconds since the epoch. */
+  exp: number;
+}
+
+/** A refused token: a SafeError, so its message and code reach the client. */
+export class AuthError extends SafeError {
+  constructor(message: string) {
+    super(message, { code: "UNAUTHENTICATED" });
+  }
+}
+
+export function signToken(secret: string, userId: string, role: AccountRole, lifetimeSeconds: number): { token: string; expiresAt: Date } {
+  const token = jwt.sign({ role, user_id: userId }, secret, {
+    algorithm: "HS256",
+    expiresIn: lifetimeSeconds,
+    audience: AUDIENCE,
+    subject: userId,
+  });
+  const { exp } = jwt.decode(token) as { exp: number };
+  return { token, expiresAt: new Date(exp * 1000) };
+}
+
+/** Reads an `Authorization` value. No value: anonymous (null). A bad one throws AuthError. */
+export function viewerFromAuthorization(secret: string, header: string | string[] | undefined): Viewer | null {
+  if (header === undefined || header === "") return null;
+  if (Array.isArray(header)) throw new AuthError("Send one Authorization header.");
+  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  if (!match) throw new AuthError("The Authorization header must be `Bearer <token>`.");
+  let claims: jwt.JwtPayload;
+  try {
+    claims = jwt.verify(match[1]!, secret, { algorithms: ["HS256"], audience: AUDIENCE }) as jwt.JwtPayload;
+  } catch (e) {
+    const expired = e instanceof jwt.TokenExpiredError;
+    throw new AuthError(expired ? "Your token has expired; sign in again." : "Your token is not valid; sign in again.");
+  }
+  const { role, user_id: userId, exp } = claims as { role?: unknown; user_id?: unknown; exp?: unknown };
+  if (typeof role !== "string" || !ROLES.has(role) || typeof userId !== "string" || typeof exp !== "number") {
+    throw new AuthError("Your token is not valid; sign in again.");
+  }
+  return { role: role as AccountRole, userId, exp };
+}
+
+/** The Postgres settings a request runs with: its role and its claims. */
+export function pgSettingsFor(viewer: Viewer | null): Record<string, string> {
+  if (!viewer) return { role: "cafe_anonymous" };
+  return { role: `cafe_${viewer.role}`, "jwt.claims.user_id": viewer.userId, "jwt.claims.role": viewer.role };
+}

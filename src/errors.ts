@@ -1,0 +1,71 @@
+import { randomUUID } from "node:crypto";
+import { GraphQLError } from "postgraphile/graphql";
+import { defaultMaskError } from "postgraphile/grafserv";
+import { isSafeError } from "postgraphile/grafast";
+import { logger } from "./logger.ts";
+
+// The one place where refusals raised in SQL become stable client codes.
+// SQL functions raise with these SQLSTATEs (see migrations); anything else
+// is masked: the client gets an id to quote, the log gets the details.
+export const SQLSTATE_CODES: Record<string, string> = {
+  "28000": "UNAUTHENTICATED",
+  "42501": "FORBIDDEN",
+  "22023": "BAD_USER_INPUT",
+  "22P02": "BAD_USER_INPUT", // invalid text representation, e.g. a malformed uuid
+  "22003": "BAD_USER_INPUT", // numeric out of range
+  "23514": "BAD_USER_INPUT", // check constraint
+  "23502": "BAD_USER_INPUT", // not null
+  "22001": "BAD_USER_INPUT", // value too long
+  P0002: "NOT_FOUND",
+  CT001: "INVALID_TRANSITION",
+  CT002: "OUT_OF_STOCK",
+  CT003: "NOT_AVAILABLE",
+  "23505": "CONFLICT",
+  "57014": "QUERY_TIMEOUT",
+};
+
+const DB_UNAVAILABLE = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03", "08006", "08001", "08003"]);
+
+interface PgLikeError {
+  code?: string;
+  detail?: string;
+  message?: string;
+}
+
+export function maskError(error: GraphQLError): GraphQLError {
+  const original = error.originalError as (PgLikeError & { extensions?: Record<string, unknown> }) | undefined;
+  if (!original) return error; // a validation or parse error: already safe
+  const code = original.code ? SQLSTATE_CODES[original.code] : undefined;
+  if (code) {
+    let details: unknown;
+    if (code === "INVALID_TRANSITION" && original.detail) {
+      try {
+        details = JSON.parse(original.detail);
+      } catch {
+        details = undefined;
+      }
+    }
+    const message = code === "BAD_USER_INPUT" && original.code === "22P02" ? "An argument is malformed (e.g. an id that is not a UUID)." : error.message;
+    return new GraphQLError(message, {
+      nodes: error.nodes,
+      path: error.path,
+      originalError: error.originalError,
+      extensions: { code, ...(details ? { details } : null) },
+    });
+  }
+  if (original.code && DB_UNAVAILABLE.has(original.code)) {
+    return new GraphQLError("The database is unavailable; try again shortly.", {
+      nodes: error.nodes,
+      path: error.path,
+      extensions: { code: "SERVICE_UNAVAILABLE" },
+    });
+  }
+  if (original instanceof GraphQLError || isSafeError(original as Error)) return defaultMaskError(error); // meant for clients
+  const errorId = randomUUID();
+  logger.error({ errorId, err: original, path: error.path }, "internal error");
+  return new GraphQLError(`An internal error occurred (reference ${errorId}).`, {
+    nodes: error.nodes,
+    path: error.path,
+    extensions: { code: "INTERNAL_SERVER_ERROR", errorId },
+  });
+}

@@ -1,0 +1,75 @@
+import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
+import { makePgService } from "postgraphile/adaptors/pg";
+import { PostGraphileConnectionFilterPreset } from "postgraphile-plugin-connection-filter";
+import type { Pool } from "pg";
+import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
+import { OrdersFieldPlugin } from "../plugins/ordersField.ts";
+import { MutationsPlugin } from "../plugins/mutations.ts";
+import { LoginPlugin } from "../plugins/login.ts";
+import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
+import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
+import { pgSettingsFor, type Viewer } from "./auth.ts";
+import type { Config } from "./config.ts";
+import { maskError } from "./errors.ts";
+
+declare global {
+  namespace Grafast {
+    interface Context {
+      viewer: Viewer | null;
+      config: Config;
+    }
+  }
+}
+
+/** Where a request's verified viewer is kept (set before grafserv sees it). */
+export const VIEWER = Symbol("viewer");
+
+export interface PresetOptions {
+  config: Config;
+  pool: Pool;
+  /** Verifies a WebSocket connection's token; throws when it is bad. */
+  viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
+}
+
+/** The whole GraphQL service, in one object: what is exposed and how. */
+export function makePreset({ config, pool, viewerFromConnectionParams }: PresetOptions): GraphileConfig.Preset {
+  return {
+    extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
+    plugins: [
+      ContractShapesPlugin,
+      OrdersFieldPlugin,
+      MutationsPlugin,
+      LoginPlugin,
+      SubscriptionsPlugin,
+      ComplexityDirectiveDefinitionPlugin,
+      ComplexityDirectivePlugin,
+    ],
+    disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
+    pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true })],
+    schema: {
+      // Writes are the explicit mutations; generated connections are read-only.
+      defaultBehavior: "-node -insert -update -delete",
+      pgForbidSetofFunctionsToReturnNull: true,
+      connectionFilterAllowNullInput: false,
+      connectionFilterAllowEmptyObjectInput: false,
+    },
+    grafserv: {
+      graphqlPath: "/graphql",
+      graphiqlPath: "/graphiql",
+      graphiql: config.graphiql,
+      graphiqlOnGraphQLGET: false,
+      graphqlOverGET: true,
+      websockets: true,
+      maskError,
+      maxRequestLength: 100_000,
+    },
+    grafast: {
+      explain: false,
+      context(requestContext) {
+        const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
+        const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
+        return { viewer, config, pgSettings: pgSettingsFor(viewer) };
+      },
+    },
+  };
+}

@@ -1,0 +1,208 @@
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import express from "express";
+import pg from "pg";
+import { WebSocketServer } from "ws";
+import { makeServer as makeGraphQLWSServer, CloseCode } from "graphql-ws";
+import { postgraphile } from "postgraphile";
+import { GraphQLError } from "postgraphile/graphql";
+import { grafserv } from "postgraphile/grafserv/node";
+import { makeGraphQLWSConfig } from "postgraphile/grafserv";
+import type { Config } from "./config.ts";
+import type { DatabaseUrls } from "./database.ts";
+import { AuthError, viewerFromAuthorization, type Viewer } from "./auth.ts";
+import { makePreset, VIEWER } from "./graphile.config.ts";
+import { logger } from "./logger.ts";
+import { paymentCallbackRouter } from "./payments/callbackRoute.ts";
+
+// The HTTP server: /graphql and /graphiql go straight to grafserv's node:http
+// adaptor (the fast path), everything else to an Express app (health checks,
+// the payment callback). WebSockets on /graphql speak graphql-ws.
+
+export interface ApiServer {
+  server: http.Server;
+  pool: pg.Pool;
+  port: number;
+  close(): Promise<void>;
+}
+
+type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
+
+/** TRUST_PROXY as Express understands it: false, true, a hop count, or addresses. */
+function trustProxySetting(value: string): boolean | number | string {
+  if (value === "false" || value === "") return false;
+  if (value === "true") return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? "/";
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
+}
+
+function isAsyncIterable(x: unknown): x is AsyncIterable<unknown> {
+  return typeof x === "object" && x !== null && Symbol.asyncIterator in x;
+}
+
+const EXPIRED = Symbol("expired");
+
+async function* untilExpiry<T>(iterable: AsyncIterable<T>, expiresAtMs: number): AsyncGenerator<T | { errors: GraphQLError[] }> {
+  const iterator = iterable[Symbol.asyncIterator]();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof EXPIRED>((resolve) => {
+    timer = setTimeout(() => resolve(EXPIRED), Math.max(0, expiresAtMs - Date.now()));
+  });
+  try {
+    while (true) {
+      const next = await Promise.race([iterator.next(), expired]);
+      if (next === EXPIRED) {
+        yield { errors: [new GraphQLError("Your token has expired; sign in again and resubscribe.", { extensions: { code: "UNAUTHENTICATED" } })] };
+        return;
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    clearTimeout(timer);
+    await iterator.return?.();
+  }
+}
+
+export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
+  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE });
+  pool.on("error", (err) => logger.warn({ err }, "idle database connection failed"));
+
+  const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) =>
+    viewerFromAuthorization(config.JWT_SECRET, params?.authorization as string | undefined);
+  const preset = makePreset({ config, pool, viewerFromConnectionParams });
+  const pgl = postgraphile(preset);
+  const serv = pgl.createServ(grafserv);
+  const graphqlHandler = serv.createHandler();
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", trustProxySetting(config.TRUST_PROXY));
+  app.use(paymentCallbackRouter(config, pool));
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    try {
+      await pool.query("select 1");
+      res.json({ status: "ready", database: "up" });
+    } catch {
+      res.status(503).json({ status: "unavailable", database: "down" });
+    }
+  });
+  app.use((_req, res) => {
+    res.status(404).json({ error: { code: "NOT_FOUND", message: "No such route." } });
+  });
+
+  const server = http.createServer((req: AuthedRequest, res) => {
+    const path = pathOf(req);
+    if (path === "/graphql") {
+      // Verify the token before grafserv: a bad or expired token is a 401,
+      // never a silent downgrade to anonymous.
+      try {
+        req[VIEWER] = viewerFromAuthorization(config.JWT_SECRET, req.headers.authorization);
+      } catch (e) {
+        const message = e instanceof AuthError ? e.message : "Your token is not valid.";
+        res.setHeader("www-authenticate", 'Bearer realm="cafe-api"');
+        sendJson(res, 401, { errors: [{ message, extensions: { code: "UNAUTHENTICATED" } }] });
+        return;
+      }
+    }
+    graphqlHandler(req, res, () => app(req, res));
+  });
+
+  // graphql-ws on /graphql: the token travels in the connection_init payload;
+  // a bad one closes the socket with 4403.
+  const wsConfig = makeGraphQLWSConfig(serv);
+  const wsServer = makeGraphQLWSServer<Record<string, unknown> | undefined, { socket: unknown; request: IncomingMessage; viewer?: Viewer | null }>({
+    ...(wsConfig as object),
+    // A subscription lives no longer than the token that opened it: at its
+    // expiry the stream ends with an UNAUTHENTICATED error.
+    async subscribe(args: any) {
+      const result = await (wsConfig as any).subscribe(args);
+      const exp = (args.contextValue as { viewer?: Viewer | null } | undefined)?.viewer?.exp;
+      return exp && isAsyncIterable(result) ? untilExpiry(result, exp * 1000) : result;
+    },
+    onConnect(ctx) {
+      try {
+        const params = Object.fromEntries(Object.entries(ctx.connectionParams ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+        (ctx.extra as { viewer?: Viewer | null }).viewer = viewerFromConnectionParams(params);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  } as Parameters<typeof makeGraphQLWSServer>[0]);
+  const wss = new WebSocketServer({ noServer: true });
+  wss.on("connection", (socket, request) => {
+    const closed = wsServer.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) => new Promise<void>((resolve, reject) => socket.send(data, (err) => (err ? reject(err) : resolve()))),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (cb) =>
+          socket.on("message", async (event) => {
+            try {
+              await cb(event.toString());
+            } catch (err) {
+              socket.close(CloseCode.InternalServerError, (err as Error).message.slice(0, 120));
+            }
+          }),
+      },
+      { socket, request },
+    );
+    const ping = setInterval(() => socket.ping(), 15_000);
+    socket.once("close", (code, reason) => {
+      clearInterval(ping);
+      closed(code, reason.toString());
+    });
+  });
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (pathOf(req) !== "/graphql") {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.PORT;
+  logger.info({ port, graphql: `http://localhost:${port}/graphql`, graphiql: config.graphiql ? `http://localhost:${port}/graphiql` : undefined }, "API listening");
+
+  let closing: Promise<void> | null = null;
+  return {
+    server,
+    pool,
+    port,
+    close() {
+      closing ??= (async () => {
+        for (const client of wss.clients) client.close(1001, "server shutting down");
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 5_000).unref();
+        });
+        wss.close();
+        await pgl.release();
+        await pool.end();
+      })();
+      return closing;
+    },
+  };
+}

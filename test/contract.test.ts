@@ -1,0 +1,66 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { buildClientSchema, getIntrospectionQuery, parse, validate, type GraphQLSchema } from "graphql";
+import { CONTRACT_DIR, contractDifferences, contractSchema } from "./support/contract.ts";
+import { startTestService, type TestService } from "./support/harness.ts";
+
+// The served schema honours contract/schema.graphql (parsed, not a list),
+// every client document validates against it, and the project's copy of the
+// contract matches the shared one wherever that exists.
+
+const SHARED_CONTRACT = path.resolve(__dirname, "../../shared/contract");
+
+let t: TestService;
+let served: GraphQLSchema;
+
+beforeAll(async () => {
+  t = await startTestService();
+  const r = await t.gql(getIntrospectionQuery());
+  served = buildClientSchema(r.body.data);
+});
+afterAll(() => t.stop());
+
+test("the served schema contains every type, field, argument and enum value of the contract, with its nullability", () => {
+  expect(contractDifferences(served)).toEqual([]);
+});
+
+test("the comparison itself catches a drifted field", () => {
+  const drifted = contractSchema();
+  // Compare the contract with itself minus a field: the check must notice.
+  const sdl = readFileSync(path.join(CONTRACT_DIR, "schema.graphql"), "utf8").replace("margin: Float", "margin: Int");
+  const { buildSchema } = require("graphql") as typeof import("graphql");
+  expect(contractDifferences(buildSchema(sdl), drifted)).toContain("Coffee.margin is Int, not Float");
+});
+
+test("every client operation document validates against the served schema", () => {
+  const dir = path.join(CONTRACT_DIR, "operations");
+  const files = readdirSync(dir).filter((f) => f.endsWith(".graphql"));
+  expect(files.length).toBeGreaterThanOrEqual(5);
+  for (const file of files) {
+    const errors = validate(served, parse(readFileSync(path.join(dir, file), "utf8")));
+    expect({ file, errors: errors.map((e) => e.message) }).toEqual({ file, errors: [] });
+  }
+});
+
+test("the printed SDL carries the @complexity directive values of the contract", async () => {
+  const contract = readFileSync(path.join(CONTRACT_DIR, "schema.graphql"), "utf8");
+  const { makeSchema } = await import("postgraphile");
+  const { printSchemaWithDirectives } = await import("@graphql-tools/utils");
+  const { makePreset } = await import("../src/graphile.config.ts");
+  const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null }));
+  const printed = printSchemaWithDirectives(schema);
+  for (const m of contract.matchAll(/^\s+(\w+)\(.*\): .* @complexity\(value: (\d+)\)/gm)) {
+    expect(printed).toMatch(new RegExp(`\\n\\s+${m[1]}\\([^)]*\\): [^\\n]*@complexity\\(value: ${m[2]}\\)`));
+  }
+});
+
+const sharedTest = existsSync(SHARED_CONTRACT) ? test : test.skip;
+sharedTest("contract/ is an exact copy of ../shared/contract/", () => {
+  const list = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name])).sort();
+  const mine = list(CONTRACT_DIR);
+  expect(mine).toEqual(list(SHARED_CONTRACT));
+  for (const f of mine) {
+    expect({ f, same: readFileSync(path.join(CONTRACT_DIR, f), "utf8") === readFileSync(path.join(SHARED_CONTRACT, f), "utf8") }).toEqual({ f, same: true });
+  }
+});
