@@ -25,7 +25,8 @@ export const MutationsPlugin = extendSchema((build) => {
   const statusCodec = pgResources.orders!.codec.attributes.status.codec;
   const roastCodec = pgResources.coffees!.codec.attributes.roast.codec;
   const categoryCodec = pgResources.coffees!.codec.attributes.category.codec;
-  const arg = (step: Step, pgCodec: (typeof TYPES)[keyof typeof TYPES] | typeof statusCodec) => ({ step, pgCodec });
+  // Named, so an omitted optional argument falls back to the SQL default.
+  const arg = (name: string, step: Step, pgCodec: (typeof TYPES)[keyof typeof TYPES] | typeof statusCodec) => ({ name, step, pgCodec });
 
   return {
     typeDefs: /* GraphQL */ `
@@ -89,49 +90,49 @@ export const MutationsPlugin = extendSchema((build) => {
           const $inputNotes = lambda($input, (input: any) => input?.notes ?? null);
           return createOrder.execute(
             [
-              arg($items, TYPES.jsonb),
-              arg($inputNotes, TYPES.text),
-              arg(fieldArgs.getRaw("coffeeId"), TYPES.uuid),
-              arg(fieldArgs.getRaw("quantity"), TYPES.int),
-              arg(fieldArgs.getRaw("notes"), TYPES.text),
-              arg(fieldArgs.getRaw("customerId"), TYPES.uuid),
+              arg("p_items", $items, TYPES.jsonb),
+              arg("p_input_notes", $inputNotes, TYPES.text),
+              arg("p_coffee_id", fieldArgs.getRaw("coffeeId"), TYPES.uuid),
+              arg("p_quantity", fieldArgs.getRaw("quantity"), TYPES.int),
+              arg("p_notes", fieldArgs.getRaw("notes"), TYPES.text),
+              arg("p_customer_id", fieldArgs.getRaw("customerId"), TYPES.uuid),
             ],
             "mutation",
           );
         },
         updateOrderStatus(_: unknown, fieldArgs: FieldArgs) {
           return updateOrderStatus.execute(
-            [arg(fieldArgs.getRaw("id"), TYPES.uuid), arg(fieldArgs.getRaw("status"), statusCodec)],
+            [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_status", fieldArgs.getRaw("status"), statusCodec)],
             "mutation",
           );
         },
         cancelOrder(_: unknown, fieldArgs: FieldArgs) {
-          return cancelOrder.execute([arg(fieldArgs.getRaw("id"), TYPES.uuid)], "mutation");
+          return cancelOrder.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid)], "mutation");
         },
         updateCustomerProfile(_: unknown, fieldArgs: FieldArgs) {
           // A JSON patch keeps "absent" (unchanged) apart from "null" (clear).
           const $patch = lambda(fieldArgs.getRaw("input"), (input: any) => ({ ...input }));
-          return updateCustomerProfile.execute([arg($patch, TYPES.jsonb)], "mutation");
+          return updateCustomerProfile.execute([arg("p_patch", $patch, TYPES.jsonb)], "mutation");
         },
         createCoffee(_: unknown, fieldArgs: FieldArgs) {
           return createCoffee.execute(
             [
-              arg(fieldArgs.getRaw("name"), TYPES.text),
-              arg(fieldArgs.getRaw("price"), TYPES.numeric),
-              arg(fieldArgs.getRaw("roast"), roastCodec),
-              arg(fieldArgs.getRaw("category"), categoryCodec),
-              arg(fieldArgs.getRaw("roasterId"), TYPES.uuid),
-              arg(fieldArgs.getRaw("description"), TYPES.text),
-              arg(fieldArgs.getRaw("imageUrl"), TYPES.text),
-              arg(fieldArgs.getRaw("available"), TYPES.boolean),
-              arg(fieldArgs.getRaw("limitedTimeOffer"), TYPES.boolean),
+              arg("p_name", fieldArgs.getRaw("name"), TYPES.text),
+              arg("p_price", fieldArgs.getRaw("price"), TYPES.numeric),
+              arg("p_roast", fieldArgs.getRaw("roast"), roastCodec),
+              arg("p_category", fieldArgs.getRaw("category"), categoryCodec),
+              arg("p_roaster_id", fieldArgs.getRaw("roasterId"), TYPES.uuid),
+              arg("p_description", fieldArgs.getRaw("description"), TYPES.text),
+              arg("p_image_url", fieldArgs.getRaw("imageUrl"), TYPES.text),
+              arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean),
+              arg("p_limited_time_offer", fieldArgs.getRaw("limitedTimeOffer"), TYPES.boolean),
             ],
             "mutation",
           );
         },
         updateCoffeePrice(_: unknown, fieldArgs: FieldArgs) {
           return updateCoffeePrice.execute(
-            [arg(fieldArgs.getRaw("id"), TYPES.uuid), arg(fieldArgs.getRaw("newPrice"), TYPES.numeric)],
+            [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_new_price", fieldArgs.getRaw("newPrice"), TYPES.numeric)],
             "mutation",
           );
         },

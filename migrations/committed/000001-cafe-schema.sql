@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:5f75a841d40bfc816e15cfa292cfa9320bfa8b8b
+--! Hash: sha1:eb7f1b87780d87b4feff6ce1d34d9c04840ac705
 --! Message: cafe schema
 
 -- 000001: the café's schema, its rules and who may see what.
@@ -639,7 +639,7 @@ comment on function app_public.customers_recent_orders(app_public.customers, int
 create function app_public.coffee_list(category app_public.coffee_category default null) returns setof app_public.coffees
 language sql stable as $$
   select c.* from app_public.coffees c
-  where category is null or c.category = coffee_list.category
+  where coffee_list.category is null or c.category = coffee_list.category
   order by c.name;
 $$;
 comment on function app_public.coffee_list(app_public.coffee_category) is E'@fieldName coffees\n@complexity 10\n@behavior -connection +list\n@notNull\nEvery coffee (on sale or not), by name; `category` narrows it.';
@@ -1030,12 +1030,12 @@ language sql stable security definer set search_path = pg_catalog as $$
 $$;
 
 create function app_public.create_order(
-  p_items jsonb,
-  p_input_notes text,
-  p_coffee_id uuid,
-  p_quantity integer,
-  p_notes text,
-  p_customer_id uuid
+  p_items jsonb default null,
+  p_input_notes text default null,
+  p_coffee_id uuid default null,
+  p_quantity integer default null,
+  p_notes text default null,
+  p_customer_id uuid default null
 ) returns app_public.orders
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
