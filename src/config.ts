@@ -50,6 +50,14 @@ const schema = z.object({
   RUN_WORKER: bool.default(true),
   WORKER_CONCURRENCY: int(1, 100).default(4),
   GRAPHIQL: bool.optional(),
+
+  MAX_QUERY_DEPTH: int(1, 100).default(12),
+  MAX_QUERY_ALIASES: int(0, 1000).default(30),
+  MAX_QUERY_TOKENS: int(10, 100_000).default(5000),
+  MAX_QUERY_LENGTH: int(100, 1_000_000).default(50_000),
+  MAX_QUERY_COST: int(1, 10_000_000).default(5000),
+  MAX_QUERY_COST_STAFF: int(1, 10_000_000).default(50_000),
+  DEFAULT_LIST_SIZE: int(1, 10_000).default(20),
 });
 
 export type Config = z.infer<typeof schema> & {

@@ -11,6 +11,7 @@ import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "
 import { pgSettingsFor, type Viewer } from "./auth.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
+import { makeQueryCostPlugin } from "../plugins/queryCost.ts";
 
 declare global {
   namespace Grafast {
@@ -43,6 +44,15 @@ export function makePreset({ config, pool, viewerFromConnectionParams }: PresetO
       SubscriptionsPlugin,
       ComplexityDirectiveDefinitionPlugin,
       ComplexityDirectivePlugin,
+      makeQueryCostPlugin({
+        maxDepth: config.MAX_QUERY_DEPTH,
+        maxAliases: config.MAX_QUERY_ALIASES,
+        maxTokens: config.MAX_QUERY_TOKENS,
+        maxLength: config.MAX_QUERY_LENGTH,
+        maxCost: config.MAX_QUERY_COST,
+        maxCostStaff: config.MAX_QUERY_COST_STAFF,
+        defaultListSize: config.DEFAULT_LIST_SIZE,
+      }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
     pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true })],

@@ -145,7 +145,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
       }
     },
   } as Parameters<typeof makeGraphQLWSServer>[0]);
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.MAX_QUERY_LENGTH * 2 });
   wss.on("connection", (socket, request) => {
     const closed = wsServer.opened(
       {

@@ -1,0 +1,172 @@
+import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
+import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
+import { getComplexity, type ComplexityEstimator } from "graphql-query-complexity";
+import {
+  GraphQLError,
+  getNamedType,
+  getNullableType,
+  isListType,
+  Lexer,
+  Source,
+  TokenKind,
+  type DocumentNode,
+  type GraphQLSchema,
+  type ValidationContext,
+  type ValidationRule,
+} from "postgraphile/graphql";
+import type { Viewer } from "../src/auth.ts";
+import { logger } from "../src/logger.ts";
+
+/**
+ * What a request may ask for, checked before any SQL runs:
+ * - per document (validation rules, cached with the document, HTTP and
+ *   WebSocket alike): depth (QUERY_TOO_DEEP), aliases (TOO_MANY_ALIASES),
+ *   tokens (TOO_MANY_TOKENS), length (QUERY_TOO_LARGE);
+ * - per request (grafast's execute/subscribe middleware, which sees the
+ *   variables and the caller): cost (QUERY_TOO_COMPLEX), with a higher
+ *   ceiling for staff. The cost is reported in `extensions.cost`.
+ *
+ * Cost: a field costs its `@complexity` value (default 1) plus its
+ * children's cost times the rows it may return: `limit`, `first` or `last`
+ * where given, else `defaultListSize` for lists and connections.
+ * Introspection costs nothing (Ruru must work).
+ */
+export interface QueryLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxLength: number;
+  maxCost: number;
+  maxCostStaff: number;
+  defaultListSize: number;
+}
+
+export class QueryLimitError extends GraphQLError {}
+
+function limitError(code: string, message: string, extra: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, ...extra } });
+}
+
+/** Reports an armor rule's refusal with our code instead of throwing its plain error. */
+function withCode(code: string) {
+  return {
+    propagateOnRejection: false,
+    onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(limitError(code, err.message.replace(/^Syntax Error: /, "")))],
+  };
+}
+
+function tokensRule(maxTokens: number, maxLength: number): ValidationRule {
+  return (context) => {
+    const body = context.getDocument().loc?.source.body;
+    if (body !== undefined) {
+      if (body.length > maxLength) {
+        context.reportError(limitError("QUERY_TOO_LARGE", `The document has ${body.length} characters; the limit is ${maxLength}.`));
+      } else {
+        const lexer = new Lexer(new Source(body));
+        let count = 0;
+        try {
+          while (lexer.advance().kind !== TokenKind.EOF) {
+            if (++count > maxTokens) {
+              context.reportError(limitError("TOO_MANY_TOKENS", `The document has more than ${maxTokens} tokens.`));
+              break;
+            }
+          }
+        } catch {
+          // A lexing error was already reported by the parser.
+        }
+      }
+    }
+    return {};
+  };
+}
+
+export function costEstimator(defaultListSize: number): ComplexityEstimator {
+  return ({ type: parentType, field, args, childComplexity }) => {
+    if (field.name.startsWith("__")) return 0;
+    // A connection's rows were counted on the connection field itself.
+    if (parentType.name.endsWith("Connection") && (field.name === "nodes" || field.name === "edges")) return 1 + childComplexity;
+    const own = (field.extensions as { directives?: { complexity?: { value?: number } } } | undefined)?.directives?.complexity?.value ?? 1;
+    const type = getNullableType(field.type);
+    const isConnection = !isListType(type) && getNamedType(type).name.endsWith("Connection") && field.args.some((a) => a.name === "first");
+    let rows = 1;
+    if (isListType(type) || isConnection) {
+      const requested = [args.limit, args.first, args.last].find((v) => typeof v === "number" && v >= 0) as number | undefined;
+      rows = requested ?? defaultListSize;
+    }
+    return own + rows * childComplexity;
+  };
+}
+
+export function queryCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined, defaultListSize: number): number {
+  return getComplexity({
+    schema,
+    query: document,
+    variables: variables ?? {},
+    operationName: operationName ?? undefined,
+    estimators: [costEstimator(defaultListSize)],
+  });
+}
+
+export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
+  const ceilingFor = (viewer: Viewer | null | undefined) =>
+    viewer && (viewer.role === "barista" || viewer.role === "admin") ? limits.maxCostStaff : limits.maxCost;
+
+  /** Null when the request may run; else the refusal. */
+  function check(args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown }) {
+    const viewer = (args.contextValue as { viewer?: Viewer | null } | undefined)?.viewer;
+    const maximum = ceilingFor(viewer);
+    let cost: number;
+    try {
+      cost = queryCost(args.schema, args.document, args.variableValues ?? undefined, args.operationName ?? undefined, limits.defaultListSize);
+    } catch (e) {
+      return { cost: NaN, maximum, refusal: { errors: [limitError("BAD_USER_INPUT", (e as Error).message)] } };
+    }
+    if (cost > maximum) {
+      return {
+        cost,
+        maximum,
+        refusal: { errors: [limitError("QUERY_TOO_COMPLEX", `The query costs ${cost}; the limit is ${maximum}.`, { cost, maximumCost: maximum })] },
+      };
+    }
+    return { cost, maximum, refusal: null };
+  }
+
+  return {
+    name: "QueryCostPlugin",
+    version: "1.0.0",
+    grafserv: {
+      middleware: {
+        setPreset(next, event) {
+          event.validationRules.push(
+            maxDepthRule({ n: limits.maxDepth, ignoreIntrospection: true, ...withCode("QUERY_TOO_DEEP") }) as unknown as ValidationRule,
+            maxAliasesRule({ n: limits.maxAliases, ...withCode("TOO_MANY_ALIASES") }) as unknown as ValidationRule,
+            tokensRule(limits.maxTokens, limits.maxLength),
+          );
+          return next();
+        },
+      },
+    },
+    grafast: {
+      middleware: {
+        execute(next, event) {
+          const { cost, maximum, refusal } = check(event.args as any);
+          const operationName = event.args.operationName;
+          if (refusal) {
+            logger.info({ operationName, cost, maximumCost: maximum }, "query refused: too complex");
+            return refusal as any;
+          }
+          logger.debug({ operationName, cost }, "query cost");
+          const result = next();
+          const addCost = (r: any) =>
+            r && typeof r === "object" && !(Symbol.asyncIterator in r) ? { ...r, extensions: { ...r.extensions, cost: { requested: cost, maximum } } } : r;
+          return (result && typeof (result as any).then === "function" ? (result as Promise<unknown>).then(addCost) : addCost(result)) as any;
+        },
+        subscribe(next, event) {
+          const { refusal } = check(event.args as any);
+          if (refusal) return refusal as any;
+          return next();
+        },
+      },
+    },
+  };
+}
