@@ -1,5 +1,5 @@
 import { extendSchema } from "postgraphile/utils";
-import { TYPES } from "postgraphile/@dataplan/pg";
+import { TYPES, type PgCodec } from "postgraphile/@dataplan/pg";
 import { lambda, type Step } from "postgraphile/grafast";
 import type { FieldArgs } from "postgraphile/grafast";
 
@@ -22,11 +22,17 @@ export const MutationsPlugin = extendSchema((build) => {
   const updateCustomerProfile = fn("update_customer_profile");
   const createCoffee = fn("create_coffee");
   const updateCoffeePrice = fn("update_coffee_price");
+  const markOrderPaid = fn("mark_order_paid");
+  const settleRefund = fn("settle_refund");
+  const setCoffeeAvailable = fn("set_coffee_available");
+  const restockIngredient = fn("restock_ingredient");
+  const setStockAlertLevel = fn("set_stock_alert_level");
+  const methodCodec = markOrderPaid.parameters![1]!.codec;
   const statusCodec = pgResources.orders!.codec.attributes.status.codec;
   const roastCodec = pgResources.coffees!.codec.attributes.roast.codec;
   const categoryCodec = pgResources.coffees!.codec.attributes.category.codec;
   // Named, so an omitted optional argument falls back to the SQL default.
-  const arg = (name: string, step: Step, pgCodec: (typeof TYPES)[keyof typeof TYPES] | typeof statusCodec) => ({ name, step, pgCodec });
+  const arg = (name: string, step: Step, pgCodec: PgCodec) => ({ name, step, pgCodec });
 
   return {
     typeDefs: /* GraphQL */ `
@@ -72,6 +78,16 @@ export const MutationsPlugin = extendSchema((build) => {
         ): Coffee!
         "Admin only. Kept in the price history (coffeePriceChanges); existing orders keep their prices."
         updateCoffeePrice(id: ID!, newPrice: Float!): Coffee!
+        "Staff only: payment taken at the till. PENDING -> PAID and the same jobs as a provider's payment, once."
+        markOrderPaid(id: ID!, method: PaymentMethod!): Order!
+        "Admin only: the refund was paid back."
+        settleRefund(id: ID!): Refund!
+        "Admin only: put a coffee on sale or take it off."
+        setCoffeeAvailable(id: ID!, available: Boolean!): Coffee!
+        "Admin only: add stock (a negative amount writes stock off); kept in the stock movements."
+        restockIngredient(ingredientId: ID!, amount: Float!, reason: String): StockItem!
+        "Admin only: the level at or below which lowStockItems lists an ingredient."
+        setStockAlertLevel(ingredientId: ID!, alertLevel: Float!): StockItem!
       }
     `,
     plans: {
@@ -127,6 +143,37 @@ export const MutationsPlugin = extendSchema((build) => {
               arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean),
               arg("p_limited_time_offer", fieldArgs.getRaw("limitedTimeOffer"), TYPES.boolean),
             ],
+            "mutation",
+          );
+        },
+        markOrderPaid(_: unknown, fieldArgs: FieldArgs) {
+          return markOrderPaid.execute(
+            [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_method", fieldArgs.getRaw("method"), methodCodec)],
+            "mutation",
+          );
+        },
+        settleRefund(_: unknown, fieldArgs: FieldArgs) {
+          return settleRefund.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid)], "mutation");
+        },
+        setCoffeeAvailable(_: unknown, fieldArgs: FieldArgs) {
+          return setCoffeeAvailable.execute(
+            [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean)],
+            "mutation",
+          );
+        },
+        restockIngredient(_: unknown, fieldArgs: FieldArgs) {
+          return restockIngredient.execute(
+            [
+              arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid),
+              arg("p_amount", fieldArgs.getRaw("amount"), TYPES.numeric),
+              arg("p_reason", fieldArgs.getRaw("reason"), TYPES.text),
+            ],
+            "mutation",
+          );
+        },
+        setStockAlertLevel(_: unknown, fieldArgs: FieldArgs) {
+          return setStockAlertLevel.execute(
+            [arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid), arg("p_alert_level", fieldArgs.getRaw("alertLevel"), TYPES.numeric)],
             "mutation",
           );
         },

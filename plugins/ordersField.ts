@@ -1,6 +1,6 @@
 import { extendSchema } from "postgraphile/utils";
 import { listOfCodec, type PgCodec, type PgSelectStep } from "postgraphile/@dataplan/pg";
-import type { Step } from "postgraphile/grafast";
+import { lambda, type Step } from "postgraphile/grafast";
 import { sql } from "postgraphile/pg-sql2";
 
 /**
@@ -9,6 +9,8 @@ import { sql } from "postgraphile/pg-sql2";
  * is planned here. Which orders a caller sees is RLS's business (staff: all;
  * customers: their own; anonymous: none). Oldest first: the barista queue.
  */
+const MAX_PAGE = 500;
+
 export const OrdersFieldPlugin = extendSchema((build) => {
   const orders = build.input.pgRegistry.pgResources.orders;
   const statusCodec = orders.codec.attributes.status.codec;
@@ -16,17 +18,20 @@ export const OrdersFieldPlugin = extendSchema((build) => {
     typeDefs: /* GraphQL */ `
       extend type Query {
         "Orders you may see (staff: all; a customer: their own; anonymous: none), oldest first; \`status\` narrows them."
-        orders(status: [OrderStatus!]): [Order!]!
+        orders(status: [OrderStatus!], "At most 500." first: Int, offset: Int): [Order!]!
       }
     `,
     plans: {
       Query: {
-        orders(_: unknown, { $status }: { $status: Step }) {
+        orders(_: unknown, { $status, $first, $offset }: { $status: Step; $first: Step; $offset: Step }) {
           const $orders = orders.find() as PgSelectStep;
           const statuses = $orders.placeholder($status, listOfCodec(statusCodec as PgCodec<string, undefined, any, any, undefined, any, any>));
           $orders.where(sql`(${statuses}::text[] is null or ${$orders.alias}.status = any(${statuses}))`);
           $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
           $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
+          // Paging for long histories, capped.
+          $orders.setFirst(lambda($first, (n: number | null) => Math.min(Math.max(n ?? MAX_PAGE, 0), MAX_PAGE)));
+          $orders.setOffset(lambda($offset, (n: number | null) => Math.max(n ?? 0, 0)));
           return $orders;
         },
       },

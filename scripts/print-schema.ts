@@ -14,7 +14,7 @@ async function main() {
   const urls = await resolveDatabaseUrls(config, baseUrl);
   if (process.argv.includes("--prepare")) await prepareDatabase(urls, config, { demoData: false });
   const pool = new pg.Pool({ connectionString: urls.authenticator });
-  const { schema } = await makeSchema(makePreset({ config, pool, viewerFromConnectionParams: () => null }));
+  const { schema } = await makeSchema(makePreset({ config, pool, viewerFromConnectionParams: () => null, clientAddress: () => "script" }));
   process.stdout.write(printSchemaWithDirectives(schema) + "\n");
   await pool.end();
   await embedded?.stop();

@@ -20,6 +20,7 @@ export const SQLSTATE_CODES: Record<string, string> = {
   CT001: "INVALID_TRANSITION",
   CT002: "OUT_OF_STOCK",
   CT003: "NOT_AVAILABLE",
+  CT004: "RATE_LIMITED",
   "23505": "CONFLICT",
   "57014": "QUERY_TIMEOUT",
 };

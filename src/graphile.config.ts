@@ -5,7 +5,7 @@ import type { Pool } from "pg";
 import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
 import { OrdersFieldPlugin } from "../plugins/ordersField.ts";
 import { MutationsPlugin } from "../plugins/mutations.ts";
-import { LoginPlugin } from "../plugins/login.ts";
+import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
 import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
 import { pgSettingsFor, type Viewer } from "./auth.ts";
@@ -18,6 +18,8 @@ declare global {
     interface Context {
       viewer: Viewer | null;
       config: Config;
+      /** The caller's address (X-Forwarded-For only where TRUST_PROXY says so). */
+      clientIp: string;
     }
   }
 }
@@ -26,6 +28,8 @@ declare global {
 export const VIEWER = Symbol("viewer");
 
 export interface PresetOptions {
+  /** The caller's address for a request. */
+  clientAddress(req: import("node:http").IncomingMessage): string;
   config: Config;
   pool: Pool;
   /** Verifies a WebSocket connection's token; throws when it is bad. */
@@ -33,14 +37,14 @@ export interface PresetOptions {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, viewerFromConnectionParams }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, viewerFromConnectionParams, clientAddress }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
-      LoginPlugin,
+      AccountsPlugin,
       SubscriptionsPlugin,
       ComplexityDirectiveDefinitionPlugin,
       ComplexityDirectivePlugin,
@@ -78,7 +82,8 @@ export function makePreset({ config, pool, viewerFromConnectionParams }: PresetO
       context(requestContext) {
         const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
-        return { viewer, config, pgSettings: pgSettingsFor(viewer) };
+        const clientIp = req ? clientAddress(req) : (requestContext.ws?.request ? clientAddress(requestContext.ws.request) : "unknown");
+        return { viewer, config, clientIp, pgSettings: pgSettingsFor(viewer) };
       },
     },
   };

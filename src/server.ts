@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import express from "express";
+import proxyaddr from "proxy-addr";
 import pg from "pg";
 import { WebSocketServer } from "ws";
 import { makeServer as makeGraphQLWSServer, CloseCode } from "graphql-ws";
@@ -27,6 +28,17 @@ export interface ApiServer {
 }
 
 type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
+
+/** TRUST_PROXY for proxy-addr: which hops' X-Forwarded-For to believe. */
+function trustProxyList(value: string): string[] | ((addr: string, i: number) => boolean) {
+  if (value === "false" || value === "") return [];
+  if (value === "true") return () => true;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    return (_addr, i) => i < hops;
+  }
+  return value.split(",").map((v) => v.trim());
+}
 
 /** TRUST_PROXY as Express understands it: false, true, a hop count, or addresses. */
 function trustProxySetting(value: string): boolean | number | string {
@@ -82,7 +94,10 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) =>
     viewerFromAuthorization(config.JWT_SECRET, params?.authorization as string | undefined);
-  const preset = makePreset({ config, pool, viewerFromConnectionParams });
+  const trustList = trustProxyList(config.TRUST_PROXY);
+  const trust = typeof trustList === "function" ? trustList : proxyaddr.compile(trustList);
+  const clientAddress = (req: IncomingMessage) => proxyaddr(req as Parameters<typeof proxyaddr>[0], trust);
+  const preset = makePreset({ config, pool, viewerFromConnectionParams, clientAddress });
   const pgl = postgraphile(preset);
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();

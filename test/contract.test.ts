@@ -47,7 +47,7 @@ test("the printed SDL carries the @complexity directive values of the contract",
   const { makeSchema } = await import("postgraphile");
   const { printSchemaWithDirectives } = await import("@graphql-tools/utils");
   const { makePreset } = await import("../src/graphile.config.ts");
-  const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null }));
+  const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }));
   const printed = printSchemaWithDirectives(schema);
   for (const m of contract.matchAll(/^\s+(\w+)\(.*\): .* @complexity\(value: (\d+)\)/gm)) {
     expect(printed).toMatch(new RegExp(`\\n\\s+${m[1]}\\([^)]*\\): [^\\n]*@complexity\\(value: ${m[2]}\\)`));
