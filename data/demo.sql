@@ -1,1 +1,213 @@
--- demo data: written below
+-- The demo café: loaded into an empty database by `npm start` (unless
+-- DEMO_DATA=false) and by the tests. Runs as the database owner, which the
+-- triggers treat as a DBA ('dba'), so orders may be inserted in any status.
+-- Every demo password is `coffee`.
+
+-- Roasters and suppliers
+insert into app_public.roasters (id, name, location, sustainability_rating) values
+  ('10000000-0000-4000-8000-000000000001', 'House Roastery', 'In house, Lisbon', 8.0),
+  ('10000000-0000-4000-8000-000000000002', 'Northern Lights Coffee', 'Oslo, Norway', 9.2),
+  ('10000000-0000-4000-8000-000000000003', 'Volcán Azul', 'Antigua, Guatemala', 8.7),
+  ('10000000-0000-4000-8000-000000000004', 'Harbour Street Roasters', 'Bristol, UK', 7.4),
+  ('10000000-0000-4000-8000-000000000005', 'Kaffa Forest Collective', 'Jimma, Ethiopia', 9.6);
+
+insert into app_public.suppliers (id, name, contact) values
+  ('20000000-0000-4000-8000-000000000001', 'Green Bean Importers', 'orders@greenbean.example'),
+  ('20000000-0000-4000-8000-000000000002', 'Direct Trade Partners', '+351 21 000 0000'),
+  ('20000000-0000-4000-8000-000000000003', 'Dairy & Co', 'sales@dairyco.example');
+
+-- Ingredients
+insert into app_public.ingredients (id, name, organic, allergens) values
+  ('30000000-0000-4000-8000-000000000001', 'Espresso beans', true, '{}'),
+  ('30000000-0000-4000-8000-000000000002', 'Filter beans', true, '{}'),
+  ('30000000-0000-4000-8000-000000000003', 'Whole milk', false, '{milk}'),
+  ('30000000-0000-4000-8000-000000000004', 'Oat milk', true, '{gluten}'),
+  ('30000000-0000-4000-8000-000000000005', 'Almond milk', false, '{nuts}'),
+  ('30000000-0000-4000-8000-000000000006', 'Soy milk', false, '{soy}'),
+  ('30000000-0000-4000-8000-000000000007', 'Dark chocolate', true, '{milk,soy}'),
+  ('30000000-0000-4000-8000-000000000008', 'Caramel syrup', false, '{milk}'),
+  ('30000000-0000-4000-8000-000000000009', 'Vanilla syrup', false, '{}'),
+  ('30000000-0000-4000-8000-000000000010', 'Pumpkin spice', true, '{}'),
+  ('30000000-0000-4000-8000-000000000011', 'Cinnamon', true, '{}'),
+  ('30000000-0000-4000-8000-000000000012', 'Peppermint syrup', false, '{}'),
+  ('30000000-0000-4000-8000-000000000013', 'Ice', false, '{}'),
+  ('30000000-0000-4000-8000-000000000014', 'Whipped cream', false, '{milk}'),
+  ('30000000-0000-4000-8000-000000000015', 'Hazelnut syrup', false, '{nuts}'),
+  ('30000000-0000-4000-8000-000000000016', 'Matcha', true, '{}'),
+  ('30000000-0000-4000-8000-000000000017', 'Cold brew concentrate', true, '{}');
+
+-- Coffees: every category and every roast
+insert into app_public.coffees (id, name, price, roast, category, description, image_url, limited_time_offer, available, roaster_id) values
+  ('40000000-0000-4000-8000-000000000001', 'House Espresso', 2.50, 'DARK', 'ESPRESSO', 'A double shot of our house blend: cocoa, molasses, a long finish.', 'https://images.example.com/coffee/house-espresso.jpg', false, true, '10000000-0000-4000-8000-000000000001'),
+  ('40000000-0000-4000-8000-000000000002', 'Ristretto', 2.60, 'MEDIUM_DARK', 'ESPRESSO', 'A short, syrupy pull with dark cherry notes.', 'https://images.example.com/coffee/ristretto.jpg', false, true, '10000000-0000-4000-8000-000000000004'),
+  ('40000000-0000-4000-8000-000000000003', 'Caffè Latte', 3.80, 'MEDIUM', 'MILK_BASED', 'Espresso and steamed milk with a thin layer of foam.', 'https://images.example.com/coffee/latte.jpg', false, true, '10000000-0000-4000-8000-000000000001'),
+  ('40000000-0000-4000-8000-000000000004', 'Flat White', 3.60, 'MEDIUM', 'MILK_BASED', 'A double ristretto with velvety microfoam.', 'https://images.example.com/coffee/flat-white.jpg', false, true, '10000000-0000-4000-8000-000000000002'),
+  ('40000000-0000-4000-8000-000000000005', 'Cappuccino', 3.50, 'MEDIUM_DARK', 'MILK_BASED', 'Equal parts espresso, milk and foam, dusted with cocoa.', 'https://images.example.com/coffee/cappuccino.jpg', false, true, '10000000-0000-4000-8000-000000000001'),
+  ('40000000-0000-4000-8000-000000000006', 'Mocha', 4.20, 'DARK', 'MILK_BASED', 'Espresso, dark chocolate and steamed milk.', 'https://images.example.com/coffee/mocha.jpg', false, true, '10000000-0000-4000-8000-000000000004'),
+  ('40000000-0000-4000-8000-000000000007', 'Ethiopian Pour-Over', 4.50, 'LIGHT', 'FILTER', 'Hand-poured Yirgacheffe: jasmine, bergamot and lemon.', 'https://images.example.com/coffee/pour-over.jpg', false, true, '10000000-0000-4000-8000-000000000005'),
+  ('40000000-0000-4000-8000-000000000008', 'Batch Brew', 2.90, 'MEDIUM', 'FILTER', 'Today''s filter coffee, brewed by the jug.', 'https://images.example.com/coffee/batch-brew.jpg', false, true, '10000000-0000-4000-8000-000000000003'),
+  ('40000000-0000-4000-8000-000000000009', 'Cold Brew', 4.00, 'MEDIUM', 'COLD', 'Steeped for 18 hours; smooth, chocolatey, low in acidity.', 'https://images.example.com/coffee/cold-brew.jpg', false, true, '10000000-0000-4000-8000-000000000002'),
+  ('40000000-0000-4000-8000-000000000010', 'Iced Caramel Latte', 4.60, 'MEDIUM_DARK', 'COLD', 'Espresso, caramel and cold milk over ice.', 'https://images.example.com/coffee/iced-caramel-latte.jpg', false, true, '10000000-0000-4000-8000-000000000001'),
+  ('40000000-0000-4000-8000-000000000011', 'Pumpkin Spice Latte', 4.90, 'MEDIUM', 'SEASONAL', 'Autumn in a cup: pumpkin spice, cinnamon, espresso and milk.', 'https://images.example.com/coffee/pumpkin-spice-latte.jpg', true, true, '10000000-0000-4000-8000-000000000001'),
+  ('40000000-0000-4000-8000-000000000012', 'Peppermint Mocha', 4.90, 'DARK', 'SEASONAL', 'Mocha with peppermint syrup and whipped cream.', 'https://images.example.com/coffee/peppermint-mocha.jpg', true, true, '10000000-0000-4000-8000-000000000004'),
+  ('40000000-0000-4000-8000-000000000013', 'Guatemala Huehuetenango', 4.80, 'LIGHT', 'FEATURED', 'Single origin of the month: red apple, panela, milk chocolate.', 'https://images.example.com/coffee/huehuetenango.jpg', false, true, '10000000-0000-4000-8000-000000000003'),
+  ('40000000-0000-4000-8000-000000000014', 'Nordic Light Roast', 4.40, 'LIGHT', 'FEATURED', 'Very light and bright: blueberry, honey, black tea.', 'https://images.example.com/coffee/nordic-light.jpg', false, true, '10000000-0000-4000-8000-000000000002'),
+  ('40000000-0000-4000-8000-000000000015', 'Hazelnut Latte', 4.30, 'MEDIUM', 'MILK_BASED', 'Caffè latte with hazelnut syrup.', 'https://images.example.com/coffee/hazelnut-latte.jpg', true, true, '10000000-0000-4000-8000-000000000001'),
+  ('40000000-0000-4000-8000-000000000016', 'Matcha Cortado', 4.10, 'LIGHT', 'FEATURED', 'Ceremonial matcha cut with a little milk. Back next spring.', 'https://images.example.com/coffee/matcha-cortado.jpg', false, false, '10000000-0000-4000-8000-000000000005'),
+  ('40000000-0000-4000-8000-000000000017', 'Americano', 2.80, 'DARK', 'ESPRESSO', 'A double espresso lengthened with hot water.', null, false, true, '10000000-0000-4000-8000-000000000001');
+
+-- What each cup costs the café, and where the beans come from (admins only)
+insert into app_private.coffee_costs (coffee_id, cost, supplier_id)
+select c.id, round(c.price * 0.28, 2),
+       case when c.category in ('MILK_BASED', 'COLD') then '20000000-0000-4000-8000-000000000003'::uuid
+            when c.roaster_id in ('10000000-0000-4000-8000-000000000003', '10000000-0000-4000-8000-000000000005') then '20000000-0000-4000-8000-000000000002'::uuid
+            else '20000000-0000-4000-8000-000000000001'::uuid end
+from app_public.coffees c;
+
+-- Recipes (grams of beans, millilitres of liquids, grams of the rest);
+-- the Americano has no recipe on file.
+insert into app_public.recipe_lines (coffee_id, ingredient_id, quantity, seasonal) values
+  ('40000000-0000-4000-8000-000000000001', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000002', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000003', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000003', '30000000-0000-4000-8000-000000000003', 220, false),
+  ('40000000-0000-4000-8000-000000000004', '30000000-0000-4000-8000-000000000001', 20, false),
+  ('40000000-0000-4000-8000-000000000004', '30000000-0000-4000-8000-000000000003', 130, false),
+  ('40000000-0000-4000-8000-000000000005', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000005', '30000000-0000-4000-8000-000000000003', 150, false),
+  ('40000000-0000-4000-8000-000000000006', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000006', '30000000-0000-4000-8000-000000000003', 200, false),
+  ('40000000-0000-4000-8000-000000000006', '30000000-0000-4000-8000-000000000007', 25, false),
+  ('40000000-0000-4000-8000-000000000007', '30000000-0000-4000-8000-000000000002', 15, false),
+  ('40000000-0000-4000-8000-000000000008', '30000000-0000-4000-8000-000000000002', 12, false),
+  ('40000000-0000-4000-8000-000000000009', '30000000-0000-4000-8000-000000000017', 120, false),
+  ('40000000-0000-4000-8000-000000000009', '30000000-0000-4000-8000-000000000013', 100, false),
+  ('40000000-0000-4000-8000-000000000010', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000010', '30000000-0000-4000-8000-000000000003', 180, false),
+  ('40000000-0000-4000-8000-000000000010', '30000000-0000-4000-8000-000000000008', 20, false),
+  ('40000000-0000-4000-8000-000000000010', '30000000-0000-4000-8000-000000000013', 100, false),
+  ('40000000-0000-4000-8000-000000000011', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000011', '30000000-0000-4000-8000-000000000003', 200, false),
+  ('40000000-0000-4000-8000-000000000011', '30000000-0000-4000-8000-000000000010', 5, true),
+  ('40000000-0000-4000-8000-000000000011', '30000000-0000-4000-8000-000000000011', 1, true),
+  ('40000000-0000-4000-8000-000000000012', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000012', '30000000-0000-4000-8000-000000000003', 200, false),
+  ('40000000-0000-4000-8000-000000000012', '30000000-0000-4000-8000-000000000007', 25, false),
+  ('40000000-0000-4000-8000-000000000012', '30000000-0000-4000-8000-000000000012', 15, true),
+  ('40000000-0000-4000-8000-000000000012', '30000000-0000-4000-8000-000000000014', 30, false),
+  ('40000000-0000-4000-8000-000000000013', '30000000-0000-4000-8000-000000000002', 16, false),
+  ('40000000-0000-4000-8000-000000000014', '30000000-0000-4000-8000-000000000002', 16, false),
+  ('40000000-0000-4000-8000-000000000015', '30000000-0000-4000-8000-000000000001', 18, false),
+  ('40000000-0000-4000-8000-000000000015', '30000000-0000-4000-8000-000000000003', 200, false),
+  ('40000000-0000-4000-8000-000000000015', '30000000-0000-4000-8000-000000000015', 20, false),
+  ('40000000-0000-4000-8000-000000000016', '30000000-0000-4000-8000-000000000016', 4, false),
+  ('40000000-0000-4000-8000-000000000016', '30000000-0000-4000-8000-000000000004', 60, false);
+
+-- Stock: three items at or below their alert level, still enough to sell.
+insert into app_public.stock_items (ingredient_id, current_stock, alert_level, unit) values
+  ('30000000-0000-4000-8000-000000000001', 12000, 2000, 'g'),
+  ('30000000-0000-4000-8000-000000000002', 6000, 1000, 'g'),
+  ('30000000-0000-4000-8000-000000000003', 60000, 10000, 'ml'),
+  ('30000000-0000-4000-8000-000000000004', 1500, 2000, 'ml'),
+  ('30000000-0000-4000-8000-000000000005', 800, 1000, 'ml'),
+  ('30000000-0000-4000-8000-000000000006', 3000, 1000, 'ml'),
+  ('30000000-0000-4000-8000-000000000007', 3000, 500, 'g'),
+  ('30000000-0000-4000-8000-000000000008', 2000, 300, 'ml'),
+  ('30000000-0000-4000-8000-000000000009', 1500, 300, 'ml'),
+  ('30000000-0000-4000-8000-000000000010', 150, 200, 'g'),
+  ('30000000-0000-4000-8000-000000000011', 400, 50, 'g'),
+  ('30000000-0000-4000-8000-000000000012', 1200, 300, 'ml'),
+  ('30000000-0000-4000-8000-000000000013', 50000, 5000, 'g'),
+  ('30000000-0000-4000-8000-000000000014', 3000, 500, 'g'),
+  ('30000000-0000-4000-8000-000000000015', 1500, 300, 'ml'),
+  ('30000000-0000-4000-8000-000000000016', 500, 100, 'g'),
+  ('30000000-0000-4000-8000-000000000017', 20000, 3000, 'ml');
+
+-- People: accounts, customers and their profiles, staff
+insert into app_private.accounts (id, email, password_hash, role) values
+  ('00000000-0000-4000-8000-00000000a11c', 'alice@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer'),
+  ('00000000-0000-4000-8000-000000000b0b', 'bob@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer'),
+  ('00000000-0000-4000-8000-0000000ba415', 'barista@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'barista'),
+  ('00000000-0000-4000-8000-0000000ad314', 'admin@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin');
+
+insert into app_public.customers (id, name, points, is_walk_in) values
+  ('00000000-0000-4000-8000-00000000a11c', 'Alice Martin', 42, false),
+  ('00000000-0000-4000-8000-000000000b0b', 'Bob Chen', 7, false),
+  ('00000000-0000-4000-8000-00000000da1c', 'Walk-in customer', 0, true);
+
+insert into app_public.profiles (customer_id, username, avatar) values
+  ('00000000-0000-4000-8000-00000000a11c', 'alice', 'https://images.example.com/avatars/alice.png'),
+  ('00000000-0000-4000-8000-000000000b0b', 'bobc', null);
+
+insert into app_public.baristas (id, name, is_admin) values
+  ('00000000-0000-4000-8000-0000000ba415', 'Sam Rivera', false),
+  ('00000000-0000-4000-8000-0000000ad314', 'Morgan Lee', true),
+  ('00000000-0000-4000-8000-0000000ba416', 'Jo Okafor', false);
+
+-- Reviews
+insert into app_public.reviews (coffee_id, customer_id, rating, comment, created_at) values
+  ('40000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-00000000a11c', 5, 'Silky and not too hot. My daily order.', now() - interval '2 days'),
+  ('40000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000b0b', 4, 'Good latte, a bit milky for me.', now() - interval '6 days'),
+  ('40000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-00000000a11c', 4, 'Solid, as always.', now() - interval '15 days'),
+  ('40000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000b0b', 3, 'Foam was flat today.', now() - interval '25 days'),
+  ('40000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000b0b', 5, 'Proper espresso. Thick crema.', now() - interval '1 day'),
+  ('40000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-00000000a11c', 4, null, now() - interval '9 days'),
+  ('40000000-0000-4000-8000-000000000007', '00000000-0000-4000-8000-00000000a11c', 5, 'Tastes like jasmine tea. Wonderful.', now() - interval '3 days'),
+  ('40000000-0000-4000-8000-000000000007', '00000000-0000-4000-8000-000000000b0b', 4, 'Bright and clean.', now() - interval '12 days'),
+  ('40000000-0000-4000-8000-000000000011', '00000000-0000-4000-8000-00000000a11c', 5, 'Autumn is here!', now() - interval '4 days'),
+  ('40000000-0000-4000-8000-000000000011', '00000000-0000-4000-8000-000000000b0b', 2, 'Too sweet for me.', now() - interval '5 days'),
+  ('40000000-0000-4000-8000-000000000009', '00000000-0000-4000-8000-000000000b0b', 5, 'Smooth, no bitterness at all.', now() - interval '8 days'),
+  ('40000000-0000-4000-8000-000000000013', '00000000-0000-4000-8000-00000000a11c', 5, 'Red apple, really.', now() - interval '2 days'),
+  ('40000000-0000-4000-8000-000000000006', '00000000-0000-4000-8000-000000000b0b', 4, 'Rich and chocolatey.', now() - interval '20 days'),
+  ('40000000-0000-4000-8000-000000000004', '00000000-0000-4000-8000-00000000a11c', 4, 'Strong and smooth.', now() - interval '11 days');
+
+-- Orders in every status. Lines are priced at today's prices; totals are
+-- their sums; orders past PENDING have already had their stock taken.
+create temporary table demo_orders (
+  id uuid, customer_id uuid, status app_public.order_status, barista_id uuid, notes text, ago interval, lines jsonb
+);
+insert into demo_orders values
+  ('00000000-0000-4000-8000-0000000a0001', '00000000-0000-4000-8000-00000000a11c', 'PENDING', null, 'I''ll pick it up at 9.', interval '10 minutes',
+   '[{"coffee": "40000000-0000-4000-8000-000000000003", "quantity": 1, "special": "oat milk please"}, {"coffee": "40000000-0000-4000-8000-000000000001", "quantity": 1}]'),
+  ('00000000-0000-4000-8000-0000000a0002', '00000000-0000-4000-8000-00000000a11c', 'PREPARING', null, null, interval '25 minutes',
+   '[{"coffee": "40000000-0000-4000-8000-000000000004", "quantity": 2, "special": "extra hot"}]'),
+  ('00000000-0000-4000-8000-0000000a0003', '00000000-0000-4000-8000-00000000a11c', 'READY', '00000000-0000-4000-8000-0000000ba415', null, interval '40 minutes',
+   '[{"coffee": "40000000-0000-4000-8000-000000000007", "quantity": 1}]'),
+  ('00000000-0000-4000-8000-0000000a0004', '00000000-0000-4000-8000-00000000a11c', 'COMPLETED', '00000000-0000-4000-8000-0000000ba415', null, interval '2 days',
+   '[{"coffee": "40000000-0000-4000-8000-000000000013", "quantity": 2}, {"coffee": "40000000-0000-4000-8000-000000000011", "quantity": 1}]'),
+  ('00000000-0000-4000-8000-0000000a0005', '00000000-0000-4000-8000-00000000a11c', 'COMPLETED', '00000000-0000-4000-8000-0000000ba416', 'Birthday treat', interval '10 days',
+   '[{"coffee": "40000000-0000-4000-8000-000000000013", "quantity": 1}, {"coffee": "40000000-0000-4000-8000-000000000006", "quantity": 1}]'),
+  ('00000000-0000-4000-8000-0000000a0006', '00000000-0000-4000-8000-00000000a11c', 'CANCELLED', null, null, interval '5 days',
+   '[{"coffee": "40000000-0000-4000-8000-000000000009", "quantity": 1}]'),
+  ('00000000-0000-4000-8000-0000000b0001', '00000000-0000-4000-8000-000000000b0b', 'PENDING', null, null, interval '5 minutes',
+   '[{"coffee": "40000000-0000-4000-8000-000000000009", "quantity": 2}]'),
+  ('00000000-0000-4000-8000-0000000b0002', '00000000-0000-4000-8000-000000000b0b', 'PAID', null, null, interval '8 minutes',
+   '[{"coffee": "40000000-0000-4000-8000-000000000005", "quantity": 1, "special": "no cocoa"}]'),
+  ('00000000-0000-4000-8000-0000000b0003', '00000000-0000-4000-8000-000000000b0b', 'BREWING', '00000000-0000-4000-8000-0000000ba415', 'Table 4', interval '15 minutes',
+   '[{"coffee": "40000000-0000-4000-8000-000000000010", "quantity": 1}, {"coffee": "40000000-0000-4000-8000-000000000002", "quantity": 2}]'),
+  ('00000000-0000-4000-8000-0000000b0004', '00000000-0000-4000-8000-000000000b0b', 'PREPARING', null, null, interval '12 minutes',
+   '[{"coffee": "40000000-0000-4000-8000-000000000014", "quantity": 1}]'),
+  ('00000000-0000-4000-8000-0000000b0005', '00000000-0000-4000-8000-000000000b0b', 'COMPLETED', '00000000-0000-4000-8000-0000000ba415', null, interval '1 day',
+   '[{"coffee": "40000000-0000-4000-8000-000000000014", "quantity": 1}, {"coffee": "40000000-0000-4000-8000-000000000001", "quantity": 2}]'),
+  ('00000000-0000-4000-8000-0000000b0006', '00000000-0000-4000-8000-000000000b0b', 'COMPLETED', '00000000-0000-4000-8000-0000000ba416', null, interval '12 days',
+   '[{"coffee": "40000000-0000-4000-8000-000000000003", "quantity": 3}]'),
+  ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-00000000da1c', 'COMPLETED', '00000000-0000-4000-8000-0000000ba416', null, interval '3 hours',
+   '[{"coffee": "40000000-0000-4000-8000-000000000008", "quantity": 1}, {"coffee": "40000000-0000-4000-8000-000000000003", "quantity": 1}]');
+
+insert into app_public.orders (id, customer_id, status, barista_id, notes, total, time_ordered, estimated_ready_time, paid_at, payment_method, inventory_taken_at)
+select d.id, d.customer_id, d.status, d.barista_id, d.notes,
+       (select sum((l ->> 'quantity')::integer * c.price) from jsonb_array_elements(d.lines) l join app_public.coffees c on c.id = (l ->> 'coffee')::uuid),
+       now() - d.ago,
+       now() - d.ago + interval '6 minutes',
+       case when d.status not in ('PENDING', 'CANCELLED') then now() - d.ago + interval '1 minute' end,
+       case when d.status not in ('PENDING', 'CANCELLED') then 'provider' end,
+       case when d.status not in ('PENDING', 'CANCELLED') then now() - d.ago + interval '1 minute' end
+from demo_orders d;
+
+insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
+select d.id, l.ordinality, c.id, (l.value ->> 'quantity')::integer, c.price, l.value ->> 'special'
+from demo_orders d
+cross join lateral jsonb_array_elements(d.lines) with ordinality l
+join app_public.coffees c on c.id = (l.value ->> 'coffee')::uuid;
+
+drop table demo_orders;

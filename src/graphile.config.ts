@@ -28,6 +28,8 @@ declare global {
 export const VIEWER = Symbol("viewer");
 
 export interface PresetOptions {
+  /** Delivers LISTEN/NOTIFY events to subscriptions. */
+  pgSubscriber?: GraphileConfig.PgServiceConfiguration["pgSubscriber"];
   /** The caller's address for a request. */
   clientAddress(req: import("node:http").IncomingMessage): string;
   config: Config;
@@ -37,7 +39,7 @@ export interface PresetOptions {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, viewerFromConnectionParams, clientAddress }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -59,7 +61,7 @@ export function makePreset({ config, pool, viewerFromConnectionParams, clientAdd
       }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
-    pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true })],
+    pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true, ...(pgSubscriber ? { pgSubscriber } : null) })],
     schema: {
       // Writes are the explicit mutations; generated connections are read-only.
       defaultBehavior: "-node -insert -update -delete",

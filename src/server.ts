@@ -14,6 +14,7 @@ import type { DatabaseUrls } from "./database.ts";
 import { AuthError, viewerFromAuthorization, type Viewer } from "./auth.ts";
 import { makePreset, VIEWER } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
+import { ReconnectingPgSubscriber } from "./subscriber.ts";
 import { paymentCallbackRouter } from "./payments/callbackRoute.ts";
 
 // The HTTP server: /graphql and /graphiql go straight to grafserv's node:http
@@ -22,6 +23,7 @@ import { paymentCallbackRouter } from "./payments/callbackRoute.ts";
 
 export interface ApiServer {
   server: http.Server;
+  subscriber: ReconnectingPgSubscriber;
   pool: pg.Pool;
   port: number;
   close(): Promise<void>;
@@ -97,7 +99,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const trustList = trustProxyList(config.TRUST_PROXY);
   const trust = typeof trustList === "function" ? trustList : proxyaddr.compile(trustList);
   const clientAddress = (req: IncomingMessage) => proxyaddr(req as Parameters<typeof proxyaddr>[0], trust);
-  const preset = makePreset({ config, pool, viewerFromConnectionParams, clientAddress });
+  const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
+  const preset = makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress });
   const pgl = postgraphile(preset);
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
@@ -203,6 +206,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   let closing: Promise<void> | null = null;
   return {
     server,
+    subscriber,
     pool,
     port,
     close() {
@@ -215,6 +219,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         });
         wss.close();
         await pgl.release();
+        subscriber.release();
         await pool.end();
       })();
       return closing;

@@ -1,0 +1,181 @@
+import pg from "pg";
+import { logger } from "./logger.ts";
+
+// The LISTEN side of subscriptions. PostGraphile's stock PgSubscriber ends
+// every subscription when its connection drops; this one reconnects (with
+// backoff), LISTENs again, and then tells each followed order's
+// subscribers the order's current state, so events missed during the gap
+// collapse into one and nobody has to resubscribe.
+
+interface Waiter {
+  resolve(result: IteratorResult<string>): void;
+}
+
+class TopicStream implements AsyncIterableIterator<string> {
+  private queue: string[] = [];
+  private waiters: Waiter[] = [];
+  private done = false;
+  constructor(private readonly onClose: () => void) {}
+
+  push(payload: string) {
+    if (this.done) return;
+    const waiter = this.waiters.shift();
+    if (waiter) waiter.resolve({ value: payload, done: false });
+    else if (this.queue.length < 1000) this.queue.push(payload); // a stalled reader must not grow memory without bound
+  }
+
+  next(): Promise<IteratorResult<string>> {
+    if (this.queue.length) return Promise.resolve({ value: this.queue.shift()!, done: false });
+    if (this.done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => this.waiters.push({ resolve }));
+  }
+
+  return(): Promise<IteratorResult<string>> {
+    this.close();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<string>> {
+    this.close();
+    return Promise.reject(error);
+  }
+
+  close() {
+    if (this.done) return;
+    this.done = true;
+    this.queue = [];
+    for (const w of this.waiters.splice(0)) w.resolve({ value: undefined, done: true });
+    this.onClose();
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+}
+
+export class ReconnectingPgSubscriber {
+  private client: pg.Client | null = null;
+  private connecting: Promise<void> | null = null;
+  private readonly topics = new Map<string, Set<TopicStream>>();
+  private released = false;
+  private retryDelayMs = 100;
+  /** Reconnections so far (for tests and metrics). */
+  reconnects = 0;
+
+  constructor(private readonly connectionString: string) {}
+
+  /** Channels currently LISTENed to. */
+  get listeningTopics(): string[] {
+    return [...this.topics.keys()];
+  }
+
+  subscribe(topic: string): AsyncIterableIterator<string> {
+    const stream: TopicStream = new TopicStream(() => this.unsubscribe(topic, stream));
+    let set = this.topics.get(topic);
+    if (!set) {
+      set = new Set();
+      this.topics.set(topic, set);
+      void this.withClient((c) => this.run(c, `listen ${pg.escapeIdentifier(topic)}`)).catch(() => {});
+    }
+    set.add(stream);
+    return stream;
+  }
+
+  private unsubscribe(topic: string, stream: TopicStream) {
+    const set = this.topics.get(topic);
+    if (!set) return;
+    set.delete(stream);
+    if (set.size === 0) {
+      this.topics.delete(topic);
+      if (this.client) void this.run(this.client, `unlisten ${pg.escapeIdentifier(topic)}`).catch(() => {});
+    }
+  }
+
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /** One statement at a time on the LISTEN connection. */
+  private run(client: pg.Client, text: string, values?: unknown[]) {
+    const next = this.chain.then(() => client.query(text, values));
+    this.chain = next.catch(() => {});
+    return next;
+  }
+
+  private async withClient(fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
+    if (!this.client) await this.connect();
+    if (this.client) await fn(this.client);
+  }
+
+  private connect(): Promise<void> {
+    this.connecting ??= (async () => {
+      while (!this.released) {
+        const client = new pg.Client({ connectionString: this.connectionString, keepAlive: true });
+        try {
+          client.on("error", (err) => this.lost(client, err));
+          client.on("end", () => this.lost(client, null));
+          await client.connect();
+          client.on("notification", (n) => this.deliver(n.channel, n.payload ?? ""));
+          // Reads current order states after a reconnect; LISTEN needs no privilege.
+          this.chain = Promise.resolve();
+          await this.run(client, "set role cafe_system");
+          for (const topic of this.topics.keys()) await this.run(client, `listen ${pg.escapeIdentifier(topic)}`);
+          const wasReconnect = this.reconnects > 0 || this.retryDelayMs > 100;
+          this.client = client;
+          this.retryDelayMs = 100;
+          if (wasReconnect) await this.resync(client);
+          return;
+        } catch (err) {
+          await client.end().catch(() => {});
+          logger.warn({ err: (err as Error).message, retryInMs: this.retryDelayMs }, "LISTEN connection failed; retrying");
+          await new Promise((r) => setTimeout(r, this.retryDelayMs));
+          this.retryDelayMs = Math.min(this.retryDelayMs * 2, 5000);
+        }
+      }
+    })().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private lost(client: pg.Client, err: Error | null) {
+    if (this.client !== client) return;
+    this.client = null;
+    if (this.released) return;
+    this.reconnects++;
+    logger.warn({ err: err?.message }, "LISTEN connection lost; reconnecting");
+    void this.connect();
+  }
+
+  private deliver(topic: string, payload: string) {
+    const set = this.topics.get(topic);
+    if (set) for (const stream of set) stream.push(payload);
+  }
+
+  /** After a gap: one event per followed order, with its state now. */
+  private async resync(client: pg.Client) {
+    const ids = new Set<string>();
+    for (const topic of this.topics.keys()) {
+      const m = /^order(?:_status)?:([0-9a-f-]{36})$/i.exec(topic);
+      if (m) ids.add(m[1]!.toLowerCase());
+    }
+    if (ids.size === 0) return;
+    const { rows } = (await this.run(
+      client,
+      "select id, status, barista_id, app_public.order_status_message(status) as message from app_public.orders where id = any($1::uuid[])",
+      [[...ids]],
+    )) as pg.QueryResult<{ id: string; status: string; barista_id: string | null; message: string }>;
+    for (const row of rows) {
+      this.deliver(`order:${row.id}`, JSON.stringify({ id: row.id }));
+      this.deliver(`order_status:${row.id}`, JSON.stringify(row));
+    }
+    logger.info({ orders: rows.length }, "LISTEN connection back; sent current order states");
+  }
+
+  release(): void {
+    this.released = true;
+    for (const set of this.topics.values()) for (const s of [...set]) s.close();
+    this.topics.clear();
+    const client = this.client;
+    this.client = null;
+    if (client) void client.end().catch(() => {});
+  }
+}
