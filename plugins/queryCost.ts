@@ -16,6 +16,14 @@ import {
 } from "postgraphile/graphql";
 import type { Viewer } from "../src/auth.ts";
 import { logger } from "../src/logger.ts";
+import { graphqlOperations, operationLabel } from "../src/metrics.ts";
+
+function operationType(document: DocumentNode, operationName: string | null | undefined): string {
+  const op = document.definitions.find(
+    (d) => d.kind === "OperationDefinition" && (!operationName || d.name?.value === operationName),
+  ) as { operation?: string } | undefined;
+  return op?.operation ?? "unknown";
+}
 
 /**
  * What a request may ask for, checked before any SQL runs:
@@ -156,9 +164,15 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
             return refusal as any;
           }
           logger.debug({ operationName, cost }, "query cost");
+          const stopTimer = graphqlOperations.startTimer({
+            operation: operationLabel(operationName),
+            type: operationType(event.args.document, operationName),
+          });
           const result = next();
-          const addCost = (r: any) =>
-            r && typeof r === "object" && !(Symbol.asyncIterator in r) ? { ...r, extensions: { ...r.extensions, cost: { requested: cost, maximum } } } : r;
+          const addCost = (r: any) => {
+            stopTimer();
+            return r && typeof r === "object" && !(Symbol.asyncIterator in r) ? { ...r, extensions: { ...r.extensions, cost: { requested: cost, maximum } } } : r;
+          };
           return (result && typeof (result as any).then === "function" ? (result as Promise<unknown>).then(addCost) : addCost(result)) as any;
         },
         subscribe(next, event) {

@@ -51,6 +51,11 @@ const schema = z.object({
   WORKER_CONCURRENCY: int(1, 100).default(4),
   GRAPHIQL: bool.optional(),
 
+  CORS_ORIGINS: z.string().default(""),
+  GRAPHQL_RATE_LIMIT: int(0, 1_000_000).default(100),
+  GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200),
+  METRICS: bool.default(true),
+
   MAX_QUERY_DEPTH: int(1, 100).default(12),
   MAX_QUERY_ALIASES: int(0, 1000).default(30),
   MAX_QUERY_TOKENS: int(10, 100_000).default(5000),

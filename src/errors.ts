@@ -3,6 +3,7 @@ import { GraphQLError } from "postgraphile/graphql";
 import { defaultMaskError } from "postgraphile/grafserv";
 import { isSafeError } from "postgraphile/grafast";
 import { logger } from "./logger.ts";
+import { graphqlErrors } from "./metrics.ts";
 
 // The one place where refusals raised in SQL become stable client codes.
 // SQL functions raise with these SQLSTATEs (see migrations); anything else
@@ -34,6 +35,12 @@ interface PgLikeError {
 }
 
 export function maskError(error: GraphQLError): GraphQLError {
+  const masked = mask(error);
+  graphqlErrors.inc({ code: String(masked.extensions?.code ?? "GRAPHQL_VALIDATION_FAILED") });
+  return masked;
+}
+
+function mask(error: GraphQLError): GraphQLError {
   const original = error.originalError as (PgLikeError & { extensions?: Record<string, unknown> }) | undefined;
   if (!original) return error; // a validation or parse error: already safe
   const code = original.code ? SQLSTATE_CODES[original.code] : undefined;

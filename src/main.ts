@@ -1,3 +1,4 @@
+import "./envDefaults.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./database.ts";
 import { logger } from "./logger.ts";

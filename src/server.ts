@@ -1,6 +1,9 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import express from "express";
+import helmet from "helmet";
+import cors from "cors";
+import { RateLimiterMemory } from "rate-limiter-flexible";
 import proxyaddr from "proxy-addr";
 import pg from "pg";
 import { WebSocketServer } from "ws";
@@ -15,6 +18,7 @@ import { AuthError, viewerFromAuthorization, type Viewer } from "./auth.ts";
 import { makePreset, VIEWER } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
+import { httpRequests, registerPoolAndQueueMetrics, registry } from "./metrics.ts";
 import { paymentCallbackRouter } from "./payments/callbackRoute.ts";
 
 // The HTTP server: /graphql and /graphiql go straight to grafserv's node:http
@@ -55,6 +59,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(payload) });
   res.end(payload);
 }
+
+const ROUTES = new Set(["/graphql", "/graphiql", "/healthz", "/readyz", "/metrics", "/orders/payment-callback"]);
 
 function pathOf(req: IncomingMessage): string {
   const url = req.url ?? "/";
@@ -120,25 +126,66 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
       res.status(503).json({ status: "unavailable", database: "down" });
     }
   });
+  if (config.METRICS) {
+    app.get("/metrics", async (_req, res) => {
+      res.setHeader("content-type", registry.contentType);
+      res.send(await registry.metrics());
+    });
+  }
   app.use((_req, res) => {
     res.status(404).json({ error: { code: "NOT_FOUND", message: "No such route." } });
   });
 
-  const server = http.createServer((req: AuthedRequest, res) => {
-    const path = pathOf(req);
-    if (path === "/graphql") {
-      // Verify the token before grafserv: a bad or expired token is a 401,
-      // never a silent downgrade to anonymous.
-      try {
-        req[VIEWER] = viewerFromAuthorization(config.JWT_SECRET, req.headers.authorization);
-      } catch (e) {
-        const message = e instanceof AuthError ? e.message : "Your token is not valid.";
-        res.setHeader("www-authenticate", 'Bearer realm="cafe-api"');
-        sendJson(res, 401, { errors: [{ message, extensions: { code: "UNAUTHENTICATED" } }] });
-        return;
-      }
+  // Security headers everywhere; Ruru (an HTML page with inline scripts) gets
+  // no CSP, the JSON API the strictest one.
+  const secureHeaders = helmet({ crossOriginEmbedderPolicy: false });
+  const ideHeaders = helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
+  const origins = config.CORS_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean);
+  const corsHandler = cors({
+    origin: origins.includes("*") ? true : origins,
+    methods: ["GET", "POST", "OPTIONS"],
+    allowedHeaders: ["content-type", "authorization", "accept"],
+    maxAge: 600,
+  });
+  // Per source: a sustained rate with a burst on top (0 turns it off).
+  const limiter = config.GRAPHQL_RATE_LIMIT
+    ? new RateLimiterMemory({ points: config.GRAPHQL_RATE_BURST, duration: Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT)) })
+    : null;
+
+  const handleGraphQL = (req: AuthedRequest, res: ServerResponse) => {
+    // Verify the token before grafserv: a bad or expired token is a 401,
+    // never a silent downgrade to anonymous.
+    try {
+      req[VIEWER] = viewerFromAuthorization(config.JWT_SECRET, req.headers.authorization);
+    } catch (e) {
+      const message = e instanceof AuthError ? e.message : "Your token is not valid.";
+      res.setHeader("www-authenticate", 'Bearer realm="cafe-api"');
+      sendJson(res, 401, { errors: [{ message, extensions: { code: "UNAUTHENTICATED" } }] });
+      return;
     }
     graphqlHandler(req, res, () => app(req, res));
+  };
+
+  const server = http.createServer((req: AuthedRequest, res) => {
+    const path = pathOf(req);
+    res.once("finish", () => httpRequests.inc({ route: ROUTES.has(path) ? path : "other", status: String(res.statusCode) }));
+    const headers = path === "/graphiql" || path.startsWith("/ruru-static") ? ideHeaders : secureHeaders;
+    headers(req, res, () => {
+      if (path !== "/graphql") {
+        graphqlHandler(req, res, () => app(req, res));
+        return;
+      }
+      corsHandler(req, res, () => {
+        if (!limiter) return handleGraphQL(req, res);
+        limiter.consume(clientAddress(req)).then(
+          () => handleGraphQL(req, res),
+          () => {
+            res.setHeader("retry-after", "1");
+            sendJson(res, 429, { errors: [{ message: "Too many requests; slow down.", extensions: { code: "RATE_LIMITED" } }] });
+          },
+        );
+      });
+    });
   });
 
   // graphql-ws on /graphql: the token travels in the connection_init payload;
@@ -195,6 +242,20 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
   });
 
+  registerPoolAndQueueMetrics(pool, () => wss.clients.size, () => subscriber.listeningTopics.length);
+
+  // Payment alerts are rows for admins and warnings in the log.
+  const alerts = subscriber.subscribe("payment_alert");
+  void (async () => {
+    for await (const payload of alerts) {
+      try {
+        logger.warn({ alert: JSON.parse(payload) }, "payment alert");
+      } catch {
+        logger.warn({ alert: payload }, "payment alert");
+      }
+    }
+  })();
+
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -218,6 +279,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
           setTimeout(() => server.closeAllConnections(), 5_000).unref();
         });
         wss.close();
+        await alerts.return?.();
         await pgl.release();
         subscriber.release();
         await pool.end();

@@ -1,35 +1,73 @@
+import { EventEmitter } from "node:events";
+import os from "node:os";
 import pg from "pg";
-import { run, type Runner } from "graphile-worker";
+import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
 import type { Config } from "./config.ts";
 import type { DatabaseUrls } from "./database.ts";
 import { logger } from "./logger.ts";
 import { taskList } from "./tasks/index.ts";
 
 // graphile-worker in this process: jobs are rows in the same database, added
-// in the same transaction as the payment that causes them.
+// in the same transaction as the payment that causes them. Each process
+// beats a heartbeat for its workers; a beat also releases jobs held by
+// workers that died (SIGKILL, crash), so a paid order is prepared within
+// seconds of a restart instead of after the four-hour lock timeout.
 
 export interface WorkerHandle {
   runner: Runner;
   stop(): Promise<void>;
 }
 
+const HEARTBEAT_MS = 5_000;
+
+const workerLogger = new Logger((scope) => (level, message, meta) => {
+  const log = level === "error" ? logger.error : level === "warning" ? logger.warn : level === "info" ? logger.info : logger.debug;
+  log.call(logger, { component: "graphile-worker", ...scope, ...meta }, message);
+});
+
 export async function startWorker(config: Config, urls: DatabaseUrls): Promise<WorkerHandle> {
   const pool = new pg.Pool({ connectionString: urls.owner, max: config.WORKER_CONCURRENCY + 2 });
   pool.on("error", (err) => logger.warn({ err }, "worker: idle database connection failed"));
   pool.on("connect", (client) => client.on("error", (err) => logger.warn({ err }, "worker: database connection failed")));
+
+  const workerIds = new Set<string>();
+  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  events.on("worker:create", ({ worker }) => workerIds.add(worker.workerId));
+  events.on("worker:release", ({ worker }) => workerIds.delete(worker.workerId));
+
+  const processName = `${os.hostname()}:${process.pid}`;
+  const beat = async () => {
+    try {
+      const { rows } = await pool.query<{ released: string[] }>("select app_private.worker_heartbeat($1, $2) as released", [processName, [...workerIds]]);
+      const released = rows[0]?.released ?? [];
+      if (released.length) logger.warn({ workers: released }, "released the jobs of dead workers");
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, "worker heartbeat failed");
+    }
+  };
+
   const runner = await run({
     pgPool: pool,
     taskList,
     concurrency: config.WORKER_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 1000,
+    events,
+    crontab: "",
+    logger: workerLogger,
   });
+  await beat();
+  const timer = setInterval(beat, HEARTBEAT_MS);
+  timer.unref();
   logger.info({ concurrency: config.WORKER_CONCURRENCY, tasks: Object.keys(taskList) }, "worker started");
+
   let stopping: Promise<void> | null = null;
   return {
     runner,
     stop() {
       stopping ??= (async () => {
+        clearInterval(timer);
+        // Running jobs finish; queued ones stay for the next worker.
         await runner.stop();
         await pool.end();
       })();

@@ -4,6 +4,7 @@ import type pg from "pg";
 import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
 import { parseDelivery } from "./schema.ts";
+import { paymentCallbacks } from "../metrics.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
 // size while reading (413) -> token and signature over the raw bytes (401)
@@ -70,6 +71,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool): express.Ro
     );
 
   function fail(res: Response, status: number, code: ErrorCode, message: string, details?: Array<{ path: string; message: string }>) {
+    paymentCallbacks.inc({ outcome: code });
     res.status(status).json({ error: { code, message, ...(details ? { details } : null) } });
   }
 
@@ -149,6 +151,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool): express.Ro
         return rows[0] as { http_status: number; status: string | null; code: string | null; message: string; order_id: string | null };
       });
       logger.info({ source, key, outcome: outcome.status ?? outcome.code, order: outcome.order_id }, "payment callback");
+      paymentCallbacks.inc({ outcome: outcome.status ?? outcome.code ?? "unknown" });
       if (outcome.code) {
         return res.status(outcome.http_status).json({ error: { code: outcome.code, message: outcome.message } });
       }

@@ -60,6 +60,8 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     PORT: "0",
     DEMO_DATA: "false",
     RUN_WORKER: "false",
+    // Tests send bursts from one address; the rate limit has its own test.
+    GRAPHQL_RATE_LIMIT: "0",
     ...env,
   });
 }
