@@ -14,7 +14,7 @@ import { grafserv } from "postgraphile/grafserv/node";
 import { makeGraphQLWSConfig } from "postgraphile/grafserv";
 import type { Config } from "./config.ts";
 import type { DatabaseUrls } from "./database.ts";
-import { AuthError, viewerFromAuthorization, type Viewer } from "./auth.ts";
+import { viewerFromAuthorization, type Viewer } from "./auth.ts";
 import { makePreset, VIEWER } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
@@ -158,7 +158,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     try {
       req[VIEWER] = viewerFromAuthorization(config.JWT_SECRET, req.headers.authorization);
     } catch (e) {
-      const message = e instanceof AuthError ? e.message : "Your token is not valid.";
+      const message = e instanceof Error && e.message ? e.message : "Your token is not valid.";
       res.setHeader("www-authenticate", 'Bearer realm="cafe-api"');
       sendJson(res, 401, { errors: [{ message, extensions: { code: "UNAUTHENTICATED" } }] });
       return;
