@@ -18,6 +18,7 @@ import { viewerFromAuthorization, type Viewer } from "./auth.ts";
 import { makePreset, VIEWER } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
+import { DatabaseHealth } from "./dbHealth.ts";
 import { httpRequests, registerPoolAndQueueMetrics, registry } from "./metrics.ts";
 import { paymentCallbackRouter } from "./payments/callbackRoute.ts";
 
@@ -97,8 +98,9 @@ async function* untilExpiry<T>(iterable: AsyncIterable<T>, expiresAtMs: number):
 }
 
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
-  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE });
-  pool.on("error", (err) => logger.warn({ err }, "idle database connection failed"));
+  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 });
+  pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection failed"));
+  const health = new DatabaseHealth(pool);
 
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) =>
     viewerFromAuthorization(config.JWT_SECRET, params?.authorization as string | undefined);
@@ -114,17 +116,13 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", trustProxySetting(config.TRUST_PROXY));
-  app.use(paymentCallbackRouter(config, pool));
+  app.use(paymentCallbackRouter(config, pool, health));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
   app.get("/readyz", async (_req, res) => {
-    try {
-      await pool.query("select 1");
-      res.json({ status: "ready", database: "up" });
-    } catch {
-      res.status(503).json({ status: "unavailable", database: "down" });
-    }
+    if (await health.probe()) res.json({ status: "ready", database: "up" });
+    else res.status(503).json({ status: "unavailable", database: "down" });
   });
   if (config.METRICS) {
     app.get("/metrics", async (_req, res) => {
@@ -153,6 +151,11 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     : null;
 
   const handleGraphQL = (req: AuthedRequest, res: ServerResponse) => {
+    if (!health.up) {
+      res.setHeader("retry-after", "2");
+      sendJson(res, 503, { errors: [{ message: "The database is unavailable; try again shortly.", extensions: { code: "SERVICE_UNAVAILABLE" } }] });
+      return;
+    }
     // Verify the token before grafserv: a bad or expired token is a 401,
     // never a silent downgrade to anonymous.
     try {
@@ -282,6 +285,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         await alerts.return?.();
         await pgl.release();
         subscriber.release();
+        health.stop();
         await pool.end();
       })();
       return closing;

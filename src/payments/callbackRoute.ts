@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
 import { parseDelivery } from "./schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
+import type { DatabaseHealth } from "../dbHealth.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
 // size while reading (413) -> token and signature over the raw bytes (401)
@@ -45,7 +46,7 @@ function signatureMatches(header: string | undefined, body: Buffer, secrets: str
   return ok;
 }
 
-export function paymentCallbackRouter(config: Config, pool: pg.Pool): express.Router {
+export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: DatabaseHealth): express.Router {
   const router = express.Router();
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
@@ -79,11 +80,17 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool): express.Ro
 
   router.post(CALLBACK_PATH, async (req: Request, res: Response) => {
     const source = req.ip ?? req.socket.remoteAddress ?? "unknown";
+    if (!health.up) {
+      // The provider retries; nothing was recorded.
+      res.setHeader("retry-after", "5");
+      return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
+    }
     let blocked = false;
     try {
       blocked = await asSystem(async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b);
     } catch (err) {
-      logger.error({ err }, "payment callback: database unavailable");
+      logger.error({ err: (err as Error).message }, "payment callback: database unavailable");
+      health.markDown();
       return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
     }
 
@@ -158,7 +165,8 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool): express.Ro
       return res.status(200).json({ status: outcome.status, ...(outcome.order_id ? { orderId: outcome.order_id } : null) });
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code === "ECONNREFUSED" || code === "57P01" || code === "08006" || code === "57P03") {
+      if (code === "ECONNREFUSED" || code === "57P01" || code === "08006" || code === "57P03" || /timeout|terminated/i.test((err as Error).message)) {
+        health.markDown();
         return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
       }
       logger.error({ err }, "payment callback failed");

@@ -1,0 +1,45 @@
+import type pg from "pg";
+import { logger } from "./logger.ts";
+
+/**
+ * Whether the database answers, known without asking it on every request:
+ * a ping every few seconds, and "down" at once when the pool reports a
+ * broken connection. While it is down, /graphql and the payment route
+ * answer 503 at once instead of waiting on connection timeouts.
+ */
+export class DatabaseHealth {
+  up = true;
+  private timer: NodeJS.Timeout;
+  private probing = false;
+
+  constructor(private readonly pool: pg.Pool, intervalMs = 2000) {
+    pool.on("error", () => this.markDown());
+    this.timer = setInterval(() => void this.probe(), intervalMs);
+    this.timer.unref();
+  }
+
+  markDown(): void {
+    if (this.up) logger.warn("database unreachable; answering 503 until it is back");
+    this.up = false;
+    void this.probe();
+  }
+
+  async probe(): Promise<boolean> {
+    if (this.probing) return this.up;
+    this.probing = true;
+    try {
+      await this.pool.query("select 1");
+      if (!this.up) logger.info("database reachable again");
+      this.up = true;
+    } catch {
+      this.up = false;
+    } finally {
+      this.probing = false;
+    }
+    return this.up;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
