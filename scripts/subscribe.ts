@@ -1,0 +1,51 @@
+// A small subscription client: signs in, then prints each event.
+//   npm run subscribe -- alice@example.com coffee <orderId>   (orderStatusChanged)
+//   npm run subscribe -- - - new-coffee                      (newCoffee, anonymous)
+// API_URL defaults to http://localhost:5678.
+import { createClient } from "graphql-ws";
+import WebSocket from "ws";
+
+async function main() {
+  const [email, password, target] = process.argv.slice(2);
+  const base = process.env.API_URL ?? "http://localhost:5678";
+  if (!target) {
+    console.error("usage: npm run subscribe -- <email|-> <password|-> <orderId|new-coffee>");
+    process.exit(2);
+  }
+  let token: string | undefined;
+  if (email && email !== "-") {
+    const r = await fetch(`${base}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token } }", variables: { e: email, p: password } }),
+    }).then((res) => res.json());
+    token = r.data?.login?.token;
+    if (!token) throw new Error(`login failed: ${JSON.stringify(r.errors)}`);
+  }
+  const client = createClient({
+    url: base.replace(/^http/, "ws") + "/graphql",
+    webSocketImpl: WebSocket,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  const query =
+    target === "new-coffee"
+      ? "subscription { newCoffee { id name price } }"
+      : "subscription($id: ID!) { orderStatusChanged(orderId: $id) { orderId status message barista { name } } }";
+  client.subscribe(
+    { query, variables: target === "new-coffee" ? {} : { id: target } },
+    {
+      next: (event) => console.log(JSON.stringify(event)),
+      error: (err) => {
+        console.error("error:", JSON.stringify(err));
+        process.exit(1);
+      },
+      complete: () => process.exit(0),
+    },
+  );
+  console.error(`subscribed to ${target}; Ctrl-C to stop`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
