@@ -5,6 +5,7 @@ import type { Pool } from "pg";
 import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
 import { OrdersFieldPlugin } from "../plugins/ordersField.ts";
 import { MutationsPlugin } from "../plugins/mutations.ts";
+import { OrderItemsOrderPlugin } from "../plugins/orderItemsOrder.ts";
 import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
 import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
@@ -46,6 +47,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
+      OrderItemsOrderPlugin,
       AccountsPlugin,
       SubscriptionsPlugin,
       ComplexityDirectiveDefinitionPlugin,
