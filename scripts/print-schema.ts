@@ -1,7 +1,10 @@
-// Prints the served GraphQL schema (with applied directives) to stdout.
-// Usage: npm run schema:print > data/schema.graphql
+// Prints the served GraphQL schema (sorted, with applied directives) to
+// stdout. `npm run schema:snapshot` writes it to data/schema.graphql, the
+// reviewable snapshot that test/contract.test.ts compares with the server.
 import { makeSchema } from "postgraphile";
 import { printSchemaWithDirectives } from "@graphql-tools/utils";
+import { lexicographicSortSchema } from "postgraphile/graphql";
+import "../src/envDefaults.ts";
 import pg from "pg";
 import { loadConfig } from "../src/config.ts";
 import { makePreset } from "../src/graphile.config.ts";
@@ -15,7 +18,7 @@ async function main() {
   if (process.argv.includes("--prepare")) await prepareDatabase(urls, config, { demoData: false });
   const pool = new pg.Pool({ connectionString: urls.authenticator });
   const { schema } = await makeSchema(makePreset({ config, pool, viewerFromConnectionParams: () => null, clientAddress: () => "script" }));
-  process.stdout.write(printSchemaWithDirectives(schema) + "\n");
+  process.stdout.write(printSchemaWithDirectives(lexicographicSortSchema(schema)) + "\n");
   await pool.end();
   await embedded?.stop();
 }

@@ -54,6 +54,16 @@ test("the printed SDL carries the @complexity directive values of the contract",
   }
 });
 
+test("the served schema equals the committed snapshot data/schema.graphql (run `npm run schema:snapshot` after a schema change)", async () => {
+  const { makeSchema } = await import("postgraphile");
+  const { printSchemaWithDirectives } = await import("@graphql-tools/utils");
+  const { lexicographicSortSchema } = await import("postgraphile/graphql");
+  const { makePreset } = await import("../src/graphile.config.ts");
+  const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }));
+  const snapshot = readFileSync(path.resolve(__dirname, "../data/schema.graphql"), "utf8");
+  expect(printSchemaWithDirectives(lexicographicSortSchema(schema)) + "\n").toBe(snapshot);
+});
+
 const sharedTest = existsSync(SHARED_CONTRACT) ? test : test.skip;
 sharedTest("contract/ is an exact copy of ../shared/contract/", () => {
   const list = (dir: string): string[] =>
