@@ -1,15 +1,16 @@
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
-import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { getComplexity, type ComplexityEstimator } from "graphql-query-complexity";
 import {
   GraphQLError,
   getNamedType,
   getNullableType,
   isListType,
+  Kind,
   Lexer,
   Source,
   TokenKind,
   type DocumentNode,
+  type SelectionNode,
   type GraphQLSchema,
   type ValidationContext,
   type ValidationRule,
@@ -28,7 +29,8 @@ function operationType(document: DocumentNode, operationName: string | null | un
 /**
  * What a request may ask for, checked before any SQL runs:
  * - per document (validation rules, cached with the document, HTTP and
- *   WebSocket alike): depth (QUERY_TOO_DEEP), aliases (TOO_MANY_ALIASES),
+ *   WebSocket alike): depth (QUERY_TOO_DEEP; fragments flattened,
+ *   introspection exempt), aliases (TOO_MANY_ALIASES),
  *   tokens (TOO_MANY_TOKENS), length (QUERY_TOO_LARGE);
  * - per request (grafast's execute/subscribe middleware, which sees the
  *   variables and the caller): cost (QUERY_TOO_COMPLEX), with a higher
@@ -49,7 +51,7 @@ export interface QueryLimits {
   defaultListSize: number;
 }
 
-export class QueryLimitError extends GraphQLError {}
+const MAX_PRICED_NODES = 50_000;
 
 function limitError(code: string, message: string, extra: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extra } });
@@ -61,6 +63,48 @@ function withCode(code: string) {
     propagateOnRejection: false,
     onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(limitError(code, err.message.replace(/^Syntax Error: /, "")))],
   };
+}
+
+/**
+ * Depth of the deepest field path, fragments flattened (a spread adds no
+ * level) and introspection (`__schema`, `__type`) exempt so Ruru works.
+ * Written here because graphql-armor's rule exempts only `__schema` and
+ * counts fragment spreads as levels unless told otherwise.
+ */
+function depthRule(maxDepth: number): ValidationRule {
+  return (context) => ({
+    OperationDefinition(operation) {
+      const fragmentDepth = new Map<string, number>();
+      const depthOf = (selections: readonly SelectionNode[], visiting: Set<string>): number => {
+        let deepest = 0;
+        for (const sel of selections) {
+          if (sel.kind === Kind.FIELD) {
+            if (sel.name.value.startsWith("__")) continue;
+            deepest = Math.max(deepest, 1 + (sel.selectionSet ? depthOf(sel.selectionSet.selections, visiting) : 0));
+          } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+            deepest = Math.max(deepest, depthOf(sel.selectionSet.selections, visiting));
+          } else {
+            const name = sel.name.value;
+            if (visiting.has(name)) continue; // a cycle: reported by NoFragmentCycles
+            let d = fragmentDepth.get(name);
+            if (d === undefined) {
+              const fragment = context.getFragment(name);
+              visiting.add(name);
+              d = fragment ? depthOf(fragment.selectionSet.selections, visiting) : 0;
+              visiting.delete(name);
+              fragmentDepth.set(name, d);
+            }
+            deepest = Math.max(deepest, d);
+          }
+        }
+        return deepest;
+      };
+      const depth = depthOf(operation.selectionSet.selections, new Set());
+      if (depth > maxDepth) {
+        context.reportError(limitError("QUERY_TOO_DEEP", `The query is ${depth} levels deep; the limit is ${maxDepth}.`, { depth, maximumDepth: maxDepth }));
+      }
+    },
+  });
 }
 
 function tokensRule(maxTokens: number, maxLength: number): ValidationRule {
@@ -112,6 +156,9 @@ export function queryCost(schema: GraphQLSchema, document: DocumentNode, variabl
     variables: variables ?? {},
     operationName: operationName ?? undefined,
     estimators: [costEstimator(defaultListSize)],
+    // Fields visited while pricing, fragments expanded; past this the query
+    // is refused as too complex (the length and token limits bound it too).
+    maxQueryNodes: MAX_PRICED_NODES,
   });
 }
 
@@ -127,7 +174,13 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
     try {
       cost = queryCost(args.schema, args.document, args.variableValues ?? undefined, args.operationName ?? undefined, limits.defaultListSize);
     } catch (e) {
-      return { cost: NaN, maximum, refusal: { errors: [limitError("BAD_USER_INPUT", (e as Error).message)] } };
+      const message = (e as Error).message;
+      const code = /maximum allowed number of nodes/i.test(message) ? "QUERY_TOO_COMPLEX" : "BAD_USER_INPUT";
+      return {
+        cost: NaN,
+        maximum,
+        refusal: { errors: [limitError(code, code === "QUERY_TOO_COMPLEX" ? `The query expands to more than ${MAX_PRICED_NODES} fields.` : message)] },
+      };
     }
     if (cost > maximum) {
       return {
@@ -146,7 +199,7 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
       middleware: {
         setPreset(next, event) {
           event.validationRules.push(
-            maxDepthRule({ n: limits.maxDepth, ignoreIntrospection: true, ...withCode("QUERY_TOO_DEEP") }) as unknown as ValidationRule,
+            depthRule(limits.maxDepth),
             maxAliasesRule({ n: limits.maxAliases, ...withCode("TOO_MANY_ALIASES") }) as unknown as ValidationRule,
             tokensRule(limits.maxTokens, limits.maxLength),
           );

@@ -42,7 +42,12 @@ export function maskError(error: GraphQLError): GraphQLError {
 
 function mask(error: GraphQLError): GraphQLError {
   const original = error.originalError as (PgLikeError & { extensions?: Record<string, unknown> }) | undefined;
-  if (!original) return error; // a validation or parse error: already safe
+  if (!original) {
+    // A parse or validation error: safe to show; give it a code if it has none.
+    if (error.extensions?.code) return error;
+    const code = /^Syntax Error/.test(error.message) ? "GRAPHQL_PARSE_FAILED" : "GRAPHQL_VALIDATION_FAILED";
+    return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
+  }
   const code = original.code ? SQLSTATE_CODES[original.code] : undefined;
   if (code) {
     let details: unknown;

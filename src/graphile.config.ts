@@ -79,7 +79,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       graphqlOverGET: true,
       websockets: true,
       maskError,
-      maxRequestLength: 100_000,
+      maxRequestLength: 100_000, // = MAX_GRAPHQL_BODY in server.ts
     },
     grafast: {
       explain: false,

@@ -57,49 +57,77 @@ export const paymentCallbacks = new client.Counter({
 });
 
 
-/** Gauges read when scraped: the pool, the job queue. */
-export function registerPoolAndQueueMetrics(pool: pg.Pool, sockets: () => number, topics: () => number): void {
-  new client.Gauge({
-    name: "cafe_db_pool_connections",
-    help: "The API pool's connections by state.",
-    labelNames: ["state"] as const,
-    registers: [registry],
-    collect() {
-      this.set({ state: "total" }, pool.totalCount);
-      this.set({ state: "idle" }, pool.idleCount);
-      this.set({ state: "waiting" }, pool.waitingCount);
-    },
-  });
-  new client.Gauge({
-    name: "cafe_jobs",
-    help: "graphile-worker jobs: queued (runnable), locked (running), failed (with errors, waiting to retry or given up).",
-    labelNames: ["state"] as const,
-    registers: [registry],
-    async collect() {
+interface Source {
+  pool: pg.Pool;
+  sockets(): number;
+  topics(): number;
+}
+
+/** The API servers of this process (tests start several): gauges add them up. */
+const sources = new Set<Source>();
+
+new client.Gauge({
+  name: "cafe_db_pool_connections",
+  help: "The API pool's connections by state.",
+  labelNames: ["state"] as const,
+  registers: [registry],
+  collect() {
+    let total = 0, idle = 0, waiting = 0;
+    for (const { pool } of sources) {
+      total += pool.totalCount;
+      idle += pool.idleCount;
+      waiting += pool.waitingCount;
+    }
+    this.set({ state: "total" }, total);
+    this.set({ state: "idle" }, idle);
+    this.set({ state: "waiting" }, waiting);
+  },
+});
+
+new client.Gauge({
+  name: "cafe_subscriptions_open",
+  help: "Open WebSocket connections, and LISTEN topics with at least one subscriber.",
+  labelNames: ["kind"] as const,
+  registers: [registry],
+  collect() {
+    let sockets = 0, topics = 0;
+    for (const s of sources) {
+      sockets += s.sockets();
+      topics += s.topics();
+    }
+    this.set({ kind: "sockets" }, sockets);
+    this.set({ kind: "topics" }, topics);
+  },
+});
+
+new client.Gauge({
+  name: "cafe_jobs",
+  help: "graphile-worker jobs: queued (runnable), locked (running), failed (with errors, waiting to retry or given up).",
+  labelNames: ["state"] as const,
+  registers: [registry],
+  async collect() {
+    const first = sources.values().next().value as Source | undefined;
+    if (!first) return;
+    try {
+      const client = await first.pool.connect();
       try {
-        const client = await pool.connect();
-        try {
-          await client.query("begin");
-          await client.query("set local role cafe_system");
-          const { rows } = await client.query("select * from app_private.job_counts()");
-          await client.query("commit");
-          for (const r of rows) this.set({ state: r.state }, Number(r.count));
-        } finally {
-          client.release();
-        }
-      } catch {
-        // the database is down: leave the last values
+        await client.query("begin");
+        await client.query("set local role cafe_system");
+        const { rows } = await client.query("select * from app_private.job_counts()");
+        await client.query("commit");
+        for (const r of rows) this.set({ state: r.state }, Number(r.count));
+      } finally {
+        client.release();
       }
-    },
-  });
-  new client.Gauge({
-    name: "cafe_subscriptions_open",
-    help: "Open WebSocket connections, and LISTEN topics with at least one subscriber.",
-    labelNames: ["kind"] as const,
-    registers: [registry],
-    collect() {
-      this.set({ kind: "sockets" }, sockets());
-      this.set({ kind: "topics" }, topics());
-    },
-  });
+    } catch {
+      // the database is down: leave the last values
+    }
+  },
+});
+
+/** Counts this server in the gauges; returns the function that stops counting it. */
+export function registerPoolAndQueueMetrics(pool: pg.Pool, sockets: () => number, topics: () => number): () => void {
+  const source = { pool, sockets, topics };
+  sources.add(source);
+  return () => sources.delete(source);
 }

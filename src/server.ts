@@ -61,6 +61,9 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(payload);
 }
 
+/** Also grafserv's maxRequestLength (src/graphile.config.ts). */
+export const MAX_GRAPHQL_BODY = 100_000;
+
 const ROUTES = new Set(["/graphql", "/graphiql", "/healthz", "/readyz", "/metrics", "/orders/payment-callback"]);
 
 function pathOf(req: IncomingMessage): string {
@@ -151,6 +154,11 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     : null;
 
   const handleGraphQL = (req: AuthedRequest, res: ServerResponse) => {
+    if (Number(req.headers["content-length"] ?? 0) > MAX_GRAPHQL_BODY) {
+      res.setHeader("connection", "close");
+      sendJson(res, 413, { errors: [{ message: `The request body may have at most ${MAX_GRAPHQL_BODY} bytes.`, extensions: { code: "PAYLOAD_TOO_LARGE" } }] });
+      return;
+    }
     if (!health.up) {
       res.setHeader("retry-after", "2");
       sendJson(res, 503, { errors: [{ message: "The database is unavailable; try again shortly.", extensions: { code: "SERVICE_UNAVAILABLE" } }] });
@@ -245,7 +253,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
   });
 
-  registerPoolAndQueueMetrics(pool, () => wss.clients.size, () => subscriber.listeningTopics.length);
+  const unregisterMetrics = registerPoolAndQueueMetrics(pool, () => wss.clients.size, () => subscriber.listeningTopics.length);
 
   // Payment alerts are rows for admins and warnings in the log.
   const alerts = subscriber.subscribe("payment_alert");
@@ -286,6 +294,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         await pgl.release();
         subscriber.release();
         health.stop();
+        unregisterMetrics();
         await pool.end();
       })();
       return closing;

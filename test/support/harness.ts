@@ -171,8 +171,11 @@ export function subscribe<T = any>(client: WsClient, query: string, variables: R
       const deadline = Date.now() + timeoutMs;
       while (results.length < count && !error && !completed && Date.now() < deadline) {
         await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, Math.max(0, deadline - Date.now()));
+          const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
         });
       }
       return results;
