@@ -78,26 +78,51 @@ function isAsyncIterable(x: unknown): x is AsyncIterable<unknown> {
 
 const EXPIRED = Symbol("expired");
 
-async function* untilExpiry<T>(iterable: AsyncIterable<T>, expiresAtMs: number): AsyncGenerator<T | { errors: GraphQLError[] }> {
+/**
+ * Ends a subscription's stream with an UNAUTHENTICATED error at its token's
+ * expiry. A plain iterator, not an async generator: a generator suspended on
+ * `await` would only act on return() after the next event, keeping the
+ * LISTEN topic of an unsubscribed client alive until then.
+ */
+function untilExpiry<T>(iterable: AsyncIterable<T>, expiresAtMs: number): AsyncIterableIterator<T | { errors: GraphQLError[] }> {
   const iterator = iterable[Symbol.asyncIterator]();
   let timer: NodeJS.Timeout | undefined;
+  let finished = false;
   const expired = new Promise<typeof EXPIRED>((resolve) => {
     timer = setTimeout(() => resolve(EXPIRED), Math.max(0, expiresAtMs - Date.now()));
   });
-  try {
-    while (true) {
-      const next = await Promise.race([iterator.next(), expired]);
-      if (next === EXPIRED) {
-        yield { errors: [new GraphQLError("Your token has expired; sign in again and resubscribe.", { extensions: { code: "UNAUTHENTICATED" } })] };
-        return;
-      }
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
+  const finish = async () => {
+    if (finished) return;
+    finished = true;
     clearTimeout(timer);
     await iterator.return?.();
-  }
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      if (finished) return { done: true, value: undefined };
+      const next = await Promise.race([iterator.next(), expired]);
+      if (next === EXPIRED) {
+        await finish();
+        return {
+          done: false,
+          value: { errors: [new GraphQLError("Your token has expired; sign in again and resubscribe.", { extensions: { code: "UNAUTHENTICATED" } })] },
+        };
+      }
+      if (next.done) await finish();
+      return next;
+    },
+    async return() {
+      await finish();
+      return { done: true, value: undefined };
+    },
+    async throw(error?: unknown) {
+      await finish();
+      throw error;
+    },
+  };
 }
 
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {

@@ -76,7 +76,28 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     res.status(status).json({ error: { code, message, ...(details ? { details } : null) } });
   }
 
-  const rawBody = express.raw({ type: () => true, limit: MAX_CALLBACK_BYTES, inflate: false });
+  /** The exact bytes sent, at most MAX_CALLBACK_BYTES (null: too large). Encoded or not: the signature covers these bytes. */
+  function readBody(req: Request): Promise<Buffer | null> {
+    return new Promise((resolve, reject) => {
+      const declared = Number(req.headers["content-length"]);
+      if (Number.isFinite(declared) && declared > MAX_CALLBACK_BYTES) {
+        req.resume();
+        return resolve(null);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_CALLBACK_BYTES) {
+          req.removeAllListeners("data");
+          req.resume();
+          resolve(null);
+        } else chunks.push(chunk);
+      });
+      req.on("end", () => resolve(Buffer.concat(chunks)));
+      req.on("error", reject);
+    });
+  }
 
   router.post(CALLBACK_PATH, async (req: Request, res: Response) => {
     const source = req.ip ?? req.socket.remoteAddress ?? "unknown";
@@ -95,22 +116,18 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     }
 
     // Read the body, at most 64 KiB.
-    const bodyError = await new Promise<unknown>((resolve) => rawBody(req, res, (err?: unknown) => resolve(err)));
-    if (bodyError) {
-      const type = (bodyError as { type?: string }).type;
-      if (blocked) return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
-      if (type === "entity.too.large") {
-        await log(source, 413, "PAYLOAD_TOO_LARGE", "body over 64 KiB");
-        res.setHeader("connection", "close");
-        return fail(res, 413, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_CALLBACK_BYTES} bytes.`);
-      }
-      if (type === "encoding.unsupported") {
-        await log(source, 415, "UNSUPPORTED_MEDIA_TYPE", "content encoding");
-        return fail(res, 415, "UNSUPPORTED_MEDIA_TYPE", "Send the body uncompressed (no Content-Encoding).");
-      }
-      return fail(res, 400, "INVALID_JSON", "The body could not be read.");
+    let body: Buffer | null;
+    try {
+      body = await readBody(req);
+    } catch {
+      return; // the client went away
     }
-    const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (body === null) {
+      if (blocked) return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
+      await log(source, 413, "PAYLOAD_TOO_LARGE", "body over 64 KiB");
+      res.setHeader("connection", "close");
+      return fail(res, 413, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_CALLBACK_BYTES} bytes.`);
+    }
 
     // Who is calling: the provider's token, then its signature over these bytes.
     const auth = req.headers.authorization ?? "";
@@ -127,6 +144,11 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
         : fail(res, 401, "UNAUTHORIZED", "A valid Authorization: Bearer <webhook token> is required.");
     }
 
+    const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+    if (encoding !== "identity") {
+      await log(source, 415, "UNSUPPORTED_MEDIA_TYPE", `content encoding ${encoding}`);
+      return fail(res, 415, "UNSUPPORTED_MEDIA_TYPE", "Send the body uncompressed (no Content-Encoding).");
+    }
     const contentType = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
     if (contentType !== "application/json") {
       await log(source, 415, "UNSUPPORTED_MEDIA_TYPE", `content type ${contentType || "(none)"}`);
@@ -170,6 +192,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
         return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
       }
       logger.error({ err }, "payment callback failed");
+      await log(source, 500, "INTERNAL_ERROR", "unexpected error");
       return fail(res, 500, "INTERNAL_ERROR", "The payment could not be processed; retry later.");
     }
   });

@@ -21,7 +21,15 @@ export const amount = z
     return n.toFixed(2);
   });
 
-const key = z.string().min(1).max(200);
+/** Text Postgres can store: no NUL characters. */
+const text = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((v) => !v.includes("\u0000"), "must not contain NUL characters");
+
+const key = text(200);
 
 const common = {
   event_id: key.optional(),
@@ -29,30 +37,30 @@ const common = {
 };
 
 export const shapeA = z.object({
-  event: z.string().min(1).max(100),
+  event: text(100),
   data: z.object({
     amount,
     customer: z.email("must be an e-mail address").max(254),
-    order_id: z.string().min(1).max(100).optional(),
+    order_id: text(100).optional(),
   }),
   ...common,
 });
 
 /** Other event kinds: recorded and acknowledged, whatever their data. */
-export const shapeAOther = z.object({ event: z.string().min(1).max(100), ...common });
+export const shapeAOther = z.object({ event: text(100), ...common });
 
 export const shapeB = z.object({
-  order_id: z.string().min(1).max(100),
-  status: z.string().min(1).max(50),
+  order_id: text(100),
+  status: text(50),
   amount,
   items: z
-    .array(z.object({ product: z.string().min(1).max(200), quantity: z.number().int().min(1).max(1000) }))
+    .array(z.object({ product: text(200), quantity: z.number().int().min(1).max(1000) }))
     .min(1, "must list at least one item")
     .max(100),
   ...common,
 });
 
-export const shapeBOther = z.object({ order_id: z.string().min(1).max(100), status: z.string().min(1).max(50), ...common });
+export const shapeBOther = z.object({ order_id: text(100), status: text(50), ...common });
 
 export type Delivery =
   | { shape: "A"; event: string; orderRef: string | null; customer: string | null; amount: string | null; items: null; status: null; eventId?: string; idempotencyKey?: string }
