@@ -1027,6 +1027,37 @@ describe("throughput", () => {
   });
 });
 
+describe("the burst rule under concurrency", () => {
+  test("deliveries logged by concurrent transactions that together pass alert_rules.burst still raise a burst alert", async () => {
+    // Tuned the way a DBA would: a short window and a low threshold, restored afterwards.
+    const { rows: saved } = await t.db.query("select threshold, window_seconds from app_private.alert_rules where kind = 'burst'");
+    const clients = await Promise.all([t.db.connect(), t.db.connect(), t.db.connect()]);
+    try {
+      await t.db.query("update app_private.alert_rules set threshold = 2, window_seconds = 3 where kind = 'burst'");
+      await sleep(3200); // nothing in the window now, and no burst alert in it
+      const alerts = async () =>
+        Number((await t.db.query("select count(*)::int as n from app_public.payment_alerts where kind = 'burst' and created_at > now() - interval '3 seconds'")).rows[0].n);
+      expect(await alerts()).toBe(0);
+      // Three deliveries logged at once (each in its own transaction, as the route does), then a fourth.
+      for (const c of clients) await c.query("begin");
+      for (const [i, c] of clients.entries()) {
+        await c.query("select app_private.log_delivery($1, 200, 'ignored', null, 'burst drill', $2)", ["192.0.2.77", `burst:${uid()}:${i}`]);
+      }
+      for (const c of clients) await c.query("commit");
+      await t.db.query("select app_private.log_delivery($1, 200, 'ignored', null, 'burst drill', $2)", ["192.0.2.77", `burst:${uid()}:4`]);
+      const { rows: inWindow } = await t.db.query("select count(*)::int as n from app_private.payment_deliveries where received_at > now() - interval '3 seconds'");
+      expect(inWindow[0].n).toBeGreaterThan(2);
+      expect(await alerts()).toBe(1);
+    } finally {
+      for (const c of clients) {
+        await c.query("rollback").catch(() => {});
+        c.release();
+      }
+      await t.db.query("update app_private.alert_rules set threshold = $1, window_seconds = $2 where kind = 'burst'", [saved[0].threshold, saved[0].window_seconds]);
+    }
+  });
+});
+
 describe("error hygiene", () => {
   test("no answer carries a stack trace, a file path or a secret; errors are {error:{code,message,details?}}", () => {
     expect(answers.length).toBeGreaterThan(100);
