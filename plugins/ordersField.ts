@@ -26,7 +26,9 @@ export const OrdersFieldPlugin = extendSchema((build) => {
         orders(_: unknown, { $status, $first, $offset }: { $status: Step; $first: Step; $offset: Step }) {
           const $orders = orders.find() as PgSelectStep;
           const statuses = $orders.placeholder($status, listOfCodec(statusCodec as PgCodec<string, undefined, any, any, undefined, any, any>));
-          $orders.where(sql`(${statuses}::text[] is null or ${$orders.alias}.status = any(${statuses}))`);
+          // No cast around the placeholder: `$1 is null or status = any($1)` lets the
+          // planner use the queue index (migration 000011) once $1 is known.
+          $orders.where(sql`(${statuses} is null or ${$orders.alias}.status = any(${statuses}))`);
           $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
           $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
           // Paging for long histories, capped.

@@ -17,6 +17,8 @@ export const SQLSTATE_CODES: Record<string, string> = {
   "23514": "BAD_USER_INPUT", // check constraint
   "23502": "BAD_USER_INPUT", // not null
   "22001": "BAD_USER_INPUT", // value too long
+  "22021": "BAD_USER_INPUT", // invalid byte sequence, e.g. a NUL character in text
+  "22P05": "BAD_USER_INPUT", // untranslatable character, e.g. \u0000 in JSON
   P0002: "NOT_FOUND",
   CT001: "INVALID_TRANSITION",
   CT002: "OUT_OF_STOCK",
@@ -58,7 +60,12 @@ function mask(error: GraphQLError): GraphQLError {
         details = undefined;
       }
     }
-    const message = code === "BAD_USER_INPUT" && original.code === "22P02" ? "An argument is malformed (e.g. an id that is not a UUID)." : error.message;
+    const message =
+      original.code === "22P02"
+        ? "An argument is malformed (e.g. an id that is not a UUID)."
+        : original.code === "22021" || original.code === "22P05"
+          ? "An argument contains a character that cannot be stored (e.g. a NUL character)."
+          : error.message;
     return new GraphQLError(message, {
       nodes: error.nodes,
       path: error.path,

@@ -49,6 +49,17 @@ export async function startService(config: Config, argv: readonly string[] = [])
 }
 
 async function main() {
+  const major = Number(process.versions.node.split(".")[0]);
+  if (major < 22) {
+    console.error(`Node.js ${process.versions.node} is too old: the service needs Node >= 22.18. Run it through npm (npm start), which uses the project's own Node from node_modules/.bin.`);
+    process.exit(1);
+  }
+  // A library's stray promise (e.g. graphile-worker completing jobs while the
+  // database is down) must not take the API down with it; the worker is
+  // supervised and restarts itself.
+  process.on("unhandledRejection", (reason) => {
+    logger.error({ err: reason instanceof Error ? reason.message : String(reason) }, "unhandled rejection (kept running)");
+  });
   let config: Config;
   try {
     config = loadConfig();

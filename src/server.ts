@@ -202,8 +202,10 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     graphqlHandler(req, res, () => app(req, res));
   };
 
+  let draining = false;
   const server = http.createServer((req: AuthedRequest, res) => {
     const path = pathOf(req);
+    if (draining) res.setHeader("connection", "close");
     res.once("finish", () => httpRequests.inc({ route: ROUTES.has(path) ? path : "other", status: String(res.statusCode) }));
     const headers = path === "/graphiql" || path.startsWith("/ruru-static") ? ideHeaders : secureHeaders;
     headers(req, res, () => {
@@ -292,6 +294,10 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     }
   })();
 
+  // Slow clients may not hold connections for ever (slow-loris).
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 30_000;
+
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -308,6 +314,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     port,
     close() {
       closing ??= (async () => {
+        draining = true;
         for (const client of wss.clients) client.close(1001, "server shutting down");
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -32,7 +32,11 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
 
   const workerIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
-  events.on("worker:create", ({ worker }) => workerIds.add(worker.workerId));
+  const everyWorkerId = new Set<string>();
+  events.on("worker:create", ({ worker }) => {
+    workerIds.add(worker.workerId);
+    everyWorkerId.add(worker.workerId);
+  });
   events.on("worker:release", ({ worker }) => workerIds.delete(worker.workerId));
 
   const processName = `${os.hostname()}:${process.pid}`;
@@ -46,7 +50,7 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
     }
   };
 
-  const runner = await run({
+  const options = {
     pgPool: pool,
     taskList,
     concurrency: config.WORKER_CONCURRENCY,
@@ -55,7 +59,33 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
     events,
     crontab: "",
     logger: workerLogger,
-  });
+  };
+  let stopped = false;
+  let runner = await run(options);
+  // Supervision: if the runner ends on its own (e.g. the database went away
+  // under it), start a new one once the database answers again.
+  const supervise = (current: Runner) => {
+    current.promise.then(
+      () => restart(current, null),
+      (err: unknown) => restart(current, err),
+    );
+  };
+  const restart = async (current: Runner, err: unknown) => {
+    if (stopped || current !== runner) return;
+    logger.warn({ err: err instanceof Error ? err.message : err }, "worker stopped unexpectedly; restarting");
+    for (let delay = 1000; !stopped; delay = Math.min(delay * 2, 15_000)) {
+      await new Promise((r) => setTimeout(r, delay));
+      try {
+        runner = await run(options);
+        supervise(runner);
+        logger.info("worker restarted");
+        return;
+      } catch (e) {
+        logger.warn({ err: (e as Error).message }, "worker restart failed; retrying");
+      }
+    }
+  };
+  supervise(runner);
   await beat();
   const timer = setInterval(beat, HEARTBEAT_MS);
   timer.unref();
@@ -63,12 +93,20 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
 
   let stopping: Promise<void> | null = null;
   return {
-    runner,
+    get runner() {
+      return runner;
+    },
     stop() {
       stopping ??= (async () => {
+        stopped = true;
         clearInterval(timer);
-        // Running jobs finish; queued ones stay for the next worker.
-        await runner.stop();
+        // Running jobs finish; queued ones stay for the next worker; any job
+        // still locked by this process's workers is released for a retry.
+        await runner.stop().catch((err: unknown) => logger.warn({ err: (err as Error).message }, "worker stop failed"));
+        await pool
+          .query("select graphile_worker.force_unlock_workers($1::text[])", [[...everyWorkerId]])
+          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, "could not release this process's jobs"));
+        await pool.query("delete from app_private.worker_heartbeats where worker_id = any($1::text[])", [[...everyWorkerId]]).catch(() => {});
         await pool.end();
       })();
       return stopping;

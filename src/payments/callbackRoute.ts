@@ -106,14 +106,14 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       res.setHeader("retry-after", "5");
       return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
     }
-    let blocked = false;
-    try {
-      blocked = await asSystem(async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b);
-    } catch (err) {
-      logger.error({ err: (err as Error).message }, "payment callback: database unavailable");
-      health.markDown();
-      return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
-    }
+    // The block list is read only when about to refuse: a validly signed
+    // request is never blocked, so it costs those nothing.
+    const isBlocked = () =>
+      asSystem(async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b as boolean).catch((err) => {
+        logger.error({ err: (err as Error).message }, "payment callback: database unavailable");
+        health.markDown();
+        throw err;
+      });
 
     // Read the body, at most 64 KiB.
     let body: Buffer | null;
@@ -123,7 +123,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       return; // the client went away
     }
     if (body === null) {
-      if (blocked) return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
+      if (await isBlocked().catch(() => false)) return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
       await log(source, 413, "PAYLOAD_TOO_LARGE", "body over 64 KiB");
       res.setHeader("connection", "close");
       return fail(res, 413, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_CALLBACK_BYTES} bytes.`);
@@ -136,6 +136,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     const signatureOk = tokenOk && signatureMatches(req.header("x-signature"), body, secrets);
     if (!tokenOk || !signatureOk) {
       const code = tokenOk ? "BAD_SIGNATURE" : "UNAUTHORIZED";
+      const blocked = await isBlocked().catch(() => false);
       await log(source, blocked ? 429 : 401, code, tokenOk ? "signature does not match the body" : "missing or wrong bearer token");
       if (blocked) return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
       res.setHeader("www-authenticate", 'Bearer realm="payment-callback"');

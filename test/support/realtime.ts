@@ -224,7 +224,7 @@ export interface SpawnedApi {
  * `npm run start:api` does) on the test database, and waits until it listens.
  */
 export function spawnApi(env: Record<string, string> = {}): Promise<SpawnedApi> {
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), "src/main.ts", "--api"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--api"], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -1,0 +1,119 @@
+// What every scenario gets: options, the database, the processes under test,
+// tokens, and where results go.
+import type pg from "pg";
+import type { Options } from "./options.ts";
+import type { BenchDatabase } from "./db.ts";
+import type { Child } from "./proc.ts";
+
+export type Variant = "service" | "floor" | "peer" | "extra";
+
+export interface Row {
+  scenario: string;
+  /** What is measured (e.g. "BaristaQueue as barista"). */
+  case: string;
+  variant: Variant;
+  /** Who answers (e.g. "cafe-api", "node:http + pg"). */
+  label: string;
+  opsPerSec: number | null;
+  /** Unit and how throughput was measured. */
+  opsUnit: string;
+  throughputHow: string;
+  p50: number | null;
+  p99: number | null;
+  /** The load the latency was measured at. */
+  latencyLoad: string;
+  ratioOps?: number | null;
+  ratioP50?: number | null;
+  sql?: { statements: number; roundTrips: number; transactions: number } | null;
+  /** CPU during the closed-loop run, percent of one core (bench/lib/cpu.ts). */
+  cpu?: { server: number | null; postgres: number; bench: number; machineBusy: number | null; other: number | null };
+  errors?: number;
+  notes?: string[];
+  raw?: Record<string, unknown>;
+}
+
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  rows: Row[];
+  notes: string[];
+  error?: string;
+  seconds?: number;
+  [extra: string]: unknown;
+}
+
+export interface Secrets {
+  JWT_SECRET: string;
+  WEBHOOK_TOKEN: string;
+  SIGNING_SECRET: string;
+}
+
+export interface Ctx {
+  opts: Options;
+  db: BenchDatabase;
+  /** Superuser connection to the bench database (arranging and checking rows). */
+  root: pg.Client;
+  secrets: Secrets;
+  /** Environment of the service's processes. */
+  serviceEnv: Record<string, string>;
+  /** Environment of the floors and the peer. */
+  benchEnv: Record<string, string>;
+  logDir: string;
+  service: Child;
+  stock: Child;
+  floorSql: Child;
+  /** S1's floor (a bare node:http server), started with the others. */
+  floorHttp: Child;
+  tokens: { barista: string; alice: string; admin: string; customers: Array<{ id: string; token: string }> };
+  coffeeIds: string[];
+  /** Shared between scenarios (e.g. S4 -> S5). */
+  shared: Record<string, any>;
+  log(msg: string): void;
+}
+
+export const DEMO = {
+  alice: "00000000-0000-4000-8000-00000000a11c",
+  bob: "00000000-0000-4000-8000-000000000b0b",
+  barista: "00000000-0000-4000-8000-0000000ba415",
+  admin: "00000000-0000-4000-8000-0000000ad314",
+} as const;
+
+export function gqlBody(query: string, operationName?: string, variables?: Record<string, unknown>): string {
+  return JSON.stringify({ query, ...(operationName ? { operationName } : {}), ...(variables ? { variables } : {}) });
+}
+
+export async function postJson(
+  baseUrl: string,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; json: any }> {
+  const res = await fetch(baseUrl + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, text, json };
+}
+
+export const base = (port: number) => `http://127.0.0.1:${port}`;
+
+/** Merges `patch` into the SQL spec of the floor server (bench/servers/floorSql.ts) and waits until it has it. */
+export function sendFloorSpec(ctx: Ctx, patch: Record<string, unknown>): Promise<void> {
+  ctx.shared.floorSpec = { ...(ctx.shared.floorSpec ?? {}), ...patch };
+  return new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("the floor server did not take the captured SQL")), 5000);
+    let done = false;
+    ctx.floorSql.onMessage((m) => {
+      if (!done && m?.type === "spec-ok") {
+        done = true;
+        clearTimeout(t);
+        resolve();
+      }
+    });
+    ctx.floorSql.send({ type: "spec", spec: ctx.shared.floorSpec });
+  });
+}

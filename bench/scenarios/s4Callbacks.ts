@@ -1,0 +1,129 @@
+// S4 callback ingest: signed payment callbacks, each for a distinct PENDING
+// order. Floor: the same transaction (dedupe key insert, order update,
+// graphile_worker.add_job x3) through pg behind node:http. Afterwards, for
+// every variant: every accepted callback's order is PAID or later, has
+// exactly one processed key and its three jobs (nothing lost or duplicated).
+// The service runs API-only here (the worker runs apart, as when scaled out),
+// so the jobs wait for S5.
+import { base, type Ctx, type Row, type ScenarioResult } from "../lib/context.ts";
+import { peakThenLatency } from "../lib/measureVariants.ts";
+import { captureSql, countSql } from "../lib/proc.ts";
+import { makePendingOrders } from "../lib/db.ts";
+import { callbackStream, signedCallback, type PendingOrder } from "../lib/callbacks.ts";
+
+export interface Integrity {
+  sent: number;
+  accepted: number;
+  acceptedNotPaid: number;
+  acceptedWithoutOneKey: number;
+  sentWithSeveralKeys: number;
+  acceptedWithoutThreeJobs: number;
+  lost: number;
+  duplicated: number;
+}
+
+export async function checkIntegrity(ctx: Ctx, sent: string[], accepted: string[], expectJobs: boolean): Promise<Integrity> {
+  const { rows } = await ctx.root.query(
+    `select o.id::text, o.status::text,
+            (select count(*)::int from app_private.processed_payment_keys k where k.order_id = o.id) as keys,
+            (select count(*)::int from graphile_worker._private_jobs j
+              where j.key in ('start_preparation:' || o.id, 'notify_customer:' || o.id, 'update_inventory:' || o.id)) as jobs
+     from app_public.orders o where o.id = any($1::uuid[])`,
+    [[...new Set(sent)]],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const acc = accepted.map((id) => byId.get(id));
+  const notPaid = acc.filter((r) => !r || r.status === "PENDING" || r.status === "CANCELLED").length;
+  const notOneKey = acc.filter((r) => !r || r.keys !== 1).length;
+  const severalKeys = rows.filter((r) => r.keys > 1).length;
+  const noJobs = expectJobs ? acc.filter((r) => !r || r.jobs !== 3).length : 0;
+  return {
+    sent: new Set(sent).size,
+    accepted: accepted.length,
+    acceptedNotPaid: notPaid,
+    acceptedWithoutOneKey: notOneKey,
+    sentWithSeveralKeys: severalKeys,
+    acceptedWithoutThreeJobs: noJobs,
+    lost: notPaid + noJobs,
+    duplicated: Math.max(notOneKey - notPaid, 0) + severalKeys,
+  };
+}
+
+export async function s4(ctx: Ctx): Promise<ScenarioResult> {
+  const n = ctx.opts.s4Orders;
+  const all = await makePendingOrders(ctx.root, n * 2 + 2, "bench s4");
+  const svcOrders: PendingOrder[] = all.slice(0, n);
+  const floorOrders: PendingOrder[] = all.slice(n, 2 * n);
+  const probe = all.slice(2 * n);
+  const svc = base(ctx.service.port);
+  const floor = base(ctx.floorSql.port);
+
+  // One callback each with SQL capture.
+  const post = (url: string, o: PendingOrder) => {
+    const { body, headers } = signedCallback(ctx.secrets, o);
+    return fetch(url + "/orders/payment-callback", { method: "POST", body, headers }).then(async (r) => ({ status: r.status, text: await r.text() }));
+  };
+  const cap = await captureSql(ctx.service, () => post(svc, probe[0]!));
+  if (cap.result.status !== 200 || !cap.result.text.includes("processed"))
+    throw new Error(`service callback failed: ${cap.result.status} ${cap.result.text.slice(0, 300)}`);
+  const fcap = await captureSql(ctx.floorSql, () => post(floor, probe[1]!));
+  if (fcap.result.status !== 200 || !fcap.result.text.includes("processed"))
+    throw new Error(`floor callback failed: ${fcap.result.status} ${fcap.result.text.slice(0, 300)}`);
+
+  const svcStream = callbackStream(ctx.secrets, svcOrders);
+  const floorStream = callbackStream(ctx.secrets, floorOrders);
+  const rows: Row[] = await peakThenLatency(
+    ctx,
+    "S4",
+    "signed payment callback, distinct PENDING orders",
+    [
+      {
+        variant: "service",
+        label: "cafe-api POST /orders/payment-callback",
+        baseUrl: svc,
+        pid: ctx.service.proc.pid,
+        request: svcStream.spec,
+        sql: countSql(cap.queries),
+      },
+      {
+        variant: "floor",
+        label: "node:http + pg: key, update, add_job x3 in one transaction",
+        baseUrl: floor,
+        pid: ctx.floorSql.proc.pid,
+        request: floorStream.spec,
+        sql: countSql(fcap.queries),
+      },
+    ],
+    "callbacks/s",
+  );
+  const integrity = {
+    service: await checkIntegrity(ctx, svcStream.sent, [...svcStream.accepted.keys()], true),
+    floor: await checkIntegrity(ctx, floorStream.sent, [...floorStream.accepted.keys()], true),
+  };
+  for (const r of rows) {
+    const i = integrity[r.variant as "service" | "floor"];
+    r.notes = [...(r.notes ?? []), `sent ${i.sent}, accepted ${i.accepted}, lost ${i.lost}, duplicated ${i.duplicated}`];
+    if (svcStream.used() >= svcOrders.length || floorStream.used() >= floorOrders.length) r.notes.push("ran out of distinct orders: raise --s4-orders");
+    const refused = (r.variant === "service" ? svcStream : floorStream).refused;
+    if (refused.length) r.notes.push(`${refused.length} refused, e.g. ${refused.slice(0, 2).join(" | ")}`);
+  }
+  const { rows: deliveries } = await ctx.root.query(
+    "select count(*)::int as n from app_private.payment_deliveries where received_at > now() - interval '60 seconds'",
+  );
+  ctx.shared.s4 = {
+    serviceAccepted: [...svcStream.accepted.keys()],
+    floorAccepted: [...floorStream.accepted.keys()],
+    leftover: svcOrders.slice(svcStream.used()),
+  };
+  return {
+    id: "S4",
+    title: "callback ingest",
+    rows,
+    integrity,
+    notes: [
+      `integrity: service ${JSON.stringify(integrity.service)}; floor ${JSON.stringify(integrity.floor)}`,
+      `payment_deliveries rows in the last 60 s at the end: ${deliveries[0].n} (the burst rule counts them on every delivery)`,
+      "the service answers only after its transaction commits, so an accepted callback is durable",
+    ],
+  };
+}

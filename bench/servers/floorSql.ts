@@ -1,0 +1,368 @@
+// The floors of S2, S3 and S4: hand-written node:http + pg endpoints.
+//
+// S2: runs the very SQL the service generated for BaristaQueue and
+// CoffeeDetail (captured from the service by bench/run.ts and sent here over
+// IPC), in the same transaction shape (BEGIN, set_config of role and claims,
+// the SELECT, COMMIT; BaristaQueue's second statement for the coffee names
+// too), and builds the same JSON by hand.
+// S3: the same inserts as createOrder (an order and its lines, prices taken
+// from the menu) in one transaction, without the checks.
+// S4: the same transaction as a payment callback (dedupe key, order update,
+// graphile_worker.add_job x3) after checking the token and the signature.
+import http from "node:http";
+import { createHmac, timingSafeEqual, createHash } from "node:crypto";
+import pg from "pg";
+import jwt from "jsonwebtoken";
+import { parse as parseArray } from "postgres-array";
+import { findArray, findColumn, selectLayout } from "../lib/sqlLayout.ts";
+
+const port = Number(process.env.PORT ?? 0);
+const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
+const secret = process.env.JWT_SECRET!;
+const webhookToken = process.env.WEBHOOK_TOKEN!;
+const signingSecret = process.env.SIGNING_SECRET!;
+const reader = new pg.Pool({ connectionString: process.env.BENCH_AUTHENTICATOR_URL, max: poolSize });
+const owner = new pg.Pool({ connectionString: process.env.BENCH_OWNER_URL, max: poolSize });
+
+interface Statement {
+  text: string;
+  values: unknown[];
+  /** The service's statement name: the floor prepares it the same way. */
+  name?: string;
+}
+interface Spec {
+  BaristaQueue?: { orders: Statement; coffees: Statement | null; dedupe: boolean; extensions: unknown };
+  CoffeeDetail?: { select: Statement; idIndex: number; extensions: unknown };
+  PlaceOrder?: { extensions: unknown };
+  /** The service's `select ... from app_public.create_order($1::jsonb, $2::text)`, captured. */
+  CreateOrderFn?: { text: string } | null;
+}
+let spec: Spec = {};
+process.on("message", (m: any) => {
+  if (m?.type === "spec") {
+    spec = m.spec;
+    layouts = {};
+    process.send?.({ type: "spec-ok" });
+  }
+});
+
+const SET_CONFIG = "select set_config(el->>0, el->>1, true) from json_array_elements($1::json) el";
+
+function settingsFor(authorization: string | undefined): Array<[string, string]> {
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+  if (!token) return [["role", "cafe_anonymous"]];
+  const claims = jwt.verify(token, secret, { algorithms: ["HS256"], audience: "cafe-api" }) as { role: string; user_id: string };
+  return [
+    ["role", `cafe_${claims.role}`],
+    ["jwt.claims.user_id", claims.user_id],
+    ["jwt.claims.role", claims.role],
+  ];
+}
+
+async function inTransaction<T>(pool: pg.Pool, settings: Array<[string, string]> | null, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("begin");
+    if (settings) await client.query(SET_CONFIG, [JSON.stringify(settings)]);
+    const result = await fn(client);
+    await client.query("commit");
+    return result;
+  } catch (e) {
+    await client.query("rollback").catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+const num = (v: string | null) => (v === null || v === undefined ? null : Number(v));
+const int = (v: string | null) => (v === null || v === undefined ? null : parseInt(v, 10));
+const bool = (v: string | null) => (v === null || v === undefined ? null : v === "true" || v === "t");
+const arr = (v: string | null) => (v === null || v === undefined ? null : (parseArray(v) as any[]));
+const at = (row: any[], i: number) => (i < 0 ? null : row[i]);
+
+// Where each field of the two documents comes from, found in the captured
+// SQL's select list (bench/lib/sqlLayout.ts), not assumed.
+function queueLayout(s: NonNullable<Spec["BaristaQueue"]>) {
+  const l = selectLayout(s.orders.text);
+  const orders = ["orders"];
+  const items = findArray(l, (a) => /items/.test(a));
+  const el = items >= 0 ? l[items]!.elements! : [];
+  return {
+    id: findColumn(l, { aliases: orders, column: "id" }),
+    status: findColumn(l, { aliases: orders, column: "status" }),
+    timeOrdered: findColumn(l, { aliases: orders, column: "time_ordered" }),
+    notes: findColumn(l, { aliases: orders, column: "notes" }),
+    total: findColumn(l, { aliases: orders, column: "total" }),
+    customer: findColumn(l, { aliases: ["customers"], column: "name" }),
+    barista: findColumn(l, { aliases: ["baristas"], column: "name" }),
+    items,
+    quantity: el.findIndex((e) => e && /items/.test(e.alias) && e.column === "quantity"),
+    special: el.findIndex((e) => e && /items/.test(e.alias) && e.column === "special_instructions"),
+    coffeeId: el.findIndex((e) => e && /items/.test(e.alias) && e.column === "coffee_id"),
+    coffeeName: el.findIndex((e) => e && e.alias === "coffees" && e.column === "name"),
+  };
+}
+
+function coffeeLayout(text: string) {
+  const l = selectLayout(text);
+  const coffee = ["coffee_by_id", "coffees", "coffee"];
+  const ingredients = findArray(l, (a) => /ingredient/.test(a));
+  const reviews = findArray(l, (a) => /review/.test(a));
+  const ie = ingredients >= 0 ? l[ingredients]!.elements! : [];
+  const re = reviews >= 0 ? l[reviews]!.elements! : [];
+  return {
+    id: findColumn(l, { aliases: coffee, column: "id" }),
+    name: findColumn(l, { aliases: coffee, column: "name" }),
+    price: findColumn(l, { aliases: coffee, column: "price" }),
+    roast: findColumn(l, { aliases: coffee, column: "roast" }),
+    description: findColumn(l, { aliases: coffee, column: "description" }),
+    category: findColumn(l, { aliases: coffee, column: "category" }),
+    ingredients,
+    iName: ie.findIndex((e) => e?.column === "name"),
+    iOrganic: ie.findIndex((e) => e?.column === "organic"),
+    iAllergens: ie.findIndex((e) => e?.column === "allergens"),
+    reviews,
+    rRating: re.findIndex((e) => e?.column === "rating"),
+    rComment: re.findIndex((e) => e?.column === "comment"),
+    rName: findColumn(l, { aliases: ["roasters"], column: "name" }),
+    rLocation: findColumn(l, { aliases: ["roasters"], column: "location" }),
+    rRating2: findColumn(l, { aliases: ["roasters"], column: "sustainability_rating" }),
+  };
+}
+let layouts: { queue?: ReturnType<typeof queueLayout>; coffee?: ReturnType<typeof coffeeLayout> } = {};
+
+async function baristaQueue(req: http.IncomingMessage) {
+  const s = spec.BaristaQueue!;
+  const L = (layouts.queue ??= queueLayout(s));
+  const settings = settingsFor(req.headers.authorization);
+  const rows = await inTransaction(
+    reader,
+    settings,
+    async (c) => (await c.query({ text: s.orders.text, values: s.orders.values, rowMode: "array", ...(s.orders.name ? { name: s.orders.name } : {}) })).rows,
+  );
+  const orders = rows.map((r: any[]) => ({
+    id: at(r, L.id),
+    status: at(r, L.status),
+    timeOrdered: at(r, L.timeOrdered),
+    notes: at(r, L.notes),
+    total: num(at(r, L.total)),
+    items: (arr(at(r, L.items)) ?? []).map((i: any[]) => ({
+      coffee: L.coffeeName >= 0 ? { name: i[L.coffeeName] } : null,
+      quantity: int(at(i, L.quantity)),
+      specialInstructions: at(i, L.special),
+      _coffeeId: at(i, L.coffeeId),
+    })),
+    customer: at(r, L.customer) === null ? null : { name: at(r, L.customer) },
+    barista: at(r, L.barista) === null ? null : { name: at(r, L.barista) },
+  }));
+  if (L.coffeeName < 0 && s.coffees) {
+    // The older shape: the coffee names in a second statement (and transaction).
+    let ids = orders.flatMap((o: any) => o.items.map((i: any) => i._coffeeId));
+    if (s.dedupe) ids = [...new Set(ids)];
+    const names = new Map<string, string>();
+    if (ids.length) {
+      const coffeeRows = await inTransaction(
+        reader,
+        settings,
+        async (c) =>
+          (
+            await c.query({
+              text: s.coffees!.text,
+              values: [JSON.stringify(ids.map((id: string) => [id]))],
+              rowMode: "array",
+              ...(s.coffees!.name ? { name: s.coffees!.name } : {}),
+            })
+          ).rows,
+      );
+      for (const r of coffeeRows) names.set(ids[Number(r[1])], r[0]);
+    }
+    for (const o of orders) for (const i of o.items) i.coffee = { name: names.get(i._coffeeId) ?? null };
+  }
+  for (const o of orders) for (const i of o.items) delete (i as any)._coffeeId;
+  return { data: { orders }, ...(s.extensions ? { extensions: s.extensions } : {}) };
+}
+
+async function coffeeDetail(req: http.IncomingMessage, body: any) {
+  const s = spec.CoffeeDetail!;
+  const L = (layouts.coffee ??= coffeeLayout(s.select.text));
+  const values = [...s.select.values];
+  values[s.idIndex] = body?.variables?.id;
+  const settings = settingsFor(req.headers.authorization);
+  const rows = await inTransaction(
+    reader,
+    settings,
+    async (c) => (await c.query({ text: s.select.text, values, rowMode: "array", ...(s.select.name ? { name: s.select.name } : {}) })).rows,
+  );
+  const r = rows[0] as any[] | undefined;
+  const coffee =
+    !r || at(r, L.id) === null
+      ? null
+      : {
+          id: at(r, L.id),
+          name: at(r, L.name),
+          price: num(at(r, L.price)),
+          roast: at(r, L.roast),
+          description: at(r, L.description),
+          category: at(r, L.category),
+          ingredients: (arr(at(r, L.ingredients)) ?? []).map((i: any[]) => ({
+            name: at(i, L.iName),
+            organic: bool(at(i, L.iOrganic)),
+            allergens: arr(at(i, L.iAllergens)),
+          })),
+          roaster: at(r, L.rName) === null ? null : { name: at(r, L.rName), location: at(r, L.rLocation), sustainabilityRating: num(at(r, L.rRating2)) },
+          reviews: (arr(at(r, L.reviews)) ?? []).map((i: any[]) => ({ rating: int(at(i, L.rRating)), comment: at(i, L.rComment) })),
+        };
+  return { data: { coffee }, ...(s.extensions ? { extensions: s.extensions } : {}) };
+}
+
+const CREATE_ORDER = `
+with lines as (
+  select l.ordinality::int as position, (l.value ->> 'coffee_id')::uuid as coffee_id, (l.value ->> 'quantity')::int as quantity,
+         nullif(l.value ->> 'special_instructions', '') as special_instructions
+  from jsonb_array_elements($1::jsonb) with ordinality l
+), priced as (
+  select lines.*, c.price, c.name from lines join app_public.coffees c on c.id = lines.coffee_id
+), new_order as (
+  insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by)
+  select $2::uuid, $3, sum(quantity * price), now() + interval '5 minutes', $2::uuid from priced
+  returning id, total, status, estimated_ready_time
+), new_items as (
+  insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
+  select new_order.id, position, coffee_id, quantity, price, special_instructions from new_order, priced
+  returning position
+)
+select new_order.id, new_order.total::text, new_order.status::text,
+       to_char(new_order.estimated_ready_time, 'YYYY-MM-DD"T"HH24:MI:SS.USTZH:TZM'),
+       (select json_agg(json_build_array(name, quantity, special_instructions) order by position) from priced)
+from new_order`;
+
+async function placeOrder(req: http.IncomingMessage, body: any) {
+  const settings = settingsFor(req.headers.authorization);
+  const userId = settings.find(([k]) => k === "jwt.claims.user_id")?.[1];
+  const input = body?.variables?.input ?? {};
+  const items = (input.items ?? []).map((i: any) => ({ coffee_id: i.coffeeId, quantity: i.quantity, special_instructions: i.specialInstructions ?? null }));
+  // As the owner (customers may not insert rows themselves); the claims are set as the service sets them.
+  const r = await inTransaction(
+    owner,
+    settings.filter(([k]) => k !== "role"),
+    async (c) => (await c.query({ text: CREATE_ORDER, values: [JSON.stringify(items), userId, input.notes ?? null], rowMode: "array" })).rows[0],
+  );
+  const createOrder = {
+    id: r[0],
+    total: num(r[1]),
+    status: r[2],
+    estimatedReadyTime: r[3],
+    items: (r[4] as any[]).map((l) => ({ coffee: { name: l[0] }, quantity: l[1], specialInstructions: l[2] })),
+  };
+  return { data: { createOrder }, ...(spec.PlaceOrder?.extensions ? { extensions: spec.PlaceOrder.extensions } : {}) };
+}
+
+/** The service's create_order() call alone, in the service's transaction shape (role and claims as the request). */
+async function createOrderFn(req: http.IncomingMessage, body: any) {
+  const text = spec.CreateOrderFn?.text;
+  if (!text) throw new Error("no captured create_order() statement");
+  const settings = settingsFor(req.headers.authorization);
+  const input = body?.variables?.input ?? {};
+  const items = (input.items ?? []).map((i: any) => ({ coffee_id: i.coffeeId, quantity: i.quantity, special_instructions: i.specialInstructions ?? null }));
+  const rows = await inTransaction(
+    reader,
+    settings,
+    async (c) => (await c.query({ text, values: [JSON.stringify(items), input.notes ?? null], rowMode: "array" })).rows,
+  );
+  return { data: { createOrder: { id: rows[0]?.[0] ?? null } } };
+}
+
+function signatureOk(header: string | undefined, body: Buffer): boolean {
+  const m = /^sha256=([0-9a-fA-F]{64})$/.exec(header?.trim() ?? "");
+  if (!m) return false;
+  return timingSafeEqual(Buffer.from(m[1]!, "hex"), createHmac("sha256", signingSecret).update(body).digest());
+}
+
+async function paymentCallback(req: http.IncomingMessage, raw: Buffer): Promise<[number, unknown]> {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1] ?? "";
+  const a = createHash("sha256").update(bearer).digest();
+  const b = createHash("sha256").update(webhookToken).digest();
+  if (!timingSafeEqual(a, b) || !signatureOk(req.headers["x-signature"] as string | undefined, raw)) return [401, { error: { code: "UNAUTHORIZED" } }];
+  const body = JSON.parse(raw.toString("utf8"));
+  const orderId: string = body.data?.order_id ?? body.order_id;
+  const amount: string = String(body.data?.amount ?? body.amount);
+  const key = body.idempotency_key
+    ? `idem:${body.idempotency_key}`
+    : body.event_id
+      ? `event:${body.event_id}`
+      : `sha256:${createHash("sha256").update(raw).digest("hex")}`;
+  const bodyHash = createHash("sha256").update(raw).digest("hex");
+  const client = await owner.connect();
+  try {
+    await client.query("begin");
+    const k = await client.query(
+      "insert into app_private.processed_payment_keys (key, body_sha256, order_id, outcome) values ($1, $2, $3, 'processed') on conflict (key) do nothing returning key",
+      [key, bodyHash, orderId],
+    );
+    if (!k.rowCount) {
+      await client.query("rollback");
+      return [200, { status: "duplicate" }];
+    }
+    const o = await client.query(
+      "update app_public.orders set status = 'PAID', payment_method = 'provider', paid_at = now() where id = $1 and status = 'PENDING' and total = $2::numeric returning id",
+      [orderId, amount],
+    );
+    if (!o.rowCount) {
+      await client.query("rollback");
+      return [422, { error: { code: "ORDER_NOT_PAYABLE" } }];
+    }
+    await client.query(
+      `select graphile_worker.add_job('start_preparation', json_build_object('orderId', $1::uuid), job_key := 'start_preparation:' || $1),
+              graphile_worker.add_job('notify_customer', json_build_object('orderId', $1::uuid, 'kind', 'payment_received'), job_key := 'notify_customer:' || $1),
+              graphile_worker.add_job('update_inventory', json_build_object('orderId', $1::uuid), job_key := 'update_inventory:' || $1)`,
+      [orderId],
+    );
+    await client.query("commit");
+    return [200, { status: "processed", orderId }];
+  } catch (e) {
+    await client.query("rollback").catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown) {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (c: Buffer) => chunks.push(c));
+  req.on("end", async () => {
+    const raw = Buffer.concat(chunks);
+    try {
+      const url = req.url ?? "/";
+      if (url === "/orders/payment-callback") {
+        const [status, body] = await paymentCallback(req, raw);
+        return send(res, status, body);
+      }
+      const body = raw.length ? JSON.parse(raw.toString("utf8")) : {};
+      if (url === "/s2/BaristaQueue") return send(res, 200, await baristaQueue(req));
+      if (url === "/s2/CoffeeDetail") return send(res, 200, await coffeeDetail(req, body));
+      if (url === "/s3/PlaceOrder") return send(res, 200, await placeOrder(req, body));
+      if (url === "/s3/create_order") return send(res, 200, await createOrderFn(req, body));
+      send(res, 404, { error: "no such route" });
+    } catch (e) {
+      send(res, 500, { errors: [{ message: (e as Error).message }] });
+    }
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(port, "127.0.0.1", () => process.send?.({ ready: true, port: (server.address() as { port: number }).port }));
+const stop = async () => {
+  server.close();
+  server.closeAllConnections();
+  await Promise.allSettled([reader.end(), owner.end()]);
+  process.exit(0);
+};
+process.on("SIGTERM", stop);
+process.on("disconnect", stop);

@@ -1,0 +1,68 @@
+// The peer: stock PostGraphile V5 (Amber preset, no plugins, no schema
+// options) on the same database, served by the same grafserv node:http
+// adaptor as the service. Requests run as the role the bearer token names
+// (verified with the same JWT secret), exactly like the service's pgSettings,
+// so RLS does the same work. Started as a child process by bench/run.ts.
+import http from "node:http";
+import pg from "pg";
+import jwt from "jsonwebtoken";
+import { postgraphile } from "postgraphile";
+import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
+import { makePgService } from "postgraphile/adaptors/pg";
+import { grafserv } from "postgraphile/grafserv/node";
+
+const url = process.env.BENCH_AUTHENTICATOR_URL!;
+const secret = process.env.JWT_SECRET!;
+const port = Number(process.env.PORT ?? 0);
+const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
+
+function pgSettingsFor(authorization: string | undefined): Record<string, string> {
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+  if (!token) return { role: "cafe_anonymous" };
+  const claims = jwt.verify(token, secret, { algorithms: ["HS256"], audience: "cafe-api" }) as { role: string; user_id: string };
+  return { role: `cafe_${claims.role}`, "jwt.claims.user_id": claims.user_id, "jwt.claims.role": claims.role };
+}
+
+async function main() {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const preset: GraphileConfig.Preset = {
+    extends: [PostGraphileAmberPreset],
+    pgServices: [makePgService({ pool, schemas: ["app_public"] })],
+    grafserv: { graphqlPath: "/graphql", graphiql: false, websockets: false },
+    grafast: {
+      explain: false,
+      context(requestContext) {
+        const req = requestContext.node?.req;
+        return { pgSettings: pgSettingsFor(req?.headers.authorization) };
+      },
+    },
+  };
+  const pgl = postgraphile(preset);
+  const serv = pgl.createServ(grafserv);
+  await pgl.getSchemaResult();
+  const handler = serv.createHandler();
+  const server = http.createServer((req, res) =>
+    handler(req, res, () => {
+      res.statusCode = 404;
+      res.end();
+    }),
+  );
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const address = server.address() as { port: number };
+  process.send?.({ ready: true, port: address.port });
+  const stop = async () => {
+    server.close();
+    server.closeAllConnections();
+    await pgl.release();
+    await pool.end();
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("disconnect", stop);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

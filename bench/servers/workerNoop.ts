@@ -1,0 +1,42 @@
+// S5's floor: graphile-worker (the same version, concurrency, poll interval
+// and pool size as the service's worker, src/worker.ts) running a task that
+// does nothing. Jobs carrying {t} report when they ran over IPC (for the
+// enqueue -> done latency); the others report nothing.
+import pg from "pg";
+import { Logger, run } from "graphile-worker";
+
+async function main() {
+  const concurrency = Number(process.env.WORKER_CONCURRENCY ?? 4);
+  const pool = new pg.Pool({ connectionString: process.env.BENCH_OWNER_URL, max: concurrency + 2 });
+  // Optional batching knobs, to try graphile-worker's performance settings on the floor.
+  const localQueueSize = Number(process.env.BENCH_WORKER_LOCAL_QUEUE_SIZE ?? -1);
+  const completeJobBatchDelay = Number(process.env.BENCH_WORKER_COMPLETE_JOB_BATCH_DELAY ?? -1);
+  const runner = await run({
+    preset: { worker: { localQueue: { size: localQueueSize }, completeJobBatchDelay } },
+    pgPool: pool,
+    // Silent, like the service's worker at LOG_LEVEL=warn (graphile-worker's default logs every job).
+    logger: new Logger(() => () => {}),
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    taskList: {
+      bench_noop: async (payload) => {
+        const t = (payload as { t?: number } | null)?.t;
+        if (t !== undefined) process.send?.({ type: "done", t, done: performance.timeOrigin + performance.now() });
+      },
+    },
+  });
+  process.send?.({ ready: true, port: 0 });
+  const stop = async () => {
+    await runner.stop();
+    await pool.end();
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("disconnect", stop);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
