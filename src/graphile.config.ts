@@ -13,6 +13,7 @@ import { pgSettingsFor, type Viewer } from "./auth.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
 import { makeQueryCostPlugin } from "../plugins/queryCost.ts";
+import { ErrorCodesPlugin } from "../plugins/errorCodes.ts";
 
 declare global {
   namespace Grafast {
@@ -52,6 +53,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       SubscriptionsPlugin,
       ComplexityDirectiveDefinitionPlugin,
       ComplexityDirectivePlugin,
+      ErrorCodesPlugin,
       makeQueryCostPlugin({
         maxDepth: config.MAX_QUERY_DEPTH,
         maxAliases: config.MAX_QUERY_ALIASES,

@@ -76,7 +76,7 @@ async function snapshot(db: pg.Pool): Promise<Record<string, string>> {
     `select format('%I.%I', schemaname, tablename) as name from pg_tables
       where schemaname in ('app_public', 'app_private', 'app_hidden', 'graphile_worker')
         and format('%I.%I', schemaname, tablename) not in
-            ('app_private.payment_deliveries', 'app_public.payment_alerts', 'app_private.blocked_sources', 'app_private.worker_heartbeats')
+            ('app_private.payment_deliveries', 'app_public.payment_alerts', 'app_private.blocked_sources', 'app_private.alert_windows', 'app_private.worker_heartbeats')
       order by 1`,
   );
   const out: Record<string, string> = {};
