@@ -55,6 +55,7 @@ const schema = z.object({
   GRAPHQL_RATE_LIMIT: int(0, 1_000_000).default(100),
   GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200),
   METRICS: bool.default(true),
+  SHUTDOWN_GRACE_MS: int(0, 60_000).default(1000),
 
   MAX_QUERY_DEPTH: int(1, 100).default(12),
   MAX_QUERY_ALIASES: int(0, 1000).default(30),

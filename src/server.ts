@@ -316,6 +316,10 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
       closing ??= (async () => {
         draining = true;
         for (const client of wss.clients) client.close(1001, "server shutting down");
+        // Keep serving briefly, answering with `Connection: close`: a request
+        // already on its way over a keep-alive connection is answered, not
+        // reset (server.close() drops idle keep-alive sockets at once).
+        if (config.SHUTDOWN_GRACE_MS) await new Promise((r) => setTimeout(r, config.SHUTDOWN_GRACE_MS));
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();

@@ -62,6 +62,7 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     RUN_WORKER: "false",
     // Tests send bursts from one address; the rate limit has its own test.
     GRAPHQL_RATE_LIMIT: "0",
+    SHUTDOWN_GRACE_MS: "0",
     ...env,
   });
 }
