@@ -44,7 +44,10 @@ beforeAll(async () => {
     const text = textOf(args[0]);
     if (recording && text !== undefined && this.user === authenticatorUser) {
       const h = head(text);
-      if (/^(select|with)\b/.test(h) && !/^select\s+set_config\(/.test(h)) recording.statements.push(text);
+      // The API's health ping (`select 1`, every 2 s) and LISTEN bookkeeping are not the request's work.
+      const background = /^select 1$/.test(h.trim()) || /^(listen|unlisten|set role)\b/.test(h);
+      if (background) recording.overhead.push(h);
+      else if (/^(select|with)\b/.test(h) && !/^select\s+set_config\(/.test(h)) recording.statements.push(text);
       else recording.overhead.push(h);
     }
     return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
