@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import client from "prom-client";
 import type pg from "pg";
+import { asSystem } from "./asSystem.ts";
 
 // Prometheus metrics (GET /metrics). Labels are bounded: operation names
 // outside the contract's documents count as "other", so a client cannot
@@ -109,16 +110,8 @@ new client.Gauge({
     const first = sources.values().next().value as Source | undefined;
     if (!first) return;
     try {
-      const client = await first.pool.connect();
-      try {
-        await client.query("begin");
-        await client.query("set local role cafe_system");
-        const { rows } = await client.query("select * from app_private.job_counts()");
-        await client.query("commit");
-        for (const r of rows) this.set({ state: r.state }, Number(r.count));
-      } finally {
-        client.release();
-      }
+      const rows = await asSystem(first.pool, async (c) => (await c.query("select * from app_private.job_counts()")).rows);
+      for (const r of rows) this.set({ state: r.state }, Number(r.count));
     } catch {
       // the database is down: leave the last values
     }

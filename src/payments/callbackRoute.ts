@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
 import { parseDelivery } from "./schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
+import { asSystem as asSystemOn } from "../asSystem.ts";
 import type { DatabaseHealth } from "../dbHealth.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
@@ -50,21 +51,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
   const router = express.Router();
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
-  async function asSystem<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await pool.connect();
-    try {
-      await client.query("begin");
-      await client.query("set local role cafe_system");
-      const result = await fn(client);
-      await client.query("commit");
-      return result;
-    } catch (e) {
-      await client.query("rollback").catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
-  }
+  const asSystem = <T>(fn: (client: pg.ClientBase) => Promise<T>) => asSystemOn(pool, fn);
 
   const log = (source: string, status: number, code: string, reason: string) =>
     asSystem((c) => c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4)", [source, status, code, reason])).catch((err) =>

@@ -1,20 +1,10 @@
 import type { JobHelpers } from "graphile-worker";
-import type { PoolClient } from "pg";
+import type pg from "pg";
+import { inTransactionAsSystem } from "../asSystem.ts";
 
 /** Runs `fn` in a transaction as cafe_system, the role the transition rules name for jobs. */
-export function asSystem<T>(helpers: JobHelpers, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return helpers.withPgClient(async (client) => {
-    await client.query("begin");
-    try {
-      await client.query("set local role cafe_system");
-      const result = await fn(client);
-      await client.query("commit");
-      return result;
-    } catch (e) {
-      await client.query("rollback");
-      throw e;
-    }
-  });
+export function asSystem<T>(helpers: JobHelpers, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+  return helpers.withPgClient((client) => inTransactionAsSystem(client, fn));
 }
 
 /** Reads `{ orderId }` from a job's payload, refusing anything else. */

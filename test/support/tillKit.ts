@@ -1,24 +1,17 @@
 import { createHash, createHmac } from "node:crypto";
 import type { TestService } from "./harness.ts";
+import { waitUntil as pollUntil } from "./realtime.ts";
 
 // Helpers for the till and accounts suites (till.test.ts, accounts.test.ts):
 // polling for what the real worker does, a payment provider that signs its
 // callbacks as the README says, and coffees with ingredients of their own so
 // stock arithmetic is exact whatever other suites did to the demo stock.
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export { sleep } from "./realtime.ts";
 
 /** Polls `check` until it returns a truthy value (returned) or the time runs out (throws naming `what`). */
-export async function waitUntil<T>(what: string, check: () => Promise<T> | T, timeoutMs = 10_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await check();
-    if (last) return last;
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-}
+export const waitUntil = <T>(what: string, check: () => Promise<T> | T, timeoutMs = 10_000, everyMs = 100): Promise<T> =>
+  pollUntil(what, check, timeoutMs, everyMs);
 
 export const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 

@@ -1,0 +1,29 @@
+import type pg from "pg";
+
+/**
+ * Runs `fn` in a transaction as cafe_system: the role that the transition
+ * rules, grants and policies name for the payment route, the worker's tasks
+ * and the metrics. The one place that opens such a transaction.
+ */
+export async function inTransactionAsSystem<T>(client: pg.ClientBase, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+  await client.query("begin");
+  try {
+    await client.query("set local role cafe_system");
+    const result = await fn(client);
+    await client.query("commit");
+    return result;
+  } catch (e) {
+    await client.query("rollback").catch(() => {});
+    throw e;
+  }
+}
+
+/** The same, on a connection borrowed from `pool` for the duration. */
+export async function asSystem<T>(pool: pg.Pool, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await inTransactionAsSystem(client, fn);
+  } finally {
+    client.release();
+  }
+}
