@@ -50,6 +50,10 @@ export interface Plans {
    * not look costlier than the custom ones.
    */
   generic: PlanSummary | null;
+  /** The statement as the service sent it, and its custom plan as EXPLAIN printed it (text). */
+  sql: string;
+  values: unknown[];
+  customPlanText: string;
 }
 
 /** EXPLAIN ANALYZE of `text` with `values`, run as the request was (role and claims), custom and generic plans. */
@@ -62,6 +66,8 @@ export async function explainStatement(url: string, settings: Array<[string, str
     const body = text.replace(/;\s*$/, "");
     const { rows } = await c.query(`explain (analyze, buffers, format json) ${body}`, values);
     const custom = summarise(rows[0]["QUERY PLAN"][0]);
+    const textPlan = await c.query(`explain (analyze, buffers) ${body}`, values);
+    const customPlanText = textPlan.rows.map((r) => r["QUERY PLAN"]).join("\n");
     let generic: PlanSummary | null = null;
     try {
       await c.query("savepoint g");
@@ -76,7 +82,7 @@ export async function explainStatement(url: string, settings: Array<[string, str
       await c.query("rollback to savepoint g");
     }
     await c.query("rollback");
-    return { custom, generic };
+    return { custom, generic, sql: body, values, customPlanText };
   } finally {
     await c.end();
   }
