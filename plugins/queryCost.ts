@@ -149,6 +149,9 @@ export function costEstimator(defaultListSize: number): ComplexityEstimator {
   };
 }
 
+/** Distinct (operation, variables) pairs whose cost is kept per parsed document. */
+const COST_CACHE_PER_DOCUMENT = 64;
+
 export function queryCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined, defaultListSize: number): number {
   return getComplexity({
     schema,
@@ -166,13 +169,39 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
   const ceilingFor = (viewer: Viewer | null | undefined) =>
     viewer && (viewer.role === "barista" || viewer.role === "admin") ? limits.maxCostStaff : limits.maxCost;
 
+  // A document's cost depends only on the schema, the operation and the
+  // variables: priced once per distinct (operation, variables) of a parsed
+  // document (grafserv reuses the parsed document of a repeated query text),
+  // at most COST_CACHE_PER_DOCUMENT of them, so a client that repeats a
+  // request does not pay the pricing walk again.
+  const costCache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number | Error>>>();
+  function cachedCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): number {
+    let byDocument = costCache.get(schema);
+    if (!byDocument) costCache.set(schema, (byDocument = new WeakMap()));
+    let entries = byDocument.get(document);
+    if (!entries) byDocument.set(document, (entries = new Map()));
+    const key = `${operationName ?? ""}\u0000${variables ? JSON.stringify(variables) : ""}`;
+    let priced = entries.get(key);
+    if (priced === undefined) {
+      try {
+        priced = queryCost(schema, document, variables, operationName, limits.defaultListSize);
+      } catch (e) {
+        priced = e as Error;
+      }
+      if (entries.size >= COST_CACHE_PER_DOCUMENT) entries.clear();
+      entries.set(key, priced);
+    }
+    if (priced instanceof Error) throw priced;
+    return priced;
+  }
+
   /** Null when the request may run; else the refusal. */
   function check(args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown }) {
     const viewer = (args.contextValue as { viewer?: Viewer | null } | undefined)?.viewer;
     const maximum = ceilingFor(viewer);
     let cost: number;
     try {
-      cost = queryCost(args.schema, args.document, args.variableValues ?? undefined, args.operationName ?? undefined, limits.defaultListSize);
+      cost = cachedCost(args.schema, args.document, args.variableValues ?? undefined, args.operationName ?? undefined);
     } catch (e) {
       const message = (e as Error).message;
       const code = /maximum allowed number of nodes/i.test(message) ? "QUERY_TOO_COMPLEX" : "BAD_USER_INPUT";

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { SafeError } from "postgraphile/grafast";
 
@@ -23,8 +24,18 @@ export class AuthError extends SafeError {
   }
 }
 
+// jsonwebtoken turns a string secret into a key on every call (first trying
+// it as a public key, which throws): an eighth of the CPU of a small
+// authenticated request. The key is made once per secret instead.
+const keys = new Map<string, KeyObject>();
+function keyFor(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) keys.set(secret, (key = createSecretKey(Buffer.from(secret, "utf8"))));
+  return key;
+}
+
 export function signToken(secret: string, userId: string, role: AccountRole, lifetimeSeconds: number): { token: string; expiresAt: Date } {
-  const token = jwt.sign({ role, user_id: userId }, secret, {
+  const token = jwt.sign({ role, user_id: userId }, keyFor(secret), {
     algorithm: "HS256",
     expiresIn: lifetimeSeconds,
     audience: AUDIENCE,
@@ -42,7 +53,7 @@ export function viewerFromAuthorization(secret: string, header: string | string[
   if (!match) throw new AuthError("The Authorization header must be `Bearer <token>`.");
   let claims: jwt.JwtPayload;
   try {
-    claims = jwt.verify(match[1]!, secret, { algorithms: ["HS256"], audience: AUDIENCE }) as jwt.JwtPayload;
+    claims = jwt.verify(match[1]!, keyFor(secret), { algorithms: ["HS256"], audience: AUDIENCE }) as jwt.JwtPayload;
   } catch (e) {
     const expired = e instanceof jwt.TokenExpiredError;
     throw new AuthError(expired ? "Your token has expired; sign in again." : "Your token is not valid; sign in again.");
