@@ -21,7 +21,7 @@ const SET_CONFIG = "select set_config(el->>0, el->>1, true) from json_array_elem
  * service's transaction shape: what the SQL function costs with no
  * concurrency, for the open orders and the history present now.
  */
-/** Vacuums what create_order() reads and the catalogs its temporary table churns. */
+/** Vacuums what create_order() reads, and the catalogs (where a temporary table per call would leave dead rows). */
 export async function vacuumForProbe(ctx: Ctx): Promise<void> {
   for (const t of [
     "app_public.orders",
@@ -201,10 +201,10 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
     probeAsLeft: asLeft,
     notes: [
       `each run starts with the base data's open orders (${open[0].n}); orders made by a run are closed before the next (every open order adds to the stock check of every createOrder)`,
-      `dead rows in pg_class/pg_attribute/pg_type/pg_depend: ${deadBefore} before S3, ${deadAfter} after (create_order() creates and drops a temporary table in every call)`,
+      `dead rows in pg_class/pg_attribute/pg_type/pg_depend: ${deadBefore} before S3, ${deadAfter} after (${deadAfter > deadBefore + 100 ? "GROWING: something creates catalog rows per call" : "flat: no temporary tables per call"})`,
       `create_order() alone, one call at a time, right after the runs (not vacuumed): p50 ${asLeft.p50.toFixed(1)} ms; vacuumed, by open (unpaid, stock-reserving) orders: ${openProbe
         .map((p) => `${p.openOrders} open: p50 ${p.ms.p50.toFixed(1)} ms`)
-        .join("; ")} (every call sums, per ingredient it needs, the lines of every open order: app_private.reserved_stock)`,
+        .join("; ")} (the stock check sums, per ingredient the order needs, the lines of every open order)`,
       `service SQL per createOrder: ${cap.queries.filter((q) => !/^\s*(begin|commit)|set_config/i.test(q.text)).length} statements in ${countSql(cap.queries).transactions} transactions`,
     ],
   };
