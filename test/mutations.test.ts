@@ -9,7 +9,9 @@ import {
   orderIn,
   orderItems,
   orderRow,
+  moveAsDba,
   sandbox,
+  tryInRollback,
 } from "./support/sandbox.ts";
 
 // The contract's mutations against the real service: createOrder (both
@@ -449,6 +451,60 @@ describe("createOrder and stock", () => {
     if (before === null || before < 2) throw new Error(`the demo coffee ${c} should be makeable twice (inventory ${before})`);
     ok(await PLACE({ items: [{ coffeeId: c, quantity: 2 }] }));
     expect(await inventoryOf(c)).toBe(before - 2);
+  });
+
+  // What open orders hold is a running total (app_private.stock_reserved),
+  // kept by triggers; it must always equal the sum over the open orders'
+  // lines, whichever way an order stops being open.
+  const totalsDrift = async () =>
+    (
+      await t.db.query(`
+        with recount as (
+          select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
+          from app_public.orders o
+          join app_public.order_items oi on oi.order_id = o.id
+          join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+          where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
+          group by rl.ingredient_id)
+        select i.id, coalesce(r.amount, 0)::float as kept, coalesce(c.amount, 0)::float as recounted
+        from app_public.ingredients i
+        left join app_private.stock_reserved r on r.ingredient_id = i.id
+        left join recount c on c.ingredient_id = i.id
+        where coalesce(r.amount, 0) <> coalesce(c.amount, 0)`)
+    ).rows;
+
+  test("the reserved totals equal a recount of the open orders, through every way out of open", async () => {
+    expect(await totalsDrift()).toEqual([]);
+    const c = await stockedCoffee();
+    const reservedOf = async () =>
+      Number((await t.db.query("select app_private.reserved_stock($1) as r", [c.lines[0]!.ingredient_id])).rows[0].r);
+    const start = await reservedOf();
+    const perCup = c.lines[0]!.per_cup;
+    // Placed (customer and till), then: cancelled, paid and taken from
+    // stock, completed by a DBA, deleted by a DBA, and a rolled-back order.
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(ok(await PLACE({ items: [{ coffeeId: c.id, quantity: 1 }] })).createOrder.id);
+    ids.push(ok(await POS_ORDER({ coffeeId: c.id, quantity: 2 })).createOrder.id);
+    expect(await reservedOf()).toBeCloseTo(start + 6 * perCup, 3);
+    expect(await totalsDrift()).toEqual([]);
+
+    expect(ok(await t.gql(MOBILE, { operationName: "CancelMine", variables: { id: ids[0] }, token: alice })).cancelOrder).toBe(true);
+    await t.db.query("update app_public.orders set status = 'PAID' where id = $1", [ids[1]]);
+    expect(await reservedOf()).toBeCloseTo(start + 5 * perCup, 3); // paid, not yet taken: still held
+    await t.db.query("select app_private.take_inventory($1)", [ids[1]]);
+    await moveAsDba(t, ids[2]!, "COMPLETED");
+    await t.db.query("delete from app_public.orders where id = $1", [ids[3]]);
+    expect(await reservedOf()).toBeCloseTo(start + 2 * perCup, 3);
+    expect(await totalsDrift()).toEqual([]);
+
+    // Placed in a transaction that is rolled back: nothing stays held.
+    expect(await tryInRollback(t, (db) => db.query("select app_public.create_order(p_coffee_id := $1, p_quantity := 1, p_customer_id := $2)", [c.id, DEMO.alice.id]))).toBeNull();
+    expect(await reservedOf()).toBeCloseTo(start + 2 * perCup, 3);
+
+    // Cancelled by staff: the last one.
+    await t.db.query("update app_public.orders set status = 'CANCELLED' where id = $1", [ids[4]]);
+    expect(await reservedOf()).toBeCloseTo(start, 3);
+    expect(await totalsDrift()).toEqual([]);
   });
 });
 

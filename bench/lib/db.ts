@@ -141,7 +141,7 @@ export async function generateBaseData(root: pg.Client, size: DataSize): Promise
     from generate_series(1, ${size.reviewsPerCoffee * size.coffees}) g, c, cu;
   `);
   await generateOrders(root, size, 1, size.orders);
-  await root.query("set session_replication_role = origin");
+  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
 }
 
 /**
@@ -195,7 +195,7 @@ export async function generateOrders(root: pg.Client, size: DataSize, from: numb
            a.prices[1 + ((g * 31 + k * 17) % a.nc)::int], case when (g + k) % 5 = 0 then 'extra hot' end
     from bench_arrays a, generate_series(${from}::bigint, ${to}::bigint) g, generate_series(1, 1 + (g % 3)::int) k;
   `);
-  await root.query("set session_replication_role = origin");
+  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
 }
 
 /**
@@ -232,7 +232,7 @@ export async function makePendingOrders(root: pg.Client, count: number, tag: str
     `,
     [count, tag],
   );
-  await root.query("set session_replication_role = origin");
+  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
   return rows;
 }
 
@@ -243,7 +243,7 @@ export async function closeBenchOrders(root: pg.Client): Promise<number> {
     update app_public.orders set status = 'COMPLETED', inventory_taken_at = coalesce(inventory_taken_at, now())
     where notes like 'bench %' and status <> 'COMPLETED'`);
   await root.query("delete from graphile_worker._private_jobs");
-  await root.query("set session_replication_role = origin");
+  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
   return rowCount ?? 0;
 }
 

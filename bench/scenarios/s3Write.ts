@@ -74,7 +74,7 @@ async function probe(ctx: Ctx, calls: number, close: boolean): Promise<Summary> 
   if (close) await closeBenchOrders(ctx.root);
   else
     await ctx.root.query(
-      "set session_replication_role = replica; update app_public.orders set status = 'COMPLETED', inventory_taken_at = now() where notes = 'bench probe' and status = 'PENDING'; set session_replication_role = origin",
+      "set session_replication_role = replica; update app_public.orders set status = 'COMPLETED', inventory_taken_at = now() where notes = 'bench probe' and status = 'PENDING'; set session_replication_role = origin; select app_private.recount_reserved_stock()",
     );
   return summarize(times);
 }
