@@ -4,7 +4,7 @@
 // checks. Extra: the service's create_order() SQL function alone, through pg
 // behind node:http (what the GraphQL layer adds vs what the function costs).
 // Stock is raised first so no order is refused; open orders made by a run are
-// closed before the next run (each open order adds to every stock check).
+// closed before the next run, so every run starts from the same data.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { base, gqlBody, postJson, sendFloorSpec, type Ctx, type ScenarioResult } from "../lib/context.ts";
@@ -200,11 +200,11 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
     openProbe,
     probeAsLeft: asLeft,
     notes: [
-      `each run starts with the base data's open orders (${open[0].n}); orders made by a run are closed before the next (every open order adds to the stock check of every createOrder)`,
+      `each run starts with the base data's open orders (${open[0].n}); orders made by a run are closed before the next`,
       `dead rows in pg_class/pg_attribute/pg_type/pg_depend: ${deadBefore} before S3, ${deadAfter} after (${deadAfter > deadBefore + 100 ? "GROWING: something creates catalog rows per call" : "flat: no temporary tables per call"})`,
       `create_order() alone, one call at a time, right after the runs (not vacuumed): p50 ${asLeft.p50.toFixed(1)} ms; vacuumed, by open (unpaid, stock-reserving) orders: ${openProbe
         .map((p) => `${p.openOrders} open: p50 ${p.ms.p50.toFixed(1)} ms`)
-        .join("; ")} (the stock check sums, per ingredient the order needs, the lines of every open order)`,
+        .join("; ")} (the stock check reads per-ingredient running totals, app_private.stock_reserved: it should not grow with the open orders)`,
       `service SQL per createOrder: ${cap.queries.filter((q) => !/^\s*(begin|commit)|set_config/i.test(q.text)).length} statements in ${countSql(cap.queries).transactions} transactions`,
     ],
   };
