@@ -85,6 +85,15 @@ export interface DataSize {
 /** Deterministic ids: md5 of a label, cast to uuid. */
 const id = (label: string, n: string) => `md5('${label}-' || ${n})::uuid`;
 
+/**
+ * Ends a change made with session_replication_role = replica: triggers are
+ * back on, and the stock that open orders hold (a total the triggers keep)
+ * is recounted, since the change bypassed them.
+ */
+export async function endTriggerlessLoad(root: pg.Client): Promise<void> {
+  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
+}
+
 /** Menu, people, reviews and orders 1..size.orders. Run once on a fresh database (with the demo data). */
 export async function generateBaseData(root: pg.Client, size: DataSize): Promise<void> {
   const extraCoffees = Math.max(0, size.coffees - 17);
@@ -141,7 +150,7 @@ export async function generateBaseData(root: pg.Client, size: DataSize): Promise
     from generate_series(1, ${size.reviewsPerCoffee * size.coffees}) g, c, cu;
   `);
   await generateOrders(root, size, 1, size.orders);
-  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
+  await endTriggerlessLoad(root);
 }
 
 /**
@@ -195,7 +204,7 @@ export async function generateOrders(root: pg.Client, size: DataSize, from: numb
            a.prices[1 + ((g * 31 + k * 17) % a.nc)::int], case when (g + k) % 5 = 0 then 'extra hot' end
     from bench_arrays a, generate_series(${from}::bigint, ${to}::bigint) g, generate_series(1, 1 + (g % 3)::int) k;
   `);
-  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
+  await endTriggerlessLoad(root);
 }
 
 /**
@@ -232,7 +241,7 @@ export async function makePendingOrders(root: pg.Client, count: number, tag: str
     `,
     [count, tag],
   );
-  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
+  await endTriggerlessLoad(root);
   return rows;
 }
 
@@ -243,7 +252,7 @@ export async function closeBenchOrders(root: pg.Client): Promise<number> {
     update app_public.orders set status = 'COMPLETED', inventory_taken_at = coalesce(inventory_taken_at, now())
     where notes like 'bench %' and status <> 'COMPLETED'`);
   await root.query("delete from graphile_worker._private_jobs");
-  await root.query("set session_replication_role = origin; select app_private.recount_reserved_stock()");
+  await endTriggerlessLoad(root);
   return rowCount ?? 0;
 }
 

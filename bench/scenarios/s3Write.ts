@@ -11,7 +11,7 @@ import { base, gqlBody, postJson, sendFloorSpec, type Ctx, type ScenarioResult }
 import { peakThenLatency } from "../lib/measureVariants.ts";
 import { ROOT, captureSql, countSql } from "../lib/proc.ts";
 import pg from "pg";
-import { closeBenchOrders, makePendingOrders } from "../lib/db.ts";
+import { closeBenchOrders, endTriggerlessLoad, makePendingOrders } from "../lib/db.ts";
 import { summarize, type Summary } from "../lib/stats.ts";
 
 const SET_CONFIG = "select set_config(el->>0, el->>1, true) from json_array_elements($1::json) el";
@@ -72,10 +72,12 @@ async function probe(ctx: Ctx, calls: number, close: boolean): Promise<Summary> 
     await c.end();
   }
   if (close) await closeBenchOrders(ctx.root);
-  else
+  else {
     await ctx.root.query(
-      "set session_replication_role = replica; update app_public.orders set status = 'COMPLETED', inventory_taken_at = now() where notes = 'bench probe' and status = 'PENDING'; set session_replication_role = origin; select app_private.recount_reserved_stock()",
+      "set session_replication_role = replica; update app_public.orders set status = 'COMPLETED', inventory_taken_at = now() where notes = 'bench probe' and status = 'PENDING'",
     );
+    await endTriggerlessLoad(ctx.root);
+  }
   return summarize(times);
 }
 
