@@ -7,7 +7,7 @@ import "./lib/env.ts";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { signToken } from "../src/auth.ts";
 import { parseOptions, type Options } from "./lib/options.ts";
@@ -97,6 +97,7 @@ async function main() {
       DATABASE_URL: db.url,
       // Given explicitly so production mode accepts the development role
       // password (the roles are cluster-wide: the bench must not change it).
+      DATABASE_OWNER_URL: db.urls.owner,
       DATABASE_AUTHENTICATOR_URL: db.urls.authenticator,
       DATABASE_POOL_SIZE: String(opts.poolSize),
       ...secrets,
@@ -104,9 +105,17 @@ async function main() {
       HOST: "127.0.0.1",
       LOG_LEVEL: opts.logLevel,
       GRAPHIQL: "false",
-      // Benchmarks raise the rate limits (0 turns the /graphql limiter off).
-      GRAPHQL_RATE_LIMIT: "0",
+      // Every protection stays on, as in production: the rate limiter runs
+      // on every request, with a limit no bench load reaches (all the load
+      // comes from one address), and the access log is written at info level
+      // to stdout, which goes to the child's log file.
+      GRAPHQL_RATE_LIMIT: "1000000",
       GRAPHQL_RATE_BURST: "1000000",
+      // The scenarios send their own documents (production's default, staff,
+      // would refuse them for anonymous callers and customers).
+      AD_HOC_QUERIES: "any",
+      // S6 opens 1,000 sockets from one address.
+      WS_MAX_SOCKETS_PER_SOURCE: "1000000",
     };
     const benchEnv: Record<string, string> = {
       NODE_ENV: "production",
@@ -119,12 +128,14 @@ async function main() {
 
     log("starting the service (API only), the stock PostGraphile peer and the floors");
     t = Date.now();
-    const service = await startChild({ name: "service", script: path.join(ROOT, "src/main.ts"), args: ["--api"], env: serviceEnv, logDir, capture: true });
+    const cpuProf = (name: string) => (opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`, `--cpu-prof-name=${name}-${process.pid}.cpuprofile`] : []);
+    const service = await startChild({ name: "service", script: path.join(ROOT, "src/main.ts"), args: ["--api"], env: serviceEnv, logDir, capture: true, nodeArgs: cpuProf("service") });
     children.push(service);
     const stock = await startChild({
       name: "stock-postgraphile",
       script: path.join(ROOT, "bench/servers/stockPostgraphile.ts"),
       env: benchEnv,
+      nodeArgs: cpuProf("stock"),
       logDir,
       capture: true,
     });
@@ -138,7 +149,7 @@ async function main() {
 
     const { rows: customerRows } = await root.query("select id::text from app_private.accounts where email like '%@bench.example' order by email limit 16");
     const { rows: coffeeRows } = await root.query("select id::text from app_public.coffees where available order by id");
-    const token = (id: string, role: "customer" | "barista" | "admin") => signToken(secrets.JWT_SECRET, id, role, 3600).token;
+    const token = (id: string, role: "customer" | "barista" | "admin") => signToken(secrets.JWT_SECRET, { userId: id, role, signInId: randomUUID() }, 3600).token;
     const ctx: Ctx = {
       opts,
       db,

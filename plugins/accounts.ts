@@ -5,43 +5,76 @@ import { signToken, type AccountRole } from "../src/auth.ts";
 import type { Config } from "../src/config.ts";
 
 /**
- * Accounts: login, register, refreshToken, logout, changePassword.
- * Postgres checks passwords (bcrypt via pgcrypto), throttles sign-ins,
- * stores refresh tokens hashed and rotates them (app_hidden.*); the server
- * only signs the short-lived access token.
+ * Accounts: login, register, refreshToken, logout, changePassword, and the
+ * admins' addStaffAccount and disableAccount. Postgres checks passwords
+ * (bcrypt via pgcrypto), throttles sign-ins and registrations, stores
+ * refresh tokens hashed and rotates them, decides who may manage staff and
+ * which sign-ins are revoked (app_hidden.*); the server only signs the
+ * short-lived access token.
  */
 interface SessionRow {
   user_id: string | null;
   role: AccountRole | null;
   refresh_token: string | null;
+  sign_in_id: string | null;
 }
 
 function payload(config: Config, row: SessionRow | undefined, failure: string) {
-  if (!row?.user_id || !row.role) throw new SafeError(failure, { code: "UNAUTHENTICATED" });
-  const { token, expiresAt } = signToken(config.JWT_SECRET, row.user_id, row.role, config.JWT_EXPIRES_IN_SECONDS);
+  if (!row?.user_id || !row.role || !row.sign_in_id) throw new SafeError(failure, { code: "UNAUTHENTICATED" });
+  const session = { userId: row.user_id, role: row.role, signInId: row.sign_in_id };
+  const { token, expiresAt } = signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS);
   return { token, role: row.role, expiresAt: expiresAt.toISOString(), refreshToken: row.refresh_token };
 }
 
 export const AccountsPlugin = extendSchema((build) => {
   const executor = build.input.pgRegistry.pgExecutors.main!;
-  /** Calls one app_hidden function in a transaction as the caller; `then` shapes its rows. */
+  /**
+   * Calls one app_hidden function in a transaction as the caller; `then`
+   * shapes its rows. `noteFirst` (called with the client's address) is a
+   * statement whose effect stays even when the call itself fails: the
+   * call's error is raised after the commit. `revokes`: the call may revoke
+   * sign-ins; it answers once this process refuses their tokens.
+   */
   // `then` runs after the transaction commits: a refusal must not roll back
   // what Postgres recorded (a failed attempt, a revoked token family).
-  const call = <T>(fieldArgs: FieldArgs, argNames: string[], sqlText: string, then: (rows: any[], config: Config) => T) => {
+  const call = <T>(
+    fieldArgs: FieldArgs,
+    argNames: string[],
+    sqlText: string,
+    then: (rows: any[], config: Config) => T,
+    { noteFirst, revokes }: { noteFirst?: string; revokes?: boolean } = {},
+  ) => {
     const $rows = withPgClientTransaction(
       executor,
       object({
         values: object(Object.fromEntries(argNames.map((n) => [n, fieldArgs.getRaw(n)]))),
         config: context().get("config"),
         clientIp: context().get("clientIp"),
+        caughtUp: context().get("revocationsCaughtUp"),
       }),
-      async (client, { values, config, clientIp }) => {
+      async (client, { values, config, clientIp, caughtUp }) => {
         const params = argNames.map((n) => (values as Record<string, unknown>)[n]);
-        const { rows } = await client.query({ text: sqlText, values: [...params, clientIp ?? "unknown"] });
-        return { rows: [...rows], config: config as Config };
+        const source = clientIp ?? "unknown";
+        if (!noteFirst) {
+          const { rows } = await client.query({ text: sqlText, values: [...params, source] });
+          return { rows: [...rows], config: config as Config, error: null, caughtUp };
+        }
+        await client.query({ text: noteFirst, values: [source] });
+        await client.query({ text: "savepoint call" });
+        try {
+          const { rows } = await client.query({ text: sqlText, values: [...params, source] });
+          return { rows: [...rows], config: config as Config, error: null, caughtUp };
+        } catch (error) {
+          await client.query({ text: "rollback to savepoint call" });
+          return { rows: [], config: config as Config, error, caughtUp };
+        }
       },
     );
-    return lambda($rows, ({ rows, config }) => then(rows, config));
+    return lambda($rows, async ({ rows, config, error, caughtUp }) => {
+      if (revokes) await caughtUp?.();
+      if (error) throw error;
+      return then(rows, config);
+    });
   };
 
   return {
@@ -56,16 +89,20 @@ export const AccountsPlugin = extendSchema((build) => {
         refreshToken: String
       }
       extend type Mutation {
-        "Exchanges an e-mail and password for a bearer token (15 minutes) and a refresh token. Repeated failures for one account or from one address are refused for a while (RATE_LIMITED)."
+        "Exchanges an e-mail and password for a bearer token (15 minutes) and a refresh token. Repeated failures from one address, for one account or for any, refuse that address for a while (RATE_LIMITED); other addresses are not affected."
         login(email: String!, password: String!): AuthPayload!
-        "Creates a customer account (e-mail unique ignoring case; a password of 10+ characters with letters and a digit or symbol) and signs it in."
+        "Creates a customer account (e-mail unique ignoring case; a password of 10+ characters with letters and a digit or symbol) and signs it in. Tries per address are limited (RATE_LIMITED)."
         register(email: String!, password: String!, name: String!): AuthPayload!
         "A new access token and refresh token for an unused refresh token. Using a refresh token twice revokes every token of its sign-in."
         refreshToken(token: String!): AuthPayload!
         "Revokes the refresh token (and the sign-in it belongs to). True when it was known."
         logout(refreshToken: String!): Boolean!
-        "Changes the signed-in account's password; every refresh token of the account is revoked."
+        "Changes the signed-in account's password; every other sign-in of the account ends (its refresh and access tokens)."
         changePassword(oldPassword: String!, newPassword: String!): Boolean!
+        "Admin only. A barista or admin account (password rules as for register); returns its id, also its Barista id."
+        addStaffAccount(email: String!, name: String!, role: String!, password: String!): ID!
+        "Admin only. The account can no longer sign in, refresh or act: its tokens are refused at once. True when this call disabled it, false when it already was."
+        disableAccount(email: String!): Boolean!
       }
     `,
     plans: {
@@ -76,20 +113,40 @@ export const AccountsPlugin = extendSchema((build) => {
           );
         },
         register(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["email", "password", "name"], "select s.* from app_hidden.register($1, $2, $3) s where $4::text is not null", (rows, config) =>
-            payload(config, rows[0], "Could not register."),
+          return call(
+            fieldArgs,
+            ["email", "password", "name"],
+            "select s.* from app_hidden.register($1, $2, $3) s where $4::text is not null",
+            (rows, config) => payload(config, rows[0], "Could not register."),
+            { noteFirst: "select app_hidden.note_registration_attempt($1)" },
           );
         },
         refreshToken(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["token"], "select s.* from app_hidden.refresh_session($1) s where $2::text is not null", (rows, config) =>
-            payload(config, rows[0], "That refresh token is not valid; sign in again."),
+          return call(
+            fieldArgs,
+            ["token"],
+            "select s.* from app_hidden.refresh_session($1) s where $2::text is not null",
+            (rows, config) => payload(config, rows[0], "That refresh token is not valid; sign in again."),
+            { revokes: true },
           );
         },
         logout(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["refreshToken"], "select app_hidden.logout($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true);
+          return call(fieldArgs, ["refreshToken"], "select app_hidden.logout($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true, {
+            revokes: true,
+          });
         },
         changePassword(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["oldPassword", "newPassword"], "select app_hidden.change_password($1, $2) as ok where $3::text is not null", (rows) => rows[0]?.ok === true);
+          return call(fieldArgs, ["oldPassword", "newPassword"], "select app_hidden.change_password($1, $2) as ok where $3::text is not null", (rows) => rows[0]?.ok === true, {
+            revokes: true,
+          });
+        },
+        addStaffAccount(_: unknown, fieldArgs: FieldArgs) {
+          return call(fieldArgs, ["email", "name", "role", "password"], "select app_hidden.add_staff_account($1, $2, $3, $4) as id where $5::text is not null", (rows) => rows[0]?.id as string);
+        },
+        disableAccount(_: unknown, fieldArgs: FieldArgs) {
+          return call(fieldArgs, ["email"], "select app_hidden.disable_account($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true, {
+            revokes: true,
+          });
         },
       },
     },

@@ -4,7 +4,7 @@ import { extendSchema } from "postgraphile/utils";
  * `@complexity(value: Int!)` on field definitions. The value comes from a
  * smart comment in Postgres (`@complexity 10` on a table, column or
  * function), so a DBA prices a field without touching TypeScript; fields
- * without one cost 1. The query cost check (src/queryCost.ts) reads the
+ * without one cost 1. The query cost check (plugins/queryCost.ts) reads the
  * directive from the schema, and the printed SDL shows it.
  */
 export const ComplexityDirectivePlugin: GraphileConfig.Plugin = {

@@ -1,3 +1,7 @@
+import type { ErrorCode } from "../src/errors.ts";
+import { GraphQLError } from "postgraphile/graphql";
+import { SafeError } from "postgraphile/grafast";
+
 /**
  * Every refusal carries `extensions.code`, also those grafserv answers
  * itself before execution (parse and validation errors, a mutation over
@@ -5,7 +9,7 @@
  * this only parses answers that are errors alone (`{"errors":...}` with no
  * data, or an HTTP status of 400 or more), so the happy path pays nothing.
  */
-const STATUS_CODES: Record<number, string> = {
+const STATUS_CODES: Record<number, ErrorCode> = {
   405: "METHOD_NOT_ALLOWED",
   406: "NOT_ACCEPTABLE",
   413: "PAYLOAD_TOO_LARGE",
@@ -30,9 +34,34 @@ function withCodes(errors: ErrorLike[], status: number): ErrorLike[] {
   });
 }
 
+/**
+ * A caller without a token whom Postgres refuses (42501: no EXECUTE grant on
+ * a staff function, a row-level security check) is told to sign in:
+ * UNAUTHENTICATED, as the functions' own guards answer, not FORBIDDEN.
+ */
+function signInFirst(result: any): any {
+  if (!result || typeof result !== "object" || !Array.isArray(result.errors)) return result;
+  let changed = false;
+  const errors = result.errors.map((e: GraphQLError) => {
+    if ((e.originalError as { code?: string } | undefined)?.code !== "42501") return e;
+    changed = true;
+    return new GraphQLError("Sign in first.", { nodes: e.nodes, path: e.path, originalError: new SafeError("Sign in first.", { code: "UNAUTHENTICATED" }) });
+  });
+  return changed ? { ...result, errors } : result;
+}
+
 export const ErrorCodesPlugin: GraphileConfig.Plugin = {
   name: "ErrorCodesPlugin",
   version: "1.0.0",
+  grafast: {
+    middleware: {
+      execute(next, event) {
+        if ((event.args.contextValue as { viewer?: unknown } | undefined)?.viewer) return next();
+        const result = next() as any;
+        return (result && typeof result.then === "function" ? result.then(signInFirst) : signInFirst(result)) as any;
+      },
+    },
+  },
   grafserv: {
     middleware: {
       async processRequest(next) {

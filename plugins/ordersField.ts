@@ -2,6 +2,7 @@ import { extendSchema } from "postgraphile/utils";
 import { listOfCodec, type PgCodec, type PgSelectStep } from "postgraphile/@dataplan/pg";
 import { lambda, type Step } from "postgraphile/grafast";
 import { sql } from "postgraphile/pg-sql2";
+import { pageArgument, type PageSize } from "./pageSize.ts";
 
 /**
  * `orders(status: [OrderStatus!]): [Order!]!`: the contract wants a list of
@@ -9,7 +10,8 @@ import { sql } from "postgraphile/pg-sql2";
  * is planned here. Which orders a caller sees is RLS's business (staff: all;
  * customers: their own; anonymous: none). Oldest first: the barista queue.
  */
-const MAX_PAGE = 500;
+/** The whole barista queue by default; read by the query cost (plugins/pageSize.ts). */
+export const ORDERS_PAGE_SIZE: PageSize = { default: 500, max: 500 };
 
 export const OrdersFieldPlugin = extendSchema((build) => {
   const orders = build.input.pgRegistry.pgResources.orders;
@@ -39,8 +41,8 @@ export const OrdersFieldPlugin = extendSchema((build) => {
           $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
           $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
           // Paging for long histories, capped.
-          $orders.setFirst(lambda($first, (n: number | null) => Math.min(Math.max(n ?? MAX_PAGE, 0), MAX_PAGE)));
-          $orders.setOffset(lambda($offset, (n: number | null) => Math.max(n ?? 0, 0)));
+          $orders.setFirst(lambda($first, (n: unknown) => Math.min(pageArgument("first", n) ?? ORDERS_PAGE_SIZE.default, ORDERS_PAGE_SIZE.max)));
+          $orders.setOffset(lambda($offset, (n: unknown) => pageArgument("offset", n) ?? 0));
           return $orders;
         },
       },

@@ -4,9 +4,13 @@ import {
   GraphQLError,
   getNamedType,
   getNullableType,
+  getVariableValues,
   isListType,
   Kind,
   Lexer,
+  visit,
+  type ASTNode,
+  type OperationDefinitionNode,
   Source,
   TokenKind,
   type DocumentNode,
@@ -16,8 +20,9 @@ import {
   type ValidationRule,
 } from "postgraphile/graphql";
 import type { Viewer } from "../src/auth.ts";
+import type { PageSize } from "./pageSize.ts";
 import { logger } from "../src/logger.ts";
-import { graphqlOperations, operationLabel } from "../src/metrics.ts";
+import { observeOperation, operationLabel } from "../src/metrics.ts";
 
 function operationType(document: DocumentNode, operationName: string | null | undefined): string {
   const op = document.definitions.find(
@@ -34,12 +39,17 @@ function operationType(document: DocumentNode, operationName: string | null | un
  *   tokens (TOO_MANY_TOKENS), length (QUERY_TOO_LARGE);
  * - per request (grafast's execute/subscribe middleware, which sees the
  *   variables and the caller): cost (QUERY_TOO_COMPLEX), with a higher
- *   ceiling for staff. The cost is reported in `extensions.cost`.
+ *   ceiling for staff. The cost is reported in `extensions.cost`;
+ *   (who may introspect at all is the trusted-documents policy,
+ *   AD_HOC_QUERIES: no trusted document introspects);
+ * - per operation: at most one `__schema` and MAX_TYPE_FIELDS `__type`
+ *   (INTROSPECTION_LIMIT).
  *
  * Cost: a field costs its `@complexity` value (default 1) plus its
- * children's cost times the rows it may return: `limit`, `first` or `last`
- * where given, else `defaultListSize` for lists and connections.
- * Introspection costs nothing (Ruru must work).
+ * children's cost times the rows it may return: for lists and connections,
+ * the page that plugins/pageSize.ts lets through (`first`/`last`/`limit`,
+ * else the field's default page size, at most its maximum).
+ * Introspection costs nothing (Ruru must work) but is bounded in number.
  */
 export interface QueryLimits {
   maxDepth: number;
@@ -52,6 +62,8 @@ export interface QueryLimits {
 }
 
 const MAX_PRICED_NODES = 50_000;
+/** `__type` fields per operation (Ruru sends none; a client asking after a few types needs no more). */
+export const MAX_TYPE_FIELDS = 10;
 
 function limitError(code: string, message: string, extra: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extra } });
@@ -107,6 +119,64 @@ function depthRule(maxDepth: number): ValidationRule {
   });
 }
 
+/**
+ * Introspection is free (Ruru must work) but not unlimited: per operation,
+ * at most one `__schema` and `maxTypes` `__type` fields (fragments
+ * expanded), else INTROSPECTION_LIMIT. Thirty aliased `__schema` walks
+ * would otherwise answer megabytes at cost 0.
+ */
+export function introspectionCounts(operation: { selectionSet: { selections: readonly SelectionNode[] } }, getFragment: (name: string) => { selectionSet: { selections: readonly SelectionNode[] } } | null | undefined) {
+  // Each fragment is counted once and its count reused wherever it is
+  // spread (a fragment bomb spreads 2^n times: walking it would hang).
+  const perFragment = new Map<string, { schema: number; type: number }>();
+  const count = (selections: readonly SelectionNode[], visiting: Set<string>) => {
+    const counts = { schema: 0, type: 0 };
+    for (const sel of selections) {
+      let inner: { schema: number; type: number } | null = null;
+      if (sel.kind === Kind.FIELD) {
+        if (sel.name.value === "__schema") counts.schema++;
+        else if (sel.name.value === "__type") counts.type++;
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        inner = count(sel.selectionSet.selections, visiting);
+      } else if (!visiting.has(sel.name.value)) {
+        const name = sel.name.value;
+        inner = perFragment.get(name) ?? null;
+        if (!inner) {
+          const fragment = getFragment(name);
+          visiting.add(name);
+          inner = fragment ? count(fragment.selectionSet.selections, visiting) : { schema: 0, type: 0 };
+          visiting.delete(name);
+          perFragment.set(name, inner);
+        }
+      }
+      if (inner) {
+        counts.schema += inner.schema;
+        counts.type += inner.type;
+      }
+    }
+    return counts;
+  };
+  // Introspection fields live on the root type: its selection set (and the
+  // fragments spread there) is all there is to look at.
+  return count(operation.selectionSet.selections, new Set());
+}
+
+function introspectionRule(maxTypes: number): ValidationRule {
+  return (context) => ({
+    OperationDefinition(operation) {
+      const { schema, type } = introspectionCounts(operation, (name) => context.getFragment(name));
+      if (schema > 1 || type > maxTypes) {
+        context.reportError(
+          limitError("INTROSPECTION_LIMIT", `An operation may introspect with at most one __schema and ${maxTypes} __type fields; this one has ${schema} and ${type}.`, {
+            schemaFields: schema,
+            typeFields: type,
+          }),
+        );
+      }
+    },
+  });
+}
+
 function tokensRule(maxTokens: number, maxLength: number): ValidationRule {
   return (context) => {
     const body = context.getDocument().loc?.source.body;
@@ -142,11 +212,51 @@ export function costEstimator(defaultListSize: number): ComplexityEstimator {
     const isConnection = !isListType(type) && getNamedType(type).name.endsWith("Connection") && field.args.some((a) => a.name === "first");
     let rows = 1;
     if (isListType(type) || isConnection) {
-      const requested = [args.limit, args.first, args.last].find((v) => typeof v === "number" && v >= 0) as number | undefined;
-      rows = requested ?? defaultListSize;
+      // The rows that can come back. Absent `first`/`last`/`limit`: the
+      // field's default page size (plugins/pageSize.ts applies it in SQL),
+      // else `defaultListSize`. Given: priced as given (the smallest of
+      // them), even above the page maximum that SQL cuts it to, so a request
+      // for 100,000 rows is refused rather than silently shortened.
+      const given = [args.first, args.last, args.limit].filter((v): v is number => typeof v === "number" && v >= 0);
+      const pageSize = (field.extensions as { pageSize?: PageSize } | undefined)?.pageSize;
+      rows = given.length ? Math.min(...given) : (pageSize?.default ?? defaultListSize);
     }
     return own + rows * childComplexity;
   };
+}
+
+/**
+ * The variables a document's price can depend on: those used in a `first`,
+ * `last` or `limit` argument (the row counts of costEstimator) or in a
+ * directive's arguments (`@skip`/`@include` leave fields out), anywhere in
+ * the document; and the operation that runs (null when there is no single
+ * one to pick: every request is then priced in full).
+ */
+function costVariables(document: DocumentNode, operationName: string | undefined): { names: string[]; operation: OperationDefinitionNode | null } {
+  const names = new Set<string>();
+  const collect = (node: ASTNode) =>
+    visit(node, {
+      Variable(v) {
+        names.add(v.name.value);
+      },
+    });
+  visit(document, {
+    Argument(arg) {
+      if (arg.name.value === "first" || arg.name.value === "last" || arg.name.value === "limit") collect(arg.value);
+    },
+    Directive(directive) {
+      collect(directive);
+    },
+  });
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName ? (operations.find((o) => o.name?.value === operationName) ?? null) : operations.length === 1 ? operations[0]! : null;
+  return { names: [...names].sort(), operation };
+}
+
+/** Whether a request's variables coerce to the operation's variable types (as graphql-js checks them). */
+function coerces(schema: GraphQLSchema, operation: OperationDefinitionNode | null, variables: Record<string, unknown> | undefined): boolean {
+  if (!operation) return false;
+  return !getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}).errors;
 }
 
 /** Distinct (operation, variables) pairs whose cost is kept per parsed document. */
@@ -165,35 +275,60 @@ export function queryCost(schema: GraphQLSchema, document: DocumentNode, variabl
   });
 }
 
-export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
-  const ceilingFor = (viewer: Viewer | null | undefined) =>
-    viewer && (viewer.role === "barista" || viewer.role === "admin") ? limits.maxCostStaff : limits.maxCost;
+type Price = (schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined) => number;
 
+/** `price` (queryCost) of a request, remembered per schema, parsed document, operation and the variables it can depend on. */
+export function makeCostCache(price: Price): Price {
   // A document's cost depends only on the schema, the operation and the
   // variables: priced once per distinct (operation, variables) of a parsed
   // document (grafserv reuses the parsed document of a repeated query text),
   // at most COST_CACHE_PER_DOCUMENT of them, so a client that repeats a
   // request does not pay the pricing walk again.
+  //
+  // Only the variables the price can depend on are in the key (those in a
+  // `first`, `last` or `limit` argument, or in a directive's arguments: see
+  // costVariables), so CoffeeDetail's id, different on every request, does
+  // not make every request a miss. A hit still coerces all the variables,
+  // and a request whose variables do not coerce is priced in full, failing
+  // as it always did.
   const costCache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number | Error>>>();
-  function cachedCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): number {
+  const variablesOfDocument = new WeakMap<DocumentNode, Map<string, { names: string[]; operation: OperationDefinitionNode | null }>>();
+  return function cachedCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): number {
     let byDocument = costCache.get(schema);
     if (!byDocument) costCache.set(schema, (byDocument = new WeakMap()));
     let entries = byDocument.get(document);
     if (!entries) byDocument.set(document, (entries = new Map()));
-    const key = `${operationName ?? ""}\u0000${variables ? JSON.stringify(variables) : ""}`;
+    let byOperation = variablesOfDocument.get(document);
+    if (!byOperation) variablesOfDocument.set(document, (byOperation = new Map()));
+    let relevant = byOperation.get(operationName ?? "");
+    if (!relevant) byOperation.set(operationName ?? "", (relevant = costVariables(document, operationName)));
+    const key = `${operationName ?? ""}\u0000${variables ? JSON.stringify(relevant.names.map((n) => (Object.hasOwn(variables, n) ? [variables[n]] : []))) : ""}`;
     let priced = entries.get(key);
-    if (priced === undefined) {
+    // What the key leaves out may still be wrong: only variables that
+    // coerce may use the entry; others are priced in full (and fail as they
+    // always did), and that failure, about those variables, is not kept.
+    const coerced = coerces(schema, relevant.operation, variables);
+    if (priced === undefined || !coerced) {
       try {
-        priced = queryCost(schema, document, variables, operationName, limits.defaultListSize);
+        priced = price(schema, document, variables, operationName);
       } catch (e) {
         priced = e as Error;
       }
-      if (entries.size >= COST_CACHE_PER_DOCUMENT) entries.clear();
-      entries.set(key, priced);
+      if (coerced) {
+        if (entries.size >= COST_CACHE_PER_DOCUMENT) entries.clear();
+        entries.set(key, priced);
+      }
     }
     if (priced instanceof Error) throw priced;
     return priced;
   }
+}
+
+export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
+  const ceilingFor = (viewer: Viewer | null | undefined) =>
+    viewer && (viewer.role === "barista" || viewer.role === "admin") ? limits.maxCostStaff : limits.maxCost;
+
+  const cachedCost = makeCostCache((schema, document, variables, operationName) => queryCost(schema, document, variables, operationName, limits.defaultListSize));
 
   /** Null when the request may run; else the refusal. */
   function check(args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown }) {
@@ -231,6 +366,7 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
             depthRule(limits.maxDepth),
             maxAliasesRule({ n: limits.maxAliases, ...withCode("TOO_MANY_ALIASES") }) as unknown as ValidationRule,
             tokensRule(limits.maxTokens, limits.maxLength),
+            introspectionRule(MAX_TYPE_FIELDS),
           );
           return next();
         },
@@ -246,13 +382,10 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
             return refusal as any;
           }
           logger.debug({ operationName, cost }, "query cost");
-          const stopTimer = graphqlOperations.startTimer({
-            operation: operationLabel(operationName),
-            type: operationType(event.args.document, operationName),
-          });
+          const started = performance.now();
           const result = next();
           const addCost = (r: any) => {
-            stopTimer();
+            observeOperation(operationLabel(operationName), operationType(event.args.document, operationName), (performance.now() - started) / 1000);
             return r && typeof r === "object" && !(Symbol.asyncIterator in r) ? { ...r, extensions: { ...r.extensions, cost: { requested: cost, maximum } } } : r;
           };
           return (result && typeof (result as any).then === "function" ? (result as Promise<unknown>).then(addCost) : addCost(result)) as any;

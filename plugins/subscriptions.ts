@@ -1,14 +1,21 @@
 import { extendSchema } from "postgraphile/utils";
-import { withPgClient } from "postgraphile/@dataplan/pg";
+import { pgSelectSingleFromRecord, withPgClient } from "postgraphile/@dataplan/pg";
 import { jsonParse } from "postgraphile/@dataplan/json";
-import { context, lambda, listen, type Step } from "postgraphile/grafast";
+import { constant, context, lambda, listen, type Step } from "postgraphile/grafast";
+import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, orderStatusTopic, orderTopic } from "../src/topics.ts";
 
 /**
- * The contract's subscriptions over LISTEN/NOTIFY. Triggers publish ids on
- * `order:<id>`, `order_status:<id>` and `coffee:new`; each event is read
- * again from Postgres under the subscriber's own role, so RLS decides what
- * they see. Following an order is checked when subscribing
- * (app_hidden.assert_can_follow_order): someone else's order is NOT_FOUND.
+ * The contract's subscriptions over LISTEN/NOTIFY (topics: src/topics.ts).
+ * Triggers publish ids on `order:<id>`, `order_status:<id>` and
+ * `coffee:new`; each event is read again from Postgres under the
+ * subscriber's own role, so RLS decides what they see. Following an order
+ * is checked when subscribing (app_hidden.assert_can_follow_order):
+ * someone else's order is NOT_FOUND.
+ *
+ * `orderQueueChanged` (staff only: app_hidden.assert_can_follow_queue) gets
+ * the order row as it was at each queue step from the trigger, so quick
+ * steps (PAID then PREPARING by the worker) each show their own status, in
+ * order; its lines, customer and barista are read under the subscriber's role.
  */
 export const SubscriptionsPlugin = extendSchema((build) => {
   const { pgResources, pgExecutors } = build.input.pgRegistry;
@@ -17,11 +24,25 @@ export const SubscriptionsPlugin = extendSchema((build) => {
   const baristas = pgResources.baristas!;
   const executor = pgExecutors.main!;
 
-  /** A step that fails (NOT_FOUND, UNAUTHENTICATED) unless the caller may follow the order. */
+  /** A step that fails (FORBIDDEN, UNAUTHENTICATED) unless the caller is staff. */
+  const queueFollowable = () =>
+    withPgClient(executor, constant(null), async (client) => {
+      await client.query({ text: "select app_hidden.assert_can_follow_queue()" });
+      return ORDER_QUEUE_TOPIC;
+    });
+
+  /**
+   * The order's id in its canonical form (lower-case UUID, as the triggers
+   * publish it: an id is an id however it is written), or a failure
+   * (NOT_FOUND, UNAUTHENTICATED) unless the caller may follow the order.
+   */
   const followable = ($id: Step) =>
     withPgClient(executor, $id, async (client, id) => {
-      await client.query({ text: "select app_hidden.assert_can_follow_order($1::uuid)", values: [id] });
-      return id as string;
+      const { rows } = await client.query<{ id: string }>({
+        text: "select app_hidden.assert_can_follow_order($1::uuid), $1::uuid::text as id",
+        values: [id],
+      });
+      return rows[0]!.id;
     });
 
   return {
@@ -40,13 +61,15 @@ export const SubscriptionsPlugin = extendSchema((build) => {
         newCoffee: Coffee!
         "Each status the order takes (your own orders; staff: any)."
         orderStatusChanged(orderId: ID!): OrderStatusChange!
+        "Staff only: each order as it enters the queue (PAID), moves through it (PREPARING, BREWING, READY) or leaves it (COMPLETED, or CANCELLED after payment), as it was at that step."
+        orderQueueChanged: Order!
       }
     `,
     plans: {
       Subscription: {
         orderUpdated: {
           subscribePlan(_, { $id }) {
-            const $topic = lambda(followable($id), (id) => `order:${id}`);
+            const $topic = lambda(followable($id), (id) => orderTopic(id as string));
             return listen(context().get("pgSubscriber") as any, $topic, (e) => e);
           },
           plan(_$event, { $id }) {
@@ -55,16 +78,24 @@ export const SubscriptionsPlugin = extendSchema((build) => {
         },
         orderStatusChanged: {
           subscribePlan(_, { $orderId }) {
-            const $topic = lambda(followable($orderId), (id) => `order_status:${id}`);
+            const $topic = lambda(followable($orderId), (id) => orderStatusTopic(id as string));
             return listen(context().get("pgSubscriber") as any, $topic, (e) => jsonParse(e as any));
           },
           plan($event) {
             return $event;
           },
         },
+        orderQueueChanged: {
+          subscribePlan() {
+            return listen(context().get("pgSubscriber") as any, queueFollowable(), (e) => jsonParse(e as any));
+          },
+          plan($row: any) {
+            return pgSelectSingleFromRecord(orders, $row);
+          },
+        },
         newCoffee: {
           subscribePlan() {
-            return listen(context().get("pgSubscriber") as any, "coffee:new", (e) => jsonParse(e as any));
+            return listen(context().get("pgSubscriber") as any, NEW_COFFEE_TOPIC, (e) => jsonParse(e as any));
           },
           plan($event: any) {
             return coffees.get({ id: $event.get("id") });

@@ -6,11 +6,12 @@ import { printSchemaWithDirectives } from "@graphql-tools/utils";
 import { lexicographicSortSchema } from "postgraphile/graphql";
 import "../src/envDefaults.ts";
 import pg from "pg";
-import { loadConfig } from "../src/config.ts";
+import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
 import { makePreset } from "../src/graphile.config.ts";
 import { resolveDatabaseUrls, prepareDatabase, startEmbeddedPostgres } from "../src/database.ts";
 
 async function main() {
+  applyEnvFile();
   const config = loadConfig();
   const embedded = config.DATABASE_URL ? null : await startEmbeddedPostgres(config);
   const baseUrl = config.DATABASE_URL ?? embedded!.url.replace(/\/postgres$/, "/cafe");
@@ -23,6 +24,6 @@ async function main() {
   await embedded?.stop();
 }
 main().catch((e) => {
-  console.error(e);
+  console.error(e instanceof ConfigError ? e.message : e);
   process.exit(1);
 });

@@ -1,9 +1,14 @@
 // A small subscription client: signs in, then prints each event.
 //   npm run subscribe -- alice@example.com coffee <orderId>   (orderStatusChanged)
 //   npm run subscribe -- - - new-coffee                      (newCoffee, anonymous)
-// API_URL defaults to http://localhost:5678.
+// API_URL defaults to http://localhost:5678. It sends trusted documents
+// (README "Trusted documents"): sign-in by documentId, the subscription by
+// its exact text, so it works under every AD_HOC_QUERIES policy.
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
+import { trustedDocuments } from "./documents.ts";
+
+const trusted = (operation: string) => trustedDocuments().find((d) => d.operation === operation)!;
 
 async function main() {
   const [email, password, target] = process.argv.slice(2);
@@ -17,7 +22,7 @@ async function main() {
     const r = await fetch(`${base}/graphql`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ query: "mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token } }", variables: { e: email, p: password } }),
+      body: JSON.stringify({ documentId: trusted("Login").id, variables: { email, password } }),
     }).then((res) => res.json());
     token = r.data?.login?.token;
     if (!token) throw new Error(`login failed: ${JSON.stringify(r.errors)}`);
@@ -27,12 +32,8 @@ async function main() {
     webSocketImpl: WebSocket,
     connectionParams: token ? { authorization: `Bearer ${token}` } : {},
   });
-  const query =
-    target === "new-coffee"
-      ? "subscription { newCoffee { id name price } }"
-      : "subscription($id: ID!) { orderStatusChanged(orderId: $id) { orderId status message barista { name } } }";
   client.subscribe(
-    { query, variables: target === "new-coffee" ? {} : { id: target } },
+    target === "new-coffee" ? { query: trusted("NewOnMenu").text } : { query: trusted("StatusFeed").text, variables: { orderId: target } },
     {
       next: (event) => console.log(JSON.stringify(event)),
       error: (err) => {

@@ -4,7 +4,9 @@ import { SafeError } from "postgraphile/grafast";
 
 // Bearer tokens for /graphql: HS256 JWTs signed with JWT_SECRET. The role
 // claim picks the Postgres role a request runs as; only the three sign-in
-// roles are accepted, whatever a token says.
+// roles are accepted, whatever a token says. The `sid` claim names the
+// sign-in (refresh-token family) the token belongs to: a revoked sign-in's
+// tokens are refused (src/revocations.ts).
 
 export type AccountRole = "customer" | "barista" | "admin";
 const ROLES: ReadonlySet<string> = new Set<AccountRole>(["customer", "barista", "admin"]);
@@ -13,8 +15,15 @@ const AUDIENCE = "cafe-api";
 export interface Viewer {
   role: AccountRole;
   userId: string;
+  /** The sign-in (refresh-token family) the token was issued for. */
+  signInId: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
+}
+
+/** Baristas and admins: the staff, who get higher query limits and, under AD_HOC_QUERIES=staff, ad-hoc documents. */
+export function isStaff(viewer: Viewer | null | undefined): boolean {
+  return viewer?.role === "barista" || viewer?.role === "admin";
 }
 
 /** A refused token: a SafeError, so its message and code reach the client. */
@@ -34,8 +43,14 @@ function keyFor(secret: string): KeyObject {
   return key;
 }
 
-export function signToken(secret: string, userId: string, role: AccountRole, lifetimeSeconds: number): { token: string; expiresAt: Date } {
-  const token = jwt.sign({ role, user_id: userId }, keyFor(secret), {
+export interface Session {
+  userId: string;
+  role: AccountRole;
+  signInId: string;
+}
+
+export function signToken(secret: string, { userId, role, signInId }: Session, lifetimeSeconds: number): { token: string; expiresAt: Date } {
+  const token = jwt.sign({ role, user_id: userId, sid: signInId }, keyFor(secret), {
     algorithm: "HS256",
     expiresIn: lifetimeSeconds,
     audience: AUDIENCE,
@@ -45,8 +60,11 @@ export function signToken(secret: string, userId: string, role: AccountRole, lif
   return { token, expiresAt: new Date(exp * 1000) };
 }
 
-/** Reads an `Authorization` value. No value: anonymous (null). A bad one throws AuthError. */
-export function viewerFromAuthorization(secret: string, header: string | string[] | undefined): Viewer | null {
+/** Whether a sign-in has been revoked (logout, stolen refresh token, account disabled, ...). */
+export type IsRevoked = (signInId: string) => boolean;
+
+/** Reads an `Authorization` value. No value: anonymous (null). A bad or revoked one throws AuthError. */
+export function viewerFromAuthorization(secret: string, header: string | string[] | undefined, isRevoked?: IsRevoked): Viewer | null {
   if (header === undefined || header === "") return null;
   if (Array.isArray(header)) throw new AuthError("Send one Authorization header.");
   const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
@@ -58,15 +76,16 @@ export function viewerFromAuthorization(secret: string, header: string | string[
     const expired = e instanceof jwt.TokenExpiredError;
     throw new AuthError(expired ? "Your token has expired; sign in again." : "Your token is not valid; sign in again.");
   }
-  const { role, user_id: userId, exp } = claims as { role?: unknown; user_id?: unknown; exp?: unknown };
-  if (typeof role !== "string" || !ROLES.has(role) || typeof userId !== "string" || typeof exp !== "number") {
+  const { role, user_id: userId, sid: signInId, exp } = claims as { role?: unknown; user_id?: unknown; sid?: unknown; exp?: unknown };
+  if (typeof role !== "string" || !ROLES.has(role) || typeof userId !== "string" || typeof signInId !== "string" || typeof exp !== "number") {
     throw new AuthError("Your token is not valid; sign in again.");
   }
-  return { role: role as AccountRole, userId, exp };
+  if (isRevoked?.(signInId)) throw new AuthError("This sign-in has ended; sign in again.");
+  return { role: role as AccountRole, userId, signInId, exp };
 }
 
 /** The Postgres settings a request runs with: its role and its claims. */
 export function pgSettingsFor(viewer: Viewer | null): Record<string, string> {
   if (!viewer) return { role: "cafe_anonymous" };
-  return { role: `cafe_${viewer.role}`, "jwt.claims.user_id": viewer.userId, "jwt.claims.role": viewer.role };
+  return { role: `cafe_${viewer.role}`, "jwt.claims.user_id": viewer.userId, "jwt.claims.role": viewer.role, "jwt.claims.sid": viewer.signInId };
 }

@@ -1,11 +1,11 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, statSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import os from "node:os";
 import pg from "pg";
 import { Logger as MigrateLogger, migrate } from "graphile-migrate";
 import { runMigrations as runWorkerMigrations } from "graphile-worker";
-import type { Config } from "./config.ts";
+import { ConfigError, isDevelopmentDefault, productionDefaultError, type Config } from "./config.ts";
 import { logger } from "./logger.ts";
 
 // Getting a database ready: an embedded PostgreSQL where none is configured,
@@ -13,9 +13,10 @@ import { logger } from "./logger.ts";
 // schema and the demo data. Every step is idempotent, so `npm start` runs
 // them all on every start.
 
-export const ROOT_DIR = path.resolve(__dirname, "..");
+export const ROOT_DIR = path.resolve(import.meta.dirname, "..");
 export const MIGRATIONS_DIR = path.join(ROOT_DIR, "migrations");
 export const DEMO_DATA_FILE = path.join(ROOT_DIR, "data", "demo.sql");
+const COMMITTED_DIR = path.join(MIGRATIONS_DIR, "committed");
 
 export const OWNER_ROLE = "cafe_owner";
 export const AUTHENTICATOR_ROLE = "cafe_authenticator";
@@ -150,13 +151,29 @@ function withDatabase(url: string, database: string): string {
 /** Works out the three connection strings from the configuration. */
 export async function resolveDatabaseUrls(config: Config, databaseUrl: string): Promise<DatabaseUrls> {
   const root = (await isSuperuser(databaseUrl)) ? databaseUrl : undefined;
+  // A superuser URL sets the owner's password from DATABASE_ROLE_PASSWORD
+  // unless DATABASE_OWNER_URL is given: production may not use the default.
+  if (config.isProduction && root && !config.DATABASE_OWNER_URL && isDevelopmentDefault("DATABASE_ROLE_PASSWORD", config.DATABASE_ROLE_PASSWORD)) {
+    throw productionDefaultError("DATABASE_ROLE_PASSWORD", `DATABASE_URL is a superuser's, so ${OWNER_ROLE}'s password would be set to it; set DATABASE_ROLE_PASSWORD or DATABASE_OWNER_URL`);
+  }
   const owner = config.DATABASE_OWNER_URL ?? (root ? withUser(databaseUrl, OWNER_ROLE, config.DATABASE_ROLE_PASSWORD) : databaseUrl);
   const authenticator =
     config.DATABASE_AUTHENTICATOR_URL ?? withUser(databaseUrl, AUTHENTICATOR_ROLE, config.DATABASE_ROLE_PASSWORD);
   return { root, owner, authenticator };
 }
 
-/** Creates the roles and the database (needs a superuser). */
+/** The password in `url` when it logs in as `role`, else the configured role password. */
+function passwordFor(role: string, url: string, rolePassword: string): string {
+  const u = new URL(url);
+  return decodeURIComponent(u.username) === role && u.password ? decodeURIComponent(u.password) : rolePassword;
+}
+
+/**
+ * Creates the roles and the database (needs a superuser). A database made
+ * beforehand (e.g. a DBA's `createdb cafe`, owned by the superuser) is given
+ * to the owner role: the migrations create schemas and extensions in it and
+ * set a database option, which its owner may do; it ends as if created here.
+ */
 async function createRolesAndDatabase(urls: DatabaseUrls, rolePassword: string): Promise<void> {
   if (!urls.root) return;
   const client = new pg.Client({ connectionString: withDatabase(urls.root, "postgres") });
@@ -164,13 +181,14 @@ async function createRolesAndDatabase(urls: DatabaseUrls, rolePassword: string):
   try {
     // Several processes (or test files) may prepare the same cluster at once.
     await client.query("select pg_advisory_lock(820231)");
-    const pw = client.escapeLiteral(rolePassword);
-    const loginRoles: Array<[string, string]> = [
-      [OWNER_ROLE, "login"],
-      [AUTHENTICATOR_ROLE, "login noinherit"],
+    // Each login role gets the password of the URL the service logs in with.
+    const loginRoles: Array<[string, string, string]> = [
+      [OWNER_ROLE, "login", urls.owner],
+      [AUTHENTICATOR_ROLE, "login noinherit", urls.authenticator],
     ];
-    for (const [role, options] of loginRoles) {
+    for (const [role, options, url] of loginRoles) {
       const { rowCount } = await client.query("select 1 from pg_roles where rolname = $1", [role]);
+      const pw = client.escapeLiteral(passwordFor(role, url, rolePassword));
       await client.query(`${rowCount ? "alter" : "create"} role ${role} with ${options} password ${pw}`);
     }
     for (const role of REQUEST_ROLES) {
@@ -181,10 +199,13 @@ async function createRolesAndDatabase(urls: DatabaseUrls, rolePassword: string):
     // The worker (connected as the owner) acts as cafe_system in its tasks.
     await client.query(`grant cafe_system to ${OWNER_ROLE}`);
     const name = databaseName(urls.owner);
-    const { rowCount } = await client.query("select 1 from pg_database where datname = $1", [name]);
-    if (!rowCount) {
+    const { rows } = await client.query("select pg_get_userbyid(datdba) as owner from pg_database where datname = $1", [name]);
+    if (!rows.length) {
       await client.query(`create database ${client.escapeIdentifier(name)} owner ${OWNER_ROLE}`);
       logger.info({ database: name }, "created database");
+    } else if (rows[0].owner !== OWNER_ROLE) {
+      await client.query(`alter database ${client.escapeIdentifier(name)} owner to ${OWNER_ROLE}`);
+      logger.info({ database: name, previousOwner: rows[0].owner, owner: OWNER_ROLE }, "gave the existing database to the owner role");
     }
     await client.query("select pg_advisory_unlock(820231)");
   } finally {
@@ -200,8 +221,17 @@ export interface PrepareOptions {
 export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "DATABASE_ROLE_PASSWORD">, options: PrepareOptions): Promise<void> {
   await createRolesAndDatabase(urls, config.DATABASE_ROLE_PASSWORD);
   const owner = new pg.Client({ connectionString: urls.owner });
-  await owner.connect();
   try {
+    await owner.connect();
+  } catch (e) {
+    throw new ConfigError(`cannot connect to the database as ${userOf(urls.owner)}: ${(e as Error).message}`);
+  }
+  try {
+    // Without a superuser, a DBA made the roles and grants: say which is missing.
+    if (!urls.root) {
+      const missing = await missingGrants(owner, userOf(urls.authenticator));
+      if (missing.length) throw new ConfigError(missing.join("\n"));
+    }
     await owner.query("select pg_advisory_lock(820232)");
     await runWorkerMigrations({ connectionString: urls.owner });
     await migrate({
@@ -216,10 +246,100 @@ export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "
         logger.info("loaded the demo data");
       }
     }
+    await installDdlAudit(urls, owner);
     await owner.query("select pg_advisory_unlock(820232)");
   } finally {
     await owner.end();
   }
+}
+
+function userOf(url: string): string {
+  return decodeURIComponent(new URL(url).username);
+}
+
+/** The extensions the committed migrations create (trusted ones: a database's owner, or a role with CREATE on its schema public, may create them). */
+export function requiredExtensions(): string[] {
+  const names = new Set<string>();
+  for (const file of readdirSync(COMMITTED_DIR).filter((f) => f.endsWith(".sql"))) {
+    for (const m of readFileSync(path.join(COMMITTED_DIR, file), "utf8").matchAll(/^create extension if not exists (\w+)/gim)) names.add(m[1]!);
+  }
+  return [...names];
+}
+
+/**
+ * What the owner role (this connection) and the runtime role need on a
+ * database it was not given by a superuser, one line per missing grant with
+ * the statement that gives it (README "Going to production" lists them all).
+ */
+export async function missingGrants(owner: pg.Client, authenticator: string): Promise<string[]> {
+  const id = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : owner.escapeIdentifier(name));
+  const {
+    rows: [me],
+  } = await owner.query(
+    `select current_user as role, current_database() as db, has_database_privilege(current_database(), 'CREATE') as create_db,
+            coalesce((select has_schema_privilege(oid, 'CREATE') from pg_namespace where nspname = 'public'), false) as create_public,
+            array(select e from unnest($1::text[]) e where not exists (select 1 from pg_extension where extname = e)) as missing_extensions`,
+    [requiredExtensions()],
+  );
+  const lines: string[] = [];
+  if (!me.create_db)
+    lines.push(`${me.role} lacks CREATE on database ${me.db}: run \`grant create on database ${id(me.db)} to ${id(me.role)}\``);
+  if (me.missing_extensions.length && !me.create_public)
+    lines.push(
+      `${me.role} cannot create the extensions ${me.missing_extensions.join(", ")} in database ${me.db}: run \`${me.missing_extensions.map((e: string) => `create extension if not exists ${e};`).join(" ")}\` there as a superuser (or \`grant create on schema public to ${id(me.role)}\`)`,
+    );
+  const { rows: roles } = await owner.query(
+    // pg_has_role fails on a role that does not exist: CASE asks it only for those that do.
+    `select r as role, exists (select 1 from pg_roles where rolname = r) as exists,
+            case when exists (select 1 from pg_roles where rolname = r) and exists (select 1 from pg_roles where rolname = $2)
+                 then pg_has_role($2, r, 'MEMBER') end as authenticator_member,
+            case when exists (select 1 from pg_roles where rolname = r) then pg_has_role(current_user, r, 'MEMBER') end as owner_member
+       from unnest($1::text[]) r`,
+    [REQUEST_ROLES, authenticator],
+  );
+  const { rowCount: authenticatorExists } = await owner.query("select 1 from pg_roles where rolname = $1", [authenticator]);
+  if (!authenticatorExists)
+    lines.push(`role ${authenticator} does not exist: run \`create role ${id(authenticator)} login noinherit password '...'\``);
+  for (const r of roles) {
+    if (!r.exists) {
+      lines.push(`role ${r.role} does not exist: run \`create role ${r.role} nologin\``);
+      continue;
+    }
+    if (authenticatorExists && !r.authenticator_member)
+      lines.push(`${authenticator} is not a member of ${r.role}: run \`grant ${r.role} to ${id(authenticator)}\``);
+  }
+  if (roles.find((r) => r.role === "cafe_system")?.owner_member === false)
+    lines.push(`${me.role} is not a member of cafe_system (the worker acts as it): run \`grant cafe_system to ${id(me.role)}\``);
+  return lines;
+}
+
+/** Drops the database and prepares it anew (`npm run db:reset`); needs a superuser. */
+export async function resetDatabase(urls: DatabaseUrls): Promise<void> {
+  if (!urls.root) throw new ConfigError("npm run db:reset drops and creates the database: DATABASE_URL must be a superuser's (or unset, for the embedded server)");
+  await dropDatabase(urls.root, databaseName(urls.owner));
+  logger.info({ database: databaseName(urls.owner) }, "dropped the database");
+}
+
+/** What a DBA runs once, as a superuser, so schema changes are audited (README "The café's day"). */
+export const INSTALL_DDL_AUDIT = "select app_private.install_ddl_audit()";
+
+/**
+ * The audit log's event trigger (migration 000018) needs a superuser: with
+ * one, install it (idempotent); without, say once that DDL is not audited.
+ */
+async function installDdlAudit(urls: DatabaseUrls, owner: pg.Client): Promise<void> {
+  if (urls.root) {
+    const root = new pg.Client({ connectionString: withDatabase(urls.root, databaseName(urls.owner)) });
+    await root.connect();
+    try {
+      await root.query(INSTALL_DDL_AUDIT);
+    } finally {
+      await root.end();
+    }
+    return;
+  }
+  const { rows } = await owner.query("select app_private.ddl_audit_installed() as installed");
+  if (!rows[0].installed) logger.warn(`DDL changes (policies, grants, functions) are not audited: a superuser must run \`${INSTALL_DDL_AUDIT}\` once`);
 }
 
 const migrateLogger = new MigrateLogger((scope) => (level, message) => {
@@ -238,6 +358,3 @@ export async function dropDatabase(rootUrl: string, name: string): Promise<void>
   }
 }
 
-export function assertReadable(file: string): void {
-  accessSync(file, constants.R_OK);
-}

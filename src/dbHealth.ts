@@ -12,7 +12,10 @@ export class DatabaseHealth {
   private timer: NodeJS.Timeout;
   private probing = false;
 
-  constructor(private readonly pool: pg.Pool, intervalMs = 2000) {
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool, intervalMs = 2000) {
+    this.pool = pool;
     pool.on("error", () => this.markDown());
     this.timer = setInterval(() => void this.probe(), intervalMs);
     this.timer.unref();

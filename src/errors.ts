@@ -4,11 +4,57 @@ import { defaultMaskError } from "postgraphile/grafserv";
 import { isSafeError } from "postgraphile/grafast";
 import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
+import { currentRequestId } from "./http/requestScope.ts";
+
+/** Every `extensions.code` a GraphQL client (HTTP or WebSocket) may meet; /metrics counts each from 0. */
+export const ERROR_CODES = [
+  "UNAUTHENTICATED",
+  "FORBIDDEN",
+  "BAD_USER_INPUT",
+  "NOT_FOUND",
+  "INVALID_TRANSITION",
+  "OUT_OF_STOCK",
+  "NOT_AVAILABLE",
+  "CONFLICT",
+  "RATE_LIMITED",
+  "TOO_MANY_OPEN_ORDERS",
+  "QUERY_TIMEOUT",
+  "SERVICE_UNAVAILABLE",
+  "INTERNAL_SERVER_ERROR",
+  "GRAPHQL_PARSE_FAILED",
+  "GRAPHQL_VALIDATION_FAILED",
+  // the limits, checked before any SQL (plugins/queryCost.ts)
+  "QUERY_TOO_COMPLEX",
+  "QUERY_TOO_DEEP",
+  "TOO_MANY_ALIASES",
+  "TOO_MANY_TOKENS",
+  "QUERY_TOO_LARGE",
+  "INTROSPECTION_LIMIT",
+  // refusals of the HTTP layer (src/server.ts, plugins/errorCodes.ts)
+  "PAYLOAD_TOO_LARGE",
+  "METHOD_NOT_ALLOWED",
+  "NOT_ACCEPTABLE",
+  "UNSUPPORTED_MEDIA_TYPE",
+  // untrusted documents (plugins/trustedDocuments.ts)
+  "TRUSTED_DOCUMENT_REQUIRED",
+  "PERSISTED_DOCUMENT_NOT_FOUND",
+  // refusals of the WebSocket layer (src/http/websocket.ts)
+  "TOO_MANY_SUBSCRIPTIONS",
+  "TOO_MANY_CONNECTIONS",
+  "ORIGIN_NOT_ALLOWED",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+for (const code of ERROR_CODES) graphqlErrors.inc({ code }, 0);
+
+/** A refusal with its code, for clients. */
+export function codedError(code: ErrorCode, message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code } });
+}
 
 // The one place where refusals raised in SQL become stable client codes.
 // SQL functions raise with these SQLSTATEs (see migrations); anything else
 // is masked: the client gets an id to quote, the log gets the details.
-export const SQLSTATE_CODES: Record<string, string> = {
+export const SQLSTATE_CODES: Record<string, ErrorCode> = {
   "28000": "UNAUTHENTICATED",
   "42501": "FORBIDDEN",
   "22023": "BAD_USER_INPUT",
@@ -24,9 +70,13 @@ export const SQLSTATE_CODES: Record<string, string> = {
   CT002: "OUT_OF_STOCK",
   CT003: "NOT_AVAILABLE",
   CT004: "RATE_LIMITED",
+  CT011: "TOO_MANY_OPEN_ORDERS", // a customer's unpaid orders or cups at their cap (details: counts and caps)
   "23505": "CONFLICT",
   "57014": "QUERY_TIMEOUT",
 };
+
+/** Messages of @dataplan/pg's and grafast's SafeErrors about paging arguments. */
+const PAGING_REFUSAL = /cursor|'(first|last|offset)'/i;
 
 const DB_UNAVAILABLE = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03", "08006", "08001", "08003"]);
 
@@ -53,7 +103,7 @@ function mask(error: GraphQLError): GraphQLError {
   const code = original.code ? SQLSTATE_CODES[original.code] : undefined;
   if (code) {
     let details: unknown;
-    if (code === "INVALID_TRANSITION" && original.detail) {
+    if ((code === "INVALID_TRANSITION" || code === "TOO_MANY_OPEN_ORDERS") && original.detail) {
       try {
         details = JSON.parse(original.detail);
       } catch {
@@ -80,9 +130,14 @@ function mask(error: GraphQLError): GraphQLError {
       extensions: { code: "SERVICE_UNAVAILABLE" },
     });
   }
+  if (isSafeError(original as Error) && !original.extensions?.code && PAGING_REFUSAL.test(original.message ?? "")) {
+    // The paging machinery's own refusals (a cursor that is not one of ours,
+    // `offset` with `last`, ...): the request's fault.
+    return new GraphQLError(original.message!, { nodes: error.nodes, path: error.path, originalError: error.originalError, extensions: { code: "BAD_USER_INPUT" } });
+  }
   if (original instanceof GraphQLError || isSafeError(original as Error)) return defaultMaskError(error); // meant for clients
   const errorId = randomUUID();
-  logger.error({ errorId, err: original, path: error.path }, "internal error");
+  logger.error({ errorId, requestId: currentRequestId(), err: original, path: error.path }, "internal error");
   return new GraphQLError(`An internal error occurred (reference ${errorId}).`, {
     nodes: error.nodes,
     path: error.path,

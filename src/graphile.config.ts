@@ -1,19 +1,28 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
 import { makePgService } from "postgraphile/adaptors/pg";
+import { normalizeConnectionParams } from "postgraphile/grafserv";
 import { PostGraphileConnectionFilterPreset } from "postgraphile-plugin-connection-filter";
 import type { Pool } from "pg";
 import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
-import { OrdersFieldPlugin } from "../plugins/ordersField.ts";
+import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/ordersField.ts";
+import { makePageSizePlugin } from "../plugins/pageSize.ts";
 import { MutationsPlugin } from "../plugins/mutations.ts";
 import { OrderItemsOrderPlugin } from "../plugins/orderItemsOrder.ts";
 import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
+import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/reports.ts";
 import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
-import { pgSettingsFor, type Viewer } from "./auth.ts";
+import { isStaff, pgSettingsFor, type Viewer } from "./auth.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
 import { makeQueryCostPlugin } from "../plugins/queryCost.ts";
 import { ErrorCodesPlugin } from "../plugins/errorCodes.ts";
+import { makeTrustedDocumentsPlugin } from "../plugins/trustedDocuments.ts";
+import { graphqlErrors } from "./metrics.ts";
+import { OperationNamePlugin } from "../plugins/operationName.ts";
+import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 
 declare global {
   namespace Grafast {
@@ -22,6 +31,8 @@ declare global {
       config: Config;
       /** The caller's address (X-Forwarded-For only where TRUST_PROXY says so). */
       clientIp: string;
+      /** Waits until this process knows of the sign-ins revoked so far (src/revocations.ts). */
+      revocationsCaughtUp?: () => Promise<void>;
     }
   }
 }
@@ -36,12 +47,17 @@ export interface PresetOptions {
   clientAddress(req: import("node:http").IncomingMessage): string;
   config: Config;
   pool: Pool;
+  /** Waits until this process knows of the sign-ins revoked so far. */
+  revocationsCaughtUp?: () => Promise<void>;
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
 }
 
+/** contract/trusted-documents.json (`npm run documents`): id -> document text. */
+const TRUSTED_DOCUMENTS: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../contract/trusted-documents.json"), "utf8"));
+
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, revocationsCaughtUp }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -51,9 +67,19 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       OrderItemsOrderPlugin,
       AccountsPlugin,
       SubscriptionsPlugin,
+      ReportsPlugin,
       ComplexityDirectiveDefinitionPlugin,
       ComplexityDirectivePlugin,
       ErrorCodesPlugin,
+      OperationNamePlugin,
+      makePageSizePlugin(
+        { default: config.DEFAULT_LIST_SIZE, max: config.MAX_LIST_SIZE },
+        {
+          "Query.orders": ORDERS_PAGE_SIZE,
+          "Query.salesReport": SALES_REPORT_PAGE_SIZE,
+          "Query.auditLog": { default: config.DEFAULT_LIST_SIZE, max: AUDIT_LOG_MAX_PAGE },
+        },
+      ),
       makeQueryCostPlugin({
         maxDepth: config.MAX_QUERY_DEPTH,
         maxAliases: config.MAX_QUERY_ALIASES,
@@ -62,6 +88,23 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         maxCost: config.MAX_QUERY_COST,
         maxCostStaff: config.MAX_QUERY_COST_STAFF,
         defaultListSize: config.DEFAULT_LIST_SIZE,
+      }),
+      makeTrustedDocumentsPlugin({
+        documents: TRUSTED_DOCUMENTS,
+        adHocQueries: config.adHocQueries,
+        // The viewer as grafast.context below finds it: verified by server.ts
+        // (HTTP), or from the socket's connection_init payload, checked again
+        // (a token may have expired since the socket opened).
+        callerIsStaff(event) {
+          if (event.request) return isStaff((event.request.requestContext.node?.req as { [VIEWER]?: Viewer | null } | undefined)?.[VIEWER]);
+          try {
+            return isStaff(viewerFromConnectionParams(normalizeConnectionParams(event.graphqlWsContext?.connectionParams) as Record<string, unknown> | undefined));
+          } catch {
+            return false;
+          }
+        },
+        // On a socket, maskError (which counts errors) sees the refusal too.
+        onRefusal: (code, transport) => void (transport === "http" && graphqlErrors.inc({ code })),
       }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
@@ -81,7 +124,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       graphqlOverGET: true,
       websockets: true,
       maskError,
-      maxRequestLength: 100_000, // = MAX_GRAPHQL_BODY in server.ts
+      maxRequestLength: MAX_BODY_BYTES,
     },
     grafast: {
       explain: false,
@@ -89,7 +132,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
         const clientIp = req ? clientAddress(req) : (requestContext.ws?.request ? clientAddress(requestContext.ws.request) : "unknown");
-        return { viewer, config, clientIp, pgSettings: pgSettingsFor(viewer) };
+        return { viewer, config, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer) };
       },
     },
   };

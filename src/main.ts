@@ -1,13 +1,18 @@
 import "./envDefaults.ts";
-import { ConfigError, loadConfig, type Config } from "./config.ts";
-import { prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./database.ts";
+import { realpathSync } from "node:fs";
+import { applyEnvFile, ConfigError, loadConfig, type Config } from "./config.ts";
+import { prepareDatabase, resetDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./database.ts";
 import { logger } from "./logger.ts";
 import { startApi, type ApiServer } from "./server.ts";
 import { startWorker, type WorkerHandle } from "./worker.ts";
 
 // `npm start`: prepare the database, then serve the API and run the worker in
 // this process. `--api` or `--worker` runs one of them (to scale out);
-// `--migrate-only` prepares the database and exits.
+// `--migrate-only` prepares the database and exits; `--reset` (npm run
+// db:reset) drops the database first, refused in production without --force.
+
+/** Arguments that prepare the database and exit. */
+const ONE_SHOT = ["--migrate-only", "--reset"];
 
 export interface Service {
   config: Config;
@@ -18,6 +23,10 @@ export interface Service {
 
 export async function startService(config: Config, argv: readonly string[] = []): Promise<Service> {
   const only = argv.includes("--api") ? "api" : argv.includes("--worker") ? "worker" : null;
+  const reset = argv.includes("--reset");
+  if (reset && config.isProduction && !argv.includes("--force")) {
+    throw new ConfigError("npm run db:reset drops the database: refused when NODE_ENV=production (run `npm run db:reset -- --force` to mean it)");
+  }
   let embedded: EmbeddedServer | null = null;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
@@ -25,8 +34,9 @@ export async function startService(config: Config, argv: readonly string[] = [])
     databaseUrl = embedded.url.replace(/\/postgres$/, "/cafe");
   }
   const urls = await resolveDatabaseUrls(config, databaseUrl);
+  if (reset) await resetDatabase(urls);
   await prepareDatabase(urls, config, { demoData: config.demoData });
-  if (argv.includes("--migrate-only")) {
+  if (argv.some((a) => ONE_SHOT.includes(a))) {
     await embedded?.stop();
     return { config, api: null, worker: null, stop: async () => {} };
   }
@@ -49,29 +59,20 @@ export async function startService(config: Config, argv: readonly string[] = [])
 }
 
 async function main() {
-  const major = Number(process.versions.node.split(".")[0]);
-  if (major < 22) {
-    console.error(`Node.js ${process.versions.node} is too old: the service needs Node >= 22.18. Run it through npm (npm start), which uses the project's own Node from node_modules/.bin.`);
-    process.exit(1);
-  }
   // A library's stray promise (e.g. graphile-worker completing jobs while the
   // database is down) must not take the API down with it; the worker is
   // supervised and restarts itself.
   process.on("unhandledRejection", (reason) => {
     logger.error({ err: reason instanceof Error ? reason.message : String(reason) }, "unhandled rejection (kept running)");
   });
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(e.message);
-      process.exit(1);
-    }
-    throw e;
-  }
+  // Before anything else: the .env file, then every variable validated (a
+  // ConfigError here or later in start-up ends the process with its message).
+  const envFile = applyEnvFile();
+  const config = loadConfig();
+  logger.level = config.LOG_LEVEL;
+  if (envFile) logger.info({ envFile }, "read variables from the .env file (the real environment wins)");
   const service = await startService(config, process.argv.slice(2));
-  if (process.argv.includes("--migrate-only")) return;
+  if (process.argv.some((a) => ONE_SHOT.includes(a))) return;
   let signalled = false;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.on(signal, () => {
@@ -97,9 +98,13 @@ async function main() {
   }
 }
 
-if (require.main === module) {
+// Run as a program (not imported by a test or a script).
+if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
   main().catch((err) => {
-    logger.fatal({ err }, "failed to start");
+    // A bad configuration or database set-up is the operator's to fix: its
+    // message alone, no stack trace.
+    if (err instanceof ConfigError) console.error(err.message);
+    else logger.fatal({ err }, "failed to start");
     process.exit(1);
   });
 }

@@ -11,29 +11,67 @@ import { asSystem } from "./asSystem.ts";
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
 
-const KNOWN_OPERATIONS: ReadonlySet<string> = (() => {
-  const names = new Set<string>();
+/** The contract's operations (name -> query, mutation or subscription). */
+const KNOWN_OPERATIONS: ReadonlyMap<string, string> = (() => {
+  const operations = new Map<string, string>();
   try {
-    const dir = path.resolve(__dirname, "../contract/operations");
+    const dir = path.resolve(import.meta.dirname, "../contract/operations");
     for (const f of readdirSync(dir)) {
-      for (const m of readFileSync(path.join(dir, f), "utf8").matchAll(/^\s*(?:query|mutation|subscription)\s+(\w+)/gm)) names.add(m[1]!);
+      for (const m of readFileSync(path.join(dir, f), "utf8").matchAll(/^\s*(query|mutation|subscription)\s+(\w+)/gm)) operations.set(m[2]!, m[1]!);
     }
   } catch {
     // no contract folder: every operation is "other"
   }
-  return names;
+  return operations;
 })();
 
 export function operationLabel(name: string | null | undefined): string {
   return name && KNOWN_OPERATIONS.has(name) ? name : name ? "other" : "anonymous";
 }
 
+/** The routes the request counter names (any other path is "other"), with the statuses each may answer: all start at 0. */
+const ROUTE_STATUSES: Readonly<Record<string, readonly number[]>> = {
+  "/graphql": [200, 400, 401, 405, 413, 415, 429, 503],
+  "/graphiql": [200],
+  "/healthz": [200],
+  "/readyz": [200, 503],
+  "/metrics": [200, 401, 404],
+  "/orders/payment-callback": [200, 400, 401, 405, 413, 415, 422, 429, 500, 503],
+  other: [404, 413],
+};
+const ROUTES: ReadonlySet<string> = new Set(Object.keys(ROUTE_STATUSES).filter((r) => r !== "other"));
+
+/** A request's path as the bounded label of the request counter and the access log. */
+export function routeLabel(path: string): string {
+  return ROUTES.has(path) ? path : "other";
+}
+
+// Counted per request in a plain Map (prom-client hashes the labels of every
+// inc(): a few microseconds on the hot path), handed to the counter when
+// /metrics is read.
+const pendingRequests = new Map<string, { route: string; status: string; count: number }>();
+
 export const httpRequests = new client.Counter({
   name: "cafe_http_requests_total",
   help: "HTTP requests by route and status.",
   labelNames: ["route", "status"] as const,
   registers: [registry],
+  collect() {
+    for (const p of pendingRequests.values()) {
+      if (p.count) this.inc({ route: p.route, status: p.status }, p.count);
+      p.count = 0;
+    }
+  },
 });
+for (const [route, statuses] of Object.entries(ROUTE_STATUSES)) for (const status of statuses) httpRequests.inc({ route, status: String(status) }, 0);
+
+/** One more request answered on `route` (a routeLabel) with `status`. */
+export function countRequest(route: string, status: number): void {
+  const key = `${status} ${route}`;
+  const p = pendingRequests.get(key);
+  if (p) p.count++;
+  else pendingRequests.set(key, { route, status: String(status), count: 1 });
+}
 
 export const graphqlOperations = new client.Histogram({
   name: "cafe_graphql_operation_duration_seconds",
@@ -42,7 +80,19 @@ export const graphqlOperations = new client.Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   registers: [registry],
 });
+for (const [operation, type] of KNOWN_OPERATIONS) graphqlOperations.zero({ operation, type });
 
+/** Records one operation's duration (the labels are checked once per pair: both are bounded). */
+const operationObservers = new Map<string, (seconds: number) => void>();
+export function observeOperation(operation: string, type: string, seconds: number): void {
+  const key = `${type} ${operation}`;
+  let observe = operationObservers.get(key);
+  if (!observe) operationObservers.set(key, (observe = graphqlOperations.labels({ operation, type }).observe));
+  observe(seconds);
+}
+
+// Their label values start at 0 where they are defined: src/errors.ts
+// (ERROR_CODES), src/payments/callbackRoute.ts (CALLBACK_OUTCOMES).
 export const graphqlErrors = new client.Counter({
   name: "cafe_graphql_errors_total",
   help: "GraphQL errors by extensions.code.",

@@ -1,11 +1,13 @@
 import pg from "pg";
 import { logger } from "./logger.ts";
+import { ORDER_QUEUE_TOPIC, orderIdOfTopic, orderStatusTopic, orderTopic } from "./topics.ts";
 
 // The LISTEN side of subscriptions. PostGraphile's stock PgSubscriber ends
 // every subscription when its connection drops; this one reconnects (with
 // backoff), LISTENs again, and then tells each followed order's
 // subscribers the order's current state, so events missed during the gap
-// collapse into one and nobody has to resubscribe.
+// collapse into one and nobody has to resubscribe (queue followers get
+// each order in the queue once).
 
 interface Waiter {
   resolve(result: IteratorResult<string>): void;
@@ -15,7 +17,10 @@ class TopicStream implements AsyncIterableIterator<string> {
   private queue: string[] = [];
   private waiters: Waiter[] = [];
   private done = false;
-  constructor(private readonly onClose: () => void) {}
+  private readonly onClose: () => void;
+  constructor(onClose: () => void) {
+    this.onClose = onClose;
+  }
 
   push(payload: string) {
     if (this.done) return;
@@ -62,7 +67,38 @@ export class ReconnectingPgSubscriber {
   /** Reconnections so far (for tests and metrics). */
   reconnects = 0;
 
-  constructor(private readonly connectionString: string) {}
+  private readonly connectionString: string;
+  constructor(connectionString: string) {
+    this.connectionString = connectionString;
+  }
+
+  private readonly connectedHooks: Array<() => Promise<void>> = [];
+
+  /**
+   * Runs `fn` after every (re)connection, once the LISTENs are in place
+   * (and now, if connected): for state that missed events must reload.
+   */
+  onConnected(fn: () => Promise<void>): void {
+    this.connectedHooks.push(fn);
+    if (this.client) void this.runHook(fn);
+  }
+
+  private async runHook(fn: () => Promise<void>) {
+    try {
+      await fn();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, "reload after the LISTEN connection came back failed");
+    }
+  }
+
+  /**
+   * A round trip on the LISTEN connection. Postgres sends a listener its
+   * pending notifications before answering it, so every NOTIFY committed
+   * before this call has been delivered when it resolves.
+   */
+  async flush(): Promise<void> {
+    await this.withClient((c) => this.run(c, "select 1"));
+  }
 
   /** Channels currently LISTENed to. */
   get listeningTopics(): string[] {
@@ -122,6 +158,7 @@ export class ReconnectingPgSubscriber {
           this.client = client;
           this.retryDelayMs = 100;
           if (wasReconnect) await this.resync(client);
+          for (const fn of this.connectedHooks) await this.runHook(fn);
           return;
         } catch (err) {
           await client.end().catch(() => {});
@@ -150,24 +187,33 @@ export class ReconnectingPgSubscriber {
     if (set) for (const stream of set) stream.push(payload);
   }
 
-  /** After a gap: one event per followed order, with its state now. */
+  /** After a gap: one event per followed order, with its state now; queue followers get the queue as it is now. */
   private async resync(client: pg.Client) {
     const ids = new Set<string>();
     for (const topic of this.topics.keys()) {
-      const m = /^order(?:_status)?:([0-9a-f-]{36})$/i.exec(topic);
-      if (m) ids.add(m[1]!.toLowerCase());
+      const id = orderIdOfTopic(topic);
+      if (id) ids.add(id);
     }
-    if (ids.size === 0) return;
-    const { rows } = (await this.run(
-      client,
-      "select id, status, barista_id, app_public.order_status_message(status) as message from app_public.orders where id = any($1::uuid[])",
-      [[...ids]],
-    )) as pg.QueryResult<{ id: string; status: string; barista_id: string | null; message: string }>;
-    for (const row of rows) {
-      this.deliver(`order:${row.id}`, JSON.stringify({ id: row.id }));
-      this.deliver(`order_status:${row.id}`, JSON.stringify(row));
+    if (ids.size > 0) {
+      const { rows } = (await this.run(
+        client,
+        "select id, status, barista_id, app_public.order_status_message(status) as message from app_public.orders where id = any($1::uuid[])",
+        [[...ids]],
+      )) as pg.QueryResult<{ id: string; status: string; barista_id: string | null; message: string }>;
+      for (const row of rows) {
+        this.deliver(orderTopic(row.id), JSON.stringify({ id: row.id }));
+        this.deliver(orderStatusTopic(row.id), JSON.stringify(row));
+      }
+      logger.info({ orders: rows.length }, "LISTEN connection back; sent current order states");
     }
-    logger.info({ orders: rows.length }, "LISTEN connection back; sent current order states");
+    if (this.topics.has(ORDER_QUEUE_TOPIC)) {
+      const { rows } = (await this.run(
+        client,
+        "select row_to_json(o)::text as payload from app_public.orders o where o.status in ('PAID', 'PREPARING', 'BREWING', 'READY') order by o.time_ordered, o.id",
+      )) as pg.QueryResult<{ payload: string }>;
+      for (const row of rows) this.deliver(ORDER_QUEUE_TOPIC, row.payload);
+      logger.info({ orders: rows.length }, "LISTEN connection back; sent the queue as it is");
+    }
   }
 
   release(): void {

@@ -5,13 +5,22 @@ import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
 import type { Config } from "./config.ts";
 import type { DatabaseUrls } from "./database.ts";
 import { logger } from "./logger.ts";
-import { taskList } from "./tasks/index.ts";
+import { asSystem } from "./asSystem.ts";
+import { crontab, taskList } from "./tasks/index.ts";
 
 // graphile-worker in this process: jobs are rows in the same database, added
 // in the same transaction as the payment that causes them. Each process
 // beats a heartbeat for its workers; a beat also releases jobs held by
 // workers that died (SIGKILL, crash), so a paid order is prepared within
 // seconds of a restart instead of after the four-hour lock timeout.
+//
+// Each process also sweeps unpaid orders past their deadline every second
+// (app_private.expire_pending_orders, as cafe_system). A sweep rather than a
+// delayed job per order: no job row for each of a flood of unpaid orders, a
+// DBA's change of an order's expires_at is honoured as it stands, orders
+// whose deadline passed while no worker ran go at the first sweep, and it
+// costs one index scan a second (orders_expiry_idx). A payment that arrives
+// between the deadline and the sweep expires the order itself.
 
 export interface WorkerHandle {
   runner: Runner;
@@ -19,6 +28,7 @@ export interface WorkerHandle {
 }
 
 const HEARTBEAT_MS = 5_000;
+const EXPIRY_SWEEP_MS = 1_000;
 
 const workerLogger = new Logger((scope) => (level, message, meta) => {
   const log = level === "error" ? logger.error : level === "warning" ? logger.warn : level === "info" ? logger.info : logger.debug;
@@ -57,7 +67,7 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
     noHandleSignals: true,
     pollInterval: 1000,
     events,
-    crontab: "",
+    crontab,
     logger: workerLogger,
   };
   let stopped = false;
@@ -89,6 +99,21 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
   await beat();
   const timer = setInterval(beat, HEARTBEAT_MS);
   timer.unref();
+  let sweeping = false;
+  const sweep = async () => {
+    if (sweeping) return; // one sweep at a time in this process
+    sweeping = true;
+    try {
+      const n = await asSystem(pool, async (c) => (await c.query<{ n: number }>("select app_private.expire_pending_orders() as n")).rows[0]!.n);
+      if (n) logger.info({ expired: n }, "cancelled unpaid orders past their deadline");
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, "expiry sweep failed");
+    } finally {
+      sweeping = false;
+    }
+  };
+  const sweeper = setInterval(sweep, EXPIRY_SWEEP_MS);
+  sweeper.unref();
   logger.info({ concurrency: config.WORKER_CONCURRENCY, tasks: Object.keys(taskList) }, "worker started");
 
   let stopping: Promise<void> | null = null;
@@ -100,6 +125,8 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
       stopping ??= (async () => {
         stopped = true;
         clearInterval(timer);
+        clearInterval(sweeper);
+        for (const giveUpAt = Date.now() + 5_000; sweeping && Date.now() < giveUpAt; ) await new Promise((r) => setTimeout(r, 20));
         // Running jobs finish; queued ones stay for the next worker; any job
         // still locked by this process's workers is released for a retry.
         await runner.stop().catch((err: unknown) => logger.warn({ err: (err as Error).message }, "worker stop failed"));

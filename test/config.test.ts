@@ -1,13 +1,15 @@
-import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
+import { emptyDir, expectNoStackTrace, runMain } from "./support/mainProcess.ts";
 
-// Configuration: environment variables validated once at start-up. A bad
-// value stops the process naming the variable; production refuses the
-// development secrets; `.env.example` documents every variable.
+// Configuration: environment variables (and a .env file) validated once at
+// start-up, before anything else runs. Bad values stop the process with one
+// message naming every one; production refuses the development secrets and
+// the embedded database; `.env.example` documents every variable.
 
 const ROOT = path.resolve(__dirname, "..");
+const PRODUCTION_DB = "postgres://cafe:pw@db.example/cafe";
 const STRONG = {
   JWT_SECRET: "a-production-secret-of-at-least-32-characters!!",
   WEBHOOK_TOKEN: "a-production-webhook-token",
@@ -90,22 +92,59 @@ describe("loadConfig", () => {
     expect(named(refusal({ [name]: value }))).toEqual([name]);
   });
 
-  test("NODE_ENV=production refuses every development default secret, naming each", () => {
+  test("NODE_ENV=production refuses every development default secret and a missing DATABASE_URL, naming each", () => {
     const e = refusal({ NODE_ENV: "production" });
-    expect(named(e)).toEqual(["DATABASE_ROLE_PASSWORD", "JWT_SECRET", "SIGNING_SECRET", "WEBHOOK_TOKEN"]);
-    const one = refusal({ NODE_ENV: "production", ...STRONG, JWT_SECRET: undefined });
+    expect(named(e)).toEqual(["DATABASE_ROLE_PASSWORD", "DATABASE_URL", "JWT_SECRET", "SIGNING_SECRET", "WEBHOOK_TOKEN"]);
+    const one = refusal({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, JWT_SECRET: undefined });
     expect(named(one)).toEqual(["JWT_SECRET"]);
-    const webhook = refusal({ NODE_ENV: "production", ...STRONG, WEBHOOK_TOKEN: "" });
+    const webhook = refusal({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, WEBHOOK_TOKEN: "" });
     expect(named(webhook)).toEqual(["WEBHOOK_TOKEN"]);
+    // Written out in full, the development value is refused as well.
+    const spelled = refusal({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, SIGNING_SECRET: loadConfig({}).SIGNING_SECRET });
+    expect(named(spelled)).toEqual(["SIGNING_SECRET"]);
+    expect(named(refusal({ NODE_ENV: "production", ...STRONG }))).toEqual(["DATABASE_URL"]);
+    // Nor may a rotation keep the development key as the previous one.
+    const previous = refusal({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, SIGNING_SECRET_PREVIOUS: loadConfig({}).SIGNING_SECRET });
+    expect(named(previous)).toEqual(["SIGNING_SECRET_PREVIOUS"]);
   });
 
-  test("production with its own secrets starts without demo data or the IDE unless asked", () => {
-    const c = loadConfig({ NODE_ENV: "production", ...STRONG });
-    expect(c).toMatchObject({ isProduction: true, demoData: false, graphiql: false, JWT_SECRET: STRONG.JWT_SECRET });
-    expect(loadConfig({ NODE_ENV: "production", ...STRONG, DEMO_DATA: "true" }).demoData).toBe(true);
+  test("production's refusals and malformed values come in the same message", () => {
+    const e = refusal({ NODE_ENV: "production", PORT: "abc", LOG_LEVEL: "verbose", JWT_SECRET: "short" });
+    expect(named(e)).toEqual(["DATABASE_ROLE_PASSWORD", "DATABASE_URL", "JWT_SECRET", "LOG_LEVEL", "PORT", "SIGNING_SECRET", "WEBHOOK_TOKEN"]);
+  });
+
+  test("production with its own secrets and database starts without demo data unless asked, with Ruru for the admin, ad-hoc documents for staff only", () => {
+    const c = loadConfig({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG });
+    expect(c).toMatchObject({ isProduction: true, demoData: false, graphiql: true, adHocQueries: "staff", JWT_SECRET: STRONG.JWT_SECRET });
+    expect(loadConfig({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, GRAPHIQL: "false" }).graphiql).toBe(false);
+    expect(loadConfig({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, DEMO_DATA: "true" }).demoData).toBe(true);
     // Given its own runtime URL, production needs no role password.
     const { DATABASE_ROLE_PASSWORD: _unused, ...secrets } = STRONG;
-    expect(() => loadConfig({ NODE_ENV: "production", ...secrets, DATABASE_AUTHENTICATOR_URL: "postgres://api:pw@db/cafe" })).not.toThrow();
+    expect(() =>
+      loadConfig({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...secrets, DATABASE_AUTHENTICATOR_URL: "postgres://api:pw@db/cafe" }),
+    ).not.toThrow();
+  });
+});
+
+describe("the .env file", () => {
+  test("fills what the environment leaves unset or empty; the environment wins", () => {
+    const dir = emptyDir();
+    writeFileSync(path.join(dir, ".env"), "PORT=7000\nHOST=10.0.0.1\nJWT_SECRET=\"quoted # not a comment\"\n# a comment\nDEMO_DATA=false\n");
+    const env: NodeJS.ProcessEnv = { PORT: "8000", HOST: "" };
+    expect(applyEnvFile(env, dir)).toBe(path.join(dir, ".env"));
+    expect(env).toEqual({ PORT: "8000", HOST: "10.0.0.1", JWT_SECRET: "quoted # not a comment", DEMO_DATA: "false" });
+  });
+
+  test("none in the working directory: nothing read; ENV_FILE names another, which must exist", () => {
+    const dir = emptyDir();
+    const env: NodeJS.ProcessEnv = {};
+    expect(applyEnvFile(env, dir)).toBeNull();
+    expect(env).toEqual({});
+    writeFileSync(path.join(dir, "cafe.env"), "PORT=7001\n");
+    const explicit: NodeJS.ProcessEnv = { ENV_FILE: "cafe.env" };
+    expect(applyEnvFile(explicit, dir)).toBe(path.join(dir, "cafe.env"));
+    expect(explicit.PORT).toBe("7001");
+    expect(() => applyEnvFile({ ENV_FILE: "missing.env" }, dir)).toThrow(/ENV_FILE: cannot read .*missing\.env/);
   });
 });
 
@@ -132,21 +171,10 @@ describe(".env.example", () => {
 });
 
 describe("the real process", () => {
-  const start = (env: Record<string, string | undefined>) =>
-    spawnSync(path.join(ROOT, "node_modules", ".bin", "tsx"), ["src/main.ts"], {
-      cwd: ROOT,
-      encoding: "utf8",
-      timeout: 30_000,
-      env: {
-        PATH: `${path.join(ROOT, "node_modules", ".bin")}:${process.env.PATH}`,
-        HOME: process.env.HOME,
-        LOG_LEVEL: "silent",
-        // Were the configuration wrongly accepted, start-up would fail here
-        // rather than touch a real database.
-        DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
-        ...env,
-      },
-    });
+  // Were the configuration wrongly accepted, start-up would fail here rather
+  // than touch a real database.
+  const start = (env: Record<string, string | undefined>, cwd?: string) =>
+    runMain([], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", ...env }, { cwd, timeoutMs: 30_000 });
 
   test("PORT=notaport: exits non-zero at once, naming PORT on stderr", () => {
     const r = start({ PORT: "notaport" });
@@ -157,11 +185,58 @@ describe("the real process", () => {
     expect(r.stdout).not.toMatch(/listening/i);
   });
 
-  test("NODE_ENV=production with the development secrets: exits non-zero, naming them", () => {
-    const r = start({ NODE_ENV: "production" });
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/JWT_SECRET/);
-    expect(r.stderr).toMatch(/WEBHOOK_TOKEN/);
-    expect(r.stderr).toMatch(/SIGNING_SECRET/);
+  test("NODE_ENV=production without DATABASE_URL and with the development secrets: one message naming every one, exit 1, no stack", () => {
+    const r = start({ NODE_ENV: "production", DATABASE_URL: undefined });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim()).toBe(
+      [
+        "Invalid configuration:",
+        "  DATABASE_URL: required when NODE_ENV=production (without it an embedded database would start)",
+        ...["JWT_SECRET", "WEBHOOK_TOKEN", "SIGNING_SECRET", "DATABASE_ROLE_PASSWORD"].map(
+          (name) => `  ${name}: the development default may not be used when NODE_ENV=production`,
+        ),
+      ].join("\n"),
+    );
+    expectNoStackTrace(r);
+  });
+
+  test("LOG_LEVEL=verbose: the configuration error naming LOG_LEVEL, no stack trace", () => {
+    const r = start({ LOG_LEVEL: "verbose" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^Invalid configuration:\n {2}LOG_LEVEL: /);
+    expect(r.stderr.trim().split("\n")).toHaveLength(2);
+    expectNoStackTrace(r);
+  });
+
+  test("a .env in the working directory is used, the real environment overrides it, ENV_FILE points elsewhere", () => {
+    const dir = emptyDir();
+    writeFileSync(path.join(dir, ".env"), "PORT=notaport\nMAX_QUERY_DEPTH=0\n");
+    const fromFile = start({}, dir);
+    expect(fromFile.status).toBe(1);
+    expect(fromFile.stderr).toMatch(/^\s+PORT:/m);
+    expect(fromFile.stderr).toMatch(/^\s+MAX_QUERY_DEPTH:/m);
+    // The environment's PORT wins: only the file's MAX_QUERY_DEPTH is left to refuse.
+    const overridden = start({ PORT: "5999" }, dir);
+    expect(overridden.status).toBe(1);
+    expect(overridden.stderr).not.toMatch(/PORT/);
+    expect(overridden.stderr).toMatch(/^\s+MAX_QUERY_DEPTH:/m);
+    // ENV_FILE: another file, from anywhere; one that is missing is refused.
+    writeFileSync(path.join(dir, "other.env"), "JWT_EXPIRES_IN_SECONDS=1\n");
+    const other = start({ ENV_FILE: path.join(dir, "other.env") });
+    expect(other.status).toBe(1);
+    expect(other.stderr.trim()).toMatch(/^Invalid configuration:\n\s+JWT_EXPIRES_IN_SECONDS: [^\n]+$/);
+    const missing = start({ ENV_FILE: path.join(dir, "nope.env") });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/ENV_FILE: cannot read .*nope\.env/);
+    expectNoStackTrace(missing);
+  });
+
+  test("production with a development value in the .env file is refused like one in the environment", () => {
+    const dir = emptyDir();
+    writeFileSync(path.join(dir, ".env"), `NODE_ENV=production\nDATABASE_URL=${PRODUCTION_DB}\nJWT_SECRET=${STRONG.JWT_SECRET}\nWEBHOOK_TOKEN=${STRONG.WEBHOOK_TOKEN}\nSIGNING_SECRET=${loadConfig({}).SIGNING_SECRET}\nDATABASE_ROLE_PASSWORD=${STRONG.DATABASE_ROLE_PASSWORD}\n`);
+    const r = start({ DATABASE_URL: undefined }, dir);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toBe("Invalid configuration:\n  SIGNING_SECRET: the development default may not be used when NODE_ENV=production");
   });
 });

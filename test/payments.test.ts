@@ -709,7 +709,8 @@ describe("the block list: repeated authentication failures from one source", () 
     expect(blocked[0].left).toBeGreaterThan(rule.block_seconds - 30);
     expect(blocked[0].left).toBeLessThanOrEqual(rule.block_seconds + 1);
 
-    // Blocked now: every failing request is 429, whatever failed (before even the size check).
+    // Blocked now: every failing request is 429, whatever failed (before even the size check), and writes nothing.
+    const loggedBeforeRefusals = await lastDeliveryId();
     const refused: Array<[string, Delivery]> = [
       ["wrong token", await send(body, { token: "wrong-webhook-token-000" })],
       ["no token", await send(body, { token: null })],
@@ -719,6 +720,7 @@ describe("the block list: repeated authentication failures from one source", () 
     for (const [label, r] of refused) {
       expect({ label, status: r.status, code: r.body?.error?.code }).toEqual({ label, status: 429, code: "RATE_LIMITED" });
     }
+    expect(await lastDeliveryId()).toBe(loggedBeforeRefusals);
     expect(await state(o.id)).toMatchObject({ status: "PENDING", paid: false, jobs: 0 });
     const alertsAfter = Number((await t.db.query("select count(*)::int as n from app_public.payment_alerts where kind = 'auth_failures' and source = $1", [SOURCE])).rows[0].n);
     expect(alertsAfter).toBe(alertsBefore + 1);
@@ -733,10 +735,8 @@ describe("the block list: repeated authentication failures from one source", () 
       "select http_status, code from app_private.payment_deliveries where source = $1 order by id desc limit 2",
       [SOURCE],
     );
-    expect(log).toEqual([
-      { http_status: 429, code: "UNAUTHORIZED" },
-      { http_status: 200, code: null },
-    ]);
+    // The refused one wrote nothing: the newest row is the payment.
+    expect(log[0]).toEqual({ http_status: 200, code: null });
     await clearBlock();
   });
 
@@ -919,7 +919,7 @@ describe("hostile input changes nothing but the log", () => {
 });
 
 describe("the delivery log and the alerts", () => {
-  test("every delivery is logged in app_private.payment_deliveries with its source, outcome and code", async () => {
+  test("every delivery that was read is logged in app_private.payment_deliveries with its source, outcome and code (an oversized body is only counted)", async () => {
     const c = await coffee("Pay log", "2.65", 1);
     const o = await order(tokens.alice, [[c, 1]]);
     await clearBlock();
@@ -943,7 +943,9 @@ describe("the delivery log and the alerts", () => {
       await act();
     }
     const { rows } = await t.db.query("select source, http_status, outcome, code from app_private.payment_deliveries where id > $1 order by id", [from]);
-    expect(rows).toEqual(steps.map(([, [http_status, outcome, code]]) => ({ source: SOURCE, http_status, outcome, code })));
+    // An oversized body is never read: it is counted, not recorded.
+    const recorded = steps.filter(([, [status]]) => status !== 413);
+    expect(rows).toEqual(recorded.map(([, [http_status, outcome, code]]) => ({ source: SOURCE, http_status, outcome, code })));
     await waitPrepared(o.id);
     await clearBlock();
   });

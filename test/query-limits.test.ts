@@ -27,8 +27,9 @@ import {
 //
 // Cost rule: a field costs its @complexity (default 1; coffees 10,
 // searchCoffees 50) plus its children's cost times the rows it may return
-// (limit/first/last where given, else DEFAULT_LIST_SIZE = 20 for lists and
-// connections; a connection's nodes/edges do not multiply again);
+// (limit/first/last where given, else the field's default page size:
+// DEFAULT_LIST_SIZE = 20, coffees and menuItems 50, recentOrders 10 by
+// their @pageSize; a connection's nodes/edges do not multiply again);
 // introspection fields cost 0.
 
 const DEFAULTS = { maxCost: 5000, maxCostStaff: 50_000, maxDepth: 12, maxAliases: 30, maxTokens: 5000, maxLength: 50_000, listSize: 20 };
@@ -213,40 +214,40 @@ describe("2. costs equal hand-computed values, over HTTP (extensions.cost) and t
     { name: "plain fields on a single object", query: `{ featuredCoffee { id name price } }`, expected: 4 },
     // featuredCoffee 1 + (id 1 + roaster (1 + name 1 + location 1)) = 1 + 4 = 5
     { name: "nested single objects", query: `{ featuredCoffee { id roaster { name location } } }`, expected: 5 },
-    // menuItems (default 1) + 20 rows × (id 1 + name 1) = 1 + 40 = 41
-    { name: "a list without a limit: DEFAULT_LIST_SIZE rows", query: `{ menuItems { id name } }`, expected: 41 },
-    // coffees @complexity 10 + 20 × (id 1) = 30
-    { name: "@complexity 10 (coffees)", query: `{ coffees { id } }`, expected: 30 },
+    // menuItems (default 1) + 50 rows (its page: @pageSize 50) × (id 1 + name 1) = 1 + 100 = 101
+    { name: "a list without a limit: its default page size", query: `{ menuItems { id name } }`, expected: 101 },
+    // coffees @complexity 10 + 50 × (id 1) = 60
+    { name: "@complexity 10 (coffees)", query: `{ coffees { id } }`, expected: 60 },
     // searchCoffees @complexity 50 + 20 × (id 1 + name 1) = 90
     { name: "@complexity 50 (searchCoffees)", query: `{ searchCoffees(query: "latte") { id name } }`, expected: 90 },
-    // coffees 10 + 20 × (reviews 1 + 20 × (rating 1 + comment 1)) = 10 + 20 × 41 = 830
-    { name: "nested lists without limit", query: `{ coffees { reviews { rating comment } } }`, expected: 830 },
-    // coffees 10 + 20 × (reviews 1 + 5 × 2) = 10 + 20 × 11 = 230
-    { name: "nested lists with limit", query: `{ coffees { reviews(limit: 5) { rating comment } } }`, expected: 230 },
+    // coffees 10 + 50 × (reviews 1 + 20 × (rating 1 + comment 1)) = 10 + 50 × 41 = 2060
+    { name: "nested lists without limit", query: `{ coffees { reviews { rating comment } } }`, expected: 2060 },
+    // coffees 10 + 50 × (reviews 1 + 5 × 2) = 10 + 50 × 11 = 560
+    { name: "nested lists with limit", query: `{ coffees { reviews(limit: 5) { rating comment } } }`, expected: 560 },
     // coffees 10 + 3 × (id 1 + name 1) = 16
     { name: "first: on a list", query: `{ coffees(first: 3) { id name } }`, expected: 16 },
-    // coffees 10 + 20 × (reviews 1 + 0 × rating 1) = 10 + 20 × 1 = 30
-    { name: "limit: 0", query: `{ coffees { reviews(limit: 0) { rating } } }`, expected: 30 },
-    // coffees 10 + 20 × (reviews 1 + 5 × rating 1) = 10 + 120 = 130
-    { name: "limit: $n, n = 5", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 5 }, expected: 130 },
-    // coffees 10 + 20 × (reviews 1 + 50 × 1) = 10 + 1020 = 1030
-    { name: "limit: $n, n = 50", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 50 }, expected: 1030 },
-    // $n not given: reviews defaults to 20 rows: 10 + 20 × (1 + 20) = 430
-    { name: "limit: $n, n not given", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, expected: 430 },
-    // $n's default 4: 10 + 20 × (1 + 4) = 110
-    { name: "limit: $n with a default value (4)", query: `query($n: Int = 4) { coffees { reviews(limit: $n) { rating } } }`, expected: 110 },
+    // coffees 10 + 50 × (reviews 1 + 0 × rating 1) = 10 + 50 × 1 = 60
+    { name: "limit: 0", query: `{ coffees { reviews(limit: 0) { rating } } }`, expected: 60 },
+    // coffees 10 + 50 × (reviews 1 + 5 × rating 1) = 10 + 300 = 310
+    { name: "limit: $n, n = 5", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 5 }, expected: 310 },
+    // coffees 10 + 50 × (reviews 1 + 50 × 1) = 10 + 2550 = 2560
+    { name: "limit: $n, n = 50", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 50 }, expected: 2560 },
+    // $n not given: reviews defaults to 20 rows: 10 + 50 × (1 + 20) = 1060
+    { name: "limit: $n, n not given", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, expected: 1060 },
+    // $n's default 4: 10 + 50 × (1 + 4) = 260
+    { name: "limit: $n with a default value (4)", query: `query($n: Int = 4) { coffees { reviews(limit: $n) { rating } } }`, expected: 260 },
     // featuredCoffee 1 + fragment (id 1 + name 1 + reviews (1 + 2 × rating 1)) = 1 + 5 = 6
     {
       name: "a named fragment",
       query: `{ featuredCoffee { ...Card } } fragment Card on Coffee { id name reviews(limit: 2) { rating } }`,
       expected: 6,
     },
-    // menuItems 1 + 20 × fragment (id 1 + ingredients (1 + 20 × name 1)) = 1 + 20 × 22 = 441
-    { name: "a fragment inside a list", query: `{ menuItems { ...Card } } fragment Card on Coffee { id ingredients { name } }`, expected: 441 },
+    // menuItems 1 + 50 × fragment (id 1 + ingredients (1 + 20 × name 1)) = 1 + 50 × 22 = 1101
+    { name: "a fragment inside a list", query: `{ menuItems { ...Card } } fragment Card on Coffee { id ingredients { name } }`, expected: 1101 },
     // coffee 1 + inline fragment (id 1 + roaster (1 + name 1)) = 1 + 3 = 4
     { name: "an inline fragment", query: `{ coffee(id: "${COFFEE_DETAIL_ID}") { ... on Coffee { id roaster { name } } } }`, expected: 4 },
-    // a: coffees 10 + 20 × 1 = 30; b: coffees 10 + 2 × 1 = 12; c: featuredCoffee 1 + 1 = 2 → 44
-    { name: "aliases: each alias is paid for", query: `{ a: coffees { id } b: coffees(first: 2) { id } c: featuredCoffee { id } }`, expected: 44 },
+    // a: coffees 10 + 50 × 1 = 60; b: coffees 10 + 2 × 1 = 12; c: featuredCoffee 1 + 1 = 2 → 74
+    { name: "aliases: each alias is paid for", query: `{ a: coffees { id } b: coffees(first: 2) { id } c: featuredCoffee { id } }`, expected: 74 },
     // allCoffees 1 + 5 × (totalCount 1 + nodes (1 + id 1 + name 1)) = 1 + 5 × 4 = 21
     { name: "a connection with first:", query: `{ allCoffees(first: 5) { totalCount nodes { id name } } }`, expected: 21 },
     // allCoffees 1 + 20 × (nodes 1 + id 1) = 41
@@ -312,16 +313,16 @@ describe("2. costs equal hand-computed values, over HTTP (extensions.cost) and t
     // Twice over: the second pass is priced from the per-document cache and
     // must still price each value of $n for itself, and refuse the costly one.
     for (const pass of [1, 2]) {
-      for (const n of [1, 5, 50, 200]) {
+      for (const n of [1, 5, 50, 80]) {
         const { cost } = accepted(await gqlAs("anonymous", query, { n }), "anonymous");
-        // 10 + 20 × (1 + n)
-        expect(cost.requested).toBe(10 + 20 * (1 + n));
+        // 10 + 50 × (1 + n)
+        expect(cost.requested).toBe(10 + 50 * (1 + n));
         if (pass === 1) costs.push(cost.requested);
       }
       const refused = await gqlAs("anonymous", query, { n: 500 });
       expect(codes(refused)).toEqual(["QUERY_TOO_COMPLEX"]);
     }
-    expect(costs).toEqual([50, 130, 1030, 4030]);
+    expect(costs).toEqual([110, 310, 2560, 4060]);
   });
 
   test("a mutation's cost: login 1 + (token 1 + role 1) = 3, reported even when the mutation fails", async () => {
@@ -605,6 +606,33 @@ describe("4. introspection still works for anonymous (Ruru needs it)", () => {
     expect(r.body.extensions?.cost).toEqual({ requested: 0, maximum: DEFAULTS.maxCost });
   });
 
+  describe("but bounded: one __schema and 10 __type per operation (INTROSPECTION_LIMIT), no SQL", () => {
+    const walk = `{ types { name fields { name type { name ofType { name } } } } }`;
+    test("thirty aliased __schema walks (the finding: 2-10 MB at cost 0) are refused; so are two", async () => {
+      const thirty = `{ ${Array.from({ length: 30 }, (_, i) => `s${i}: __schema ${walk}`).join(" ")} }`;
+      const err = await refusedWithoutSql("INTROSPECTION_LIMIT", () => gqlAs("anonymous", thirty));
+      expect(err.extensions).toMatchObject({ schemaFields: 30, typeFields: 0 });
+      await refusedWithoutSql("INTROSPECTION_LIMIT", () => gqlAs("admin", `{ a: __schema ${walk} b: __schema ${walk} }`));
+    });
+    test("fragments do not hide them: the same __schema spread twice counts twice", async () => {
+      const q = `{ ...A ...B } fragment A on Query { a: __schema { queryType { name } } } fragment B on Query { b: __schema { queryType { name } } }`;
+      await refusedWithoutSql("INTROSPECTION_LIMIT", () => gqlAs("anonymous", q));
+    });
+    test("11 __type fields are refused, 10 pass; one __schema with ten __type passes", async () => {
+      const types = (n: number) => Array.from({ length: n }, (_, i) => `t${i}: __type(name: "Coffee") { name }`).join(" ");
+      const err = await refusedWithoutSql("INTROSPECTION_LIMIT", () => gqlAs("anonymous", `{ ${types(11)} }`));
+      expect(err.extensions).toMatchObject({ schemaFields: 0, typeFields: 11 });
+      expect(summary(await gqlAs("anonymous", `{ ${types(10)} }`)).errors).toEqual([]);
+      expect(summary(await gqlAs("anonymous", `{ __schema { queryType { name } } ${types(10)} }`)).errors).toEqual([]);
+    });
+    test("each operation of a document is counted on its own", async () => {
+      const q = `query A { __schema { queryType { name } } } query B { __schema { queryType { name } } }`;
+      expect(summary(await gqlAs("anonymous", q, undefined, "B")).errors).toEqual([]);
+    });
+  });
+
+  // Who may introspect at all is AD_HOC_QUERIES (test/trusted-documents.test.ts).
+
   test("Ruru itself is served on /graphiql", async () => {
     const res = await fetch(`${t.url}/graphiql`, { headers: { accept: "text/html" } });
     expect(res.status).toBe(200);
@@ -641,7 +669,7 @@ describe("5. the same limits over graphql-ws", () => {
   test("an accepted query over the socket carries extensions.cost (and runs SQL: the control)", async () => {
     const { sub, errors, statements } = await overWs("anonymous", `{ coffees { id } }`);
     expect(errors).toEqual([]);
-    expect((sub.results[0] as { extensions?: Record<string, unknown> }).extensions?.cost).toEqual({ requested: 30, maximum: DEFAULTS.maxCost });
+    expect((sub.results[0] as { extensions?: Record<string, unknown> }).extensions?.cost).toEqual({ requested: 60, maximum: DEFAULTS.maxCost });
     expect(statements.length).toBeGreaterThan(0);
   });
 
@@ -777,10 +805,10 @@ describe("6. limit arguments are capped at 100 rows in SQL and priced as given",
     expect(data.customer.recentOrders).toHaveLength(100);
   });
 
-  test("recentOrders without limit: 10 rows (its SQL default), priced as 20 (1 + 1 + 20 × 1 = 22)", async () => {
+  test("recentOrders without limit: 10 rows (its SQL default and @pageSize 10), priced as 10 (1 + 1 + 10 × 1 = 12)", async () => {
     await bobWithManyOrders();
     const { data, cost } = accepted(await gqlAs("bob", RECENT), "bob");
-    expect(cost.requested).toBe(22);
+    expect(cost.requested).toBe(12);
     expect(data.customer.recentOrders).toHaveLength(10);
   });
 

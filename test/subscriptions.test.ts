@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
 import WebSocket from "ws";
 import { DEMO, operationsOf, startTestService, subscribe, type TestService } from "./support/harness.ts";
@@ -175,6 +176,31 @@ describe("TrackOrder and StatusFeed: a customer follows her own new order", () =
     // No extensions or other top-level keys either.
     for (const s of [narrowFeed, narrowTrack, wideFeed, track]) expect(Object.keys(s.results[0]!)).toEqual(["data"]);
     for (const s of [narrowFeed, narrowTrack, wideFeed, track]) s.dispose();
+  });
+
+  test("an id is an id however it is written: the upper-case form of the order's UUID receives the events", async () => {
+    const order = await newOrder("alice");
+    const upper = order.id.toUpperCase();
+    expect(upper).not.toBe(order.id);
+    const client = t.ws(tokens.alice);
+    const feed = subscribe(client, STATUS_FEED.doc, { orderId: upper }, STATUS_FEED.op);
+    const track = subscribe(client, `subscription($id: ID!) { orderUpdated(id: $id) { id status } }`, { id: upper });
+    // Both listen on the canonical topics, the ones the triggers publish on.
+    await listening(t, orderTopics(order.id));
+    await dbSetStatus(order.id, "PAID");
+    await Promise.all([feed.waitFor(1), track.waitFor(1)]);
+    expect(errorsOf(feed)).toEqual([]);
+    expect(feed.results.map((r) => r.data?.orderStatusChanged?.status)).toEqual(["PAID"]);
+    expect(track.results.map((r) => r.data?.orderUpdated)).toEqual([{ id: order.id, status: "PAID" }]);
+    // Lookups and mutations take it too, and answer the canonical form.
+    const read = await t.gql(`query($id: ID!) { order(id: $id) { id } }`, { variables: { id: upper }, token: tokens.alice });
+    expect(read.body).toEqual({ data: { order: { id: order.id } }, extensions: expect.anything() });
+    const cancel = await t.gql(`mutation($id: ID!) { cancelOrder(id: $id) }`, { variables: { id: upper }, token: tokens.alice });
+    expect(cancel.body.data).toEqual({ cancelOrder: true });
+    await feed.waitFor(2);
+    expect(feed.results.map((r) => r.data?.orderStatusChanged?.status)).toEqual(["PAID", "CANCELLED"]);
+    feed.dispose();
+    track.dispose();
   });
 
   test("TrackOrder also reports a change of the order's other fields (no status change): StatusFeed stays quiet", async () => {
@@ -366,7 +392,7 @@ describe("the connection's token", () => {
 
   test("a token that expires ends its open subscriptions with an UNAUTHENTICATED error; later changes are not delivered", async () => {
     const order = await newOrder("alice");
-    const shortLived = jwt.sign({ role: "customer", user_id: DEMO.alice.id }, t.config.JWT_SECRET, { algorithm: "HS256", audience: "cafe-api", expiresIn: 2 });
+    const shortLived = jwt.sign({ role: "customer", user_id: DEMO.alice.id, sid: randomUUID() }, t.config.JWT_SECRET, { algorithm: "HS256", audience: "cafe-api", expiresIn: 2 });
     const issuedAt = Date.now();
     const client = t.ws(shortLived);
     const feed = subscribe(client, STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);

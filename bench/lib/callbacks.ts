@@ -1,4 +1,4 @@
-// Signed payment callbacks (DESIGN.md "Payment callback"): shape A with the
+// Signed payment callbacks (README "Payment callbacks"): shape A with the
 // order's id, the customer's e-mail and the exact total, a distinct event_id
 // per order; `Authorization: Bearer <WEBHOOK_TOKEN>` and
 // `X-Signature: sha256=<hex HMAC-SHA256 of the raw body with SIGNING_SECRET>`.

@@ -1,5 +1,7 @@
 // What every scenario gets: options, the database, the processes under test,
 // tokens, and where results go.
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import type pg from "pg";
 import type { Options } from "./options.ts";
 import type { BenchDatabase } from "./db.ts";
@@ -97,6 +99,19 @@ export async function postJson(
     // not JSON
   }
   return { status: res.status, text, json };
+}
+
+/** The id of a trusted document (contract/trusted-documents.json) by its operation's name. */
+export function trustedDocumentId(operation: string): string {
+  const manifest: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../contract/trusted-documents.json"), "utf8"));
+  const found = Object.entries(manifest).filter(([, text]) => new RegExp(`^(query|mutation|subscription) ${operation}\\b`).test(text));
+  if (found.length !== 1) throw new Error(`${found.length} trusted documents named ${operation}`);
+  return found[0]![0];
+}
+
+/** A POST body that runs a trusted document by its id. */
+export function trustedBody(operation: string, variables?: Record<string, unknown>): string {
+  return JSON.stringify({ documentId: trustedDocumentId(operation), ...(variables ? { variables } : {}) });
 }
 
 export const base = (port: number) => `http://127.0.0.1:${port}`;

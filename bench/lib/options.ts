@@ -40,6 +40,8 @@ export interface Options {
   keepDatabase: boolean;
   only?: Set<string>;
   logLevel: string;
+  /** Where the service and the peer write V8 CPU profiles (--cpu-prof), if anywhere. */
+  cpuProfDir?: string;
   poolSize: number;
   rateGenerator: "paced" | "autocannon";
 }
@@ -128,14 +130,15 @@ export const HELP = `npm run bench [-- options]
   --only S1,S2,...       run some scenarios
   --out FILE             where to write the JSON (default bench/results/<date>.json)
   --keep                 keep the bench database afterwards
-  --log-level L          LOG_LEVEL of the processes under test (default warn)
+  --log-level L          LOG_LEVEL of the processes under test (default info: the service writes its access log)
+  --cpu-prof DIR         write a V8 CPU profile of the service and the stock peer into DIR (node --cpu-prof)
   --rate-generator G     paced (default: open loop, evenly spaced) or autocannon (overallRate: a per-second
                          budget per connection, i.e. bursts) for the fixed-rate latency runs
 `;
 
 export function parseOptions(argv: readonly string[]): Options {
   const profile: ProfileName = argv.includes("--smoke") ? "smoke" : argv.includes("--quick") ? "quick" : "full";
-  const o: Options = { profile, ...structuredClone(PROFILES[profile]), keepDatabase: false, logLevel: "warn", poolSize: 10, rateGenerator: "paced" };
+  const o: Options = { profile, ...structuredClone(PROFILES[profile]), keepDatabase: false, logLevel: "info", poolSize: 10, rateGenerator: "paced" };
   const num = (v: string | undefined, name: string) => {
     const n = Number(v);
     if (!Number.isFinite(n) || n < 0) throw new Error(`${name} needs a number, not ${v}`);
@@ -221,7 +224,7 @@ export function parseOptions(argv: readonly string[]): Options {
         o.keepDatabase = true;
         break;
       case "--log-level":
-        o.logLevel = v() ?? "warn";
+        o.logLevel = v() ?? "info";
         break;
       case "--rate-generator": {
         const g = v();
@@ -229,6 +232,9 @@ export function parseOptions(argv: readonly string[]): Options {
         o.rateGenerator = g;
         break;
       }
+      case "--cpu-prof":
+        o.cpuProfDir = v();
+        break;
       case "--only":
         o.only = new Set((v() ?? "").toUpperCase().split(",").filter(Boolean));
         break;

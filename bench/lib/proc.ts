@@ -1,4 +1,4 @@
-// Child processes under test: the service (node --import tsx src/main.ts),
+// Child processes under test: the service (node src/main.ts),
 // the floors and the peer (bench/servers/*). Each logs to its own file; the
 // bench talks to them over HTTP, IPC and (for SQL capture) SIGUSR2.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -7,7 +7,7 @@ import net from "node:net";
 import path from "node:path";
 import { sleep } from "./stats.ts";
 
-export const ROOT = path.resolve(__dirname, "../..");
+export const ROOT = path.resolve(import.meta.dirname, "../..");
 const CHILD_HOOK = path.join(ROOT, "bench/lib/childHook.ts");
 
 export interface Child {
@@ -44,16 +44,20 @@ export interface StartOptions {
   logDir: string;
   capture?: boolean;
   port?: number;
+  /** Extra node options (e.g. --cpu-prof). */
+  nodeArgs?: string[];
 }
 
-/** Starts `node --import tsx <script>` with the project's node (the one running the bench). */
+/** Starts `node <script>` with the project's node (the one running the bench). */
 export async function startChild(o: StartOptions): Promise<Child> {
   const port = o.port ?? (await freePort());
   const logFile = path.join(o.logDir, `${o.name}.log`);
   const captureFile = o.capture ? path.join(o.logDir, `${o.name}.sql.jsonl`) : undefined;
   const fd = openSync(logFile, "a");
-  const imports = ["--import", "tsx", "--import", CHILD_HOOK];
-  const proc = spawn(process.execPath, [...imports, o.script, ...(o.args ?? [])], {
+  // Node strips the types itself, as in production (no tsx at run time: its
+  // helpers, e.g. esbuild's __name on every function made, cost CPU per request).
+  const imports = ["--import", CHILD_HOOK];
+  const proc = spawn(process.execPath, [...(o.nodeArgs ?? []), ...imports, o.script, ...(o.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, ...o.env, PORT: String(port), ...(captureFile ? { BENCH_SQL_CAPTURE: captureFile } : {}) },
     stdio: ["ignore", fd, fd, "ipc"],
@@ -141,7 +145,10 @@ export interface CapturedQuery {
 
 function captureLines(file: string): any[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
+  const text = readFileSync(file, "utf8");
+  // The child may be writing its last line as we read: only whole lines count.
+  const whole = text.endsWith("\n") ? text : text.slice(0, text.lastIndexOf("\n") + 1);
+  return whole
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l));

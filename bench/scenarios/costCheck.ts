@@ -22,17 +22,17 @@ import { queryCost } from "../../plugins/queryCost.ts";
 import type { Viewer } from "../../src/auth.ts";
 import { summarize } from "../lib/stats.ts";
 
-const ROOT = path.resolve(__dirname, "../..");
+const ROOT = path.resolve(import.meta.dirname, "../..");
 const DEMO_IDS = {
   alice: "00000000-0000-4000-8000-00000000a11c",
   barista: "00000000-0000-4000-8000-0000000ba415",
   admin: "00000000-0000-4000-8000-0000000ad314",
 };
 const VIEWER_OF: Record<string, Viewer | null> = {
-  admin: { role: "admin", userId: DEMO_IDS.admin, exp: 4e9 },
-  barista: { role: "barista", userId: DEMO_IDS.barista, exp: 4e9 },
-  pos: { role: "barista", userId: DEMO_IDS.barista, exp: 4e9 },
-  mobile: { role: "customer", userId: DEMO_IDS.alice, exp: 4e9 },
+  admin: { role: "admin", userId: DEMO_IDS.admin, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
+  barista: { role: "barista", userId: DEMO_IDS.barista, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
+  pos: { role: "barista", userId: DEMO_IDS.barista, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
+  mobile: { role: "customer", userId: DEMO_IDS.alice, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
   kiosk: null,
 };
 const SAMPLE_VARIABLES: Record<string, Record<string, unknown>> = {

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { base, gqlBody, postJson, sendFloorSpec, type Ctx, type Row, type ScenarioResult } from "../lib/context.ts";
+import { base, gqlBody, postJson, sendFloorSpec, trustedBody, type Ctx, type Row, type ScenarioResult } from "../lib/context.ts";
 import { peakThenLatency, type VariantSpec } from "../lib/measureVariants.ts";
 import { ROOT, captureSql, countSql, type CapturedQuery } from "../lib/proc.ts";
 import { analyze, generateOrders, tableCounts } from "../lib/db.ts";
@@ -25,7 +25,7 @@ const ops = (file: string) => readFileSync(path.join(ROOT, "contract/operations"
  * key with its recipe lines' ingredients, its roaster and its newest three
  * reviews through the relations.
  */
-async function stockDocuments(stockUrl: string, headers: Record<string, string>): Promise<{ queue: string; coffee: string }> {
+export async function stockDocuments(stockUrl: string, headers: Record<string, string>): Promise<{ queue: string; coffee: string }> {
   const typeRef = "kind name ofType { kind name ofType { kind name ofType { kind name } } }";
   const r = await postJson(
     stockUrl,
@@ -110,6 +110,16 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
   if (q.result.status !== 200 || q.result.json?.errors) throw new Error(`BaristaQueue failed: ${q.result.text.slice(0, 300)}`);
   const c = await captureSql(ctx.service, () => postJson(svc, "/graphql", coffeeBody(sampleCoffee), alice));
   if (c.result.status !== 200 || c.result.json?.errors) throw new Error(`CoffeeDetail failed: ${c.result.text.slice(0, 300)}`);
+  // The same two by documentId (trusted documents): the same answers.
+  const trustedQueue = trustedBody("BaristaQueue");
+  const trustedCoffee = (id: string) => trustedBody("CoffeeDetail", { id });
+  for (const [name, body, headers, adHoc] of [
+    ["BaristaQueue", trustedQueue, barista, q.result],
+    ["CoffeeDetail", trustedCoffee(sampleCoffee), alice, c.result],
+  ] as const) {
+    const r = await postJson(svc, "/graphql", body, headers);
+    if (!isDeepStrictEqual(r.json?.data, adHoc.json.data)) throw new Error(`${name} by documentId answered differently: ${r.status} ${r.text.slice(0, 300)}`);
+  }
   const qStatements = q.queries.filter((x) => !isControl(x));
   const cStatements = c.queries.filter((x) => !isControl(x));
   const settingsOf = (list: CapturedQuery[]) => JSON.parse(String(list.find((x) => /set_config\(/.test(x.text))?.values[0] ?? "[]"));
@@ -180,6 +190,13 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
           sql: countSql(q.queries),
         },
         {
+          variant: "extra",
+          label: "cafe-api, trusted document by documentId",
+          baseUrl: svc,
+          pid: ctx.service.proc.pid,
+          request: { path: "/graphql", body: trustedQueue, headers: barista },
+        },
+        {
           variant: "floor",
           label: "node:http + pg, the service's SQL",
           baseUrl: floor,
@@ -204,6 +221,13 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
           pid: ctx.service.proc.pid,
           request: { path: "/graphql", headers: alice, setup: () => ({ body: coffeeBody(randomCoffee()) }) },
           sql: countSql(c.queries),
+        },
+        {
+          variant: "extra",
+          label: "cafe-api, trusted document by documentId",
+          baseUrl: svc,
+          pid: ctx.service.proc.pid,
+          request: { path: "/graphql", headers: alice, setup: () => ({ body: trustedCoffee(randomCoffee()) }) },
         },
         {
           variant: "floor",
@@ -239,7 +263,8 @@ async function explainAll(ctx: Ctx, p: Prepared): Promise<Record<string, Plans[]
 async function measureAt(ctx: Ctx, p: Prepared, withPeer: boolean, suffix: string): Promise<Row[]> {
   const rows: Row[] = [];
   for (const op of ["BaristaQueue", "CoffeeDetail"] as const) {
-    const variants = p.variants[op].filter((v) => withPeer || v.variant !== "peer");
+    // At larger scales: the service and its floor only.
+    const variants = p.variants[op].filter((v) => withPeer || (v.variant !== "peer" && v.variant !== "extra"));
     const caseName = `${op} as ${op === "BaristaQueue" ? "barista" : "alice"}${suffix}`;
     rows.push(...(await peakThenLatency(ctx, "S2", caseName, variants)));
   }

@@ -1,9 +1,9 @@
 --! Previous: sha1:ecf584dedcacce5dc1711214fbb747fb45fa6ebb
---! Hash: sha1:a211cf2b9cb566c3fdc5e54e06e36ec553fbea96
+--! Hash: sha1:7784b0576ab239d9417d983ce0958d676ae93920
 --! Message: faster reads and orders
 
--- 000013: faster reads and orders, found by the benchmarks (bench/README.md,
--- issue 9). Same rules, same errors; what changes is how much they cost.
+-- 000013: faster reads and orders, found by the benchmarks (bench/README.md).
+-- Same rules, same errors; what changes is how much they cost.
 --
 -- 1. random_page_cost 1.1 for this database. The default (4) models spinning
 --    disks; with it the planner hash-joined all 200 coffees for every order of

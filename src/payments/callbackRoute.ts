@@ -3,10 +3,11 @@ import express, { type Request, type Response, type NextFunction } from "express
 import type pg from "pg";
 import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
-import { parseDelivery } from "./schema.ts";
+import { PAYMENT_EVENT, parseDelivery } from "./schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
 import { asSystem as asSystemOn } from "../asSystem.ts";
 import type { DatabaseHealth } from "../dbHealth.ts";
+import { bearerToken, sameSecret } from "../http/bearer.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
 // size while reading (413) -> token and signature over the raw bytes (401)
@@ -17,23 +18,34 @@ import type { DatabaseHealth } from "../dbHealth.ts";
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
 
-type ErrorCode =
-  | "RATE_LIMITED"
-  | "PAYLOAD_TOO_LARGE"
-  | "UNAUTHORIZED"
-  | "BAD_SIGNATURE"
-  | "UNSUPPORTED_MEDIA_TYPE"
-  | "INVALID_JSON"
-  | "VALIDATION_FAILED"
-  | "SERVICE_UNAVAILABLE"
-  | "INTERNAL_ERROR";
+const ERROR_CODES = [
+  "RATE_LIMITED",
+  "PAYLOAD_TOO_LARGE",
+  "UNAUTHORIZED",
+  "BAD_SIGNATURE",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "INVALID_JSON",
+  "VALIDATION_FAILED",
+  "SERVICE_UNAVAILABLE",
+  "INTERNAL_ERROR",
+] as const;
+type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Every outcome a delivery may have (the metrics count each from 0): ours, then app_private.process_payment_callback's. */
+export const CALLBACK_OUTCOMES: readonly string[] = [
+  "processed",
+  "duplicate",
+  "ignored",
+  ...ERROR_CODES,
+  "ORDER_NOT_FOUND",
+  "AMOUNT_MISMATCH",
+  "ITEMS_MISMATCH",
+  "ORDER_NOT_PAYABLE",
+  "AMBIGUOUS_ORDER",
+  "CURRENCY_MISMATCH",
+];
 
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest();
-
-function sameSecret(given: string, expected: string): boolean {
-  // Hash both so the comparison is constant-time whatever the lengths.
-  return timingSafeEqual(sha256(given), sha256(expected));
-}
 
 function signatureMatches(header: string | undefined, body: Buffer, secrets: string[]): boolean {
   const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header?.trim() ?? "");
@@ -49,9 +61,32 @@ function signatureMatches(header: string | undefined, body: Buffer, secrets: str
 
 export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: DatabaseHealth): express.Router {
   const router = express.Router();
+  for (const outcome of CALLBACK_OUTCOMES) paymentCallbacks.inc({ outcome }, 0);
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
   const asSystem = <T>(fn: (client: pg.ClientBase) => Promise<T>) => asSystemOn(pool, fn);
+
+  // A blocked source's refusals write nothing: they are counted here, in
+  // memory (per process; the number of sources kept is bounded), and in the
+  // cafe_payment_callbacks_total{outcome="RATE_LIMITED"} metric, with one log
+  // line per source per minute.
+  const refusedWhileBlocked = new Map<string, { count: number; loggedAt: number }>();
+  const MAX_SOURCES_KEPT = 10_000;
+  const refuseBlocked = (res: Response, source: string) => {
+    const now = Date.now();
+    let entry = refusedWhileBlocked.get(source);
+    if (!entry) {
+      if (refusedWhileBlocked.size >= MAX_SOURCES_KEPT) refusedWhileBlocked.delete(refusedWhileBlocked.keys().next().value!);
+      entry = { count: 0, loggedAt: 0 };
+      refusedWhileBlocked.set(source, entry);
+    }
+    entry.count++;
+    if (now - entry.loggedAt >= 60_000) {
+      logger.warn({ source, refusedWhileBlocked: entry.count }, "payment callback: blocked source still sending (not written to the delivery log)");
+      entry.loggedAt = now;
+    }
+    return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
+  };
 
   const log = (source: string, status: number, code: string, reason: string) =>
     asSystem((c) => c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4)", [source, status, code, reason])).catch((err) =>
@@ -110,22 +145,22 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       return; // the client went away
     }
     if (body === null) {
-      if (await isBlocked().catch(() => false)) return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
-      await log(source, 413, "PAYLOAD_TOO_LARGE", "body over 64 KiB");
+      // Never read, so nothing to record but the count (the metric) and the
+      // access log's line: a stranger's oversized bodies write no row and
+      // do not count towards a block, so each one is answered 413.
+      if (await isBlocked().catch(() => false)) return refuseBlocked(res, source);
       res.setHeader("connection", "close");
       return fail(res, 413, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_CALLBACK_BYTES} bytes.`);
     }
 
     // Who is calling: the provider's token, then its signature over these bytes.
-    const auth = req.headers.authorization ?? "";
-    const bearer = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
+    const bearer = bearerToken(req.headers.authorization);
     const tokenOk = bearer !== undefined && sameSecret(bearer, config.WEBHOOK_TOKEN);
     const signatureOk = tokenOk && signatureMatches(req.header("x-signature"), body, secrets);
     if (!tokenOk || !signatureOk) {
       const code = tokenOk ? "BAD_SIGNATURE" : "UNAUTHORIZED";
-      const blocked = await isBlocked().catch(() => false);
-      await log(source, blocked ? 429 : 401, code, tokenOk ? "signature does not match the body" : "missing or wrong bearer token");
-      if (blocked) return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
+      if (await isBlocked().catch(() => false)) return refuseBlocked(res, source);
+      await log(source, 401, code, tokenOk ? "signature does not match the body" : "missing or wrong bearer token");
       res.setHeader("www-authenticate", 'Bearer realm="payment-callback"');
       return tokenOk
         ? fail(res, 401, "BAD_SIGNATURE", "X-Signature must be sha256=<hex HMAC-SHA256 of the body>.")
@@ -162,15 +197,17 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     try {
       const outcome = await asSystem(async (c) => {
         const { rows } = await c.query(
-          "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9) as r) x",
-          [source, key, bodyHash, d.event, d.status, d.orderRef, d.customer, d.amount, d.items ? JSON.stringify(d.items) : null],
+          "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
+          // Whether this is a payment was decided once, in parseDelivery; the database reads it from p_event.
+          [source, key, bodyHash, d.payment ? PAYMENT_EVENT : d.event, d.status, d.orderRef, d.customer, d.amount, d.items ? JSON.stringify(d.items) : null, d.currency],
         );
         return rows[0] as { http_status: number; status: string | null; code: string | null; message: string; order_id: string | null };
       });
       logger.info({ source, key, outcome: outcome.status ?? outcome.code, order: outcome.order_id }, "payment callback");
       paymentCallbacks.inc({ outcome: outcome.status ?? outcome.code ?? "unknown" });
       if (outcome.code) {
-        return res.status(outcome.http_status).json({ error: { code: outcome.code, message: outcome.message } });
+        const details = outcome.code === "VALIDATION_FAILED" ? { details: [{ path: "(body)", message: outcome.message }] } : null;
+        return res.status(outcome.http_status).json({ error: { code: outcome.code, message: outcome.message, ...details } });
       }
       return res.status(200).json({ status: outcome.status, ...(outcome.order_id ? { orderId: outcome.order_id } : null) });
     } catch (err) {

@@ -8,7 +8,7 @@ import { ChildService, errorCode, freshDatabase, killAllChildren, login, report,
 // introspection abuse, costly selections, over HTTP (POST and GET) and
 // WebSocket: each is refused with its code before any SQL runs (statements
 // counted by patching pg.Client.prototype.query in this process), and
-// every error of a refusal carries extensions.code (DESIGN.md "Errors"). Every
+// every error of a refusal carries extensions.code (README "API"). Every
 // document is first tried on a child process with a timeout, so that one
 // which would hang the server fails the drill instead of hanging jest.
 // Then the graphql-http audit suite: every MUST passes (SHOULDs reported).
@@ -80,6 +80,8 @@ const HOSTILE: Hostile[] = [
   { name: "directive bomb", body: { query: `query { menuItems ${Array(600).fill("@include(if: true)").join(" ")} { id } }` }, codes: [] },
   { name: "deep introspection", body: { query: "query { __schema { types { fields { type { fields { type { fields { type { fields { type { fields { name } } } } } } } } } } } }" }, codes: [] },
   { name: "introspection: 31 full __schema aliases", body: { query: schemaAliases(31) }, codes: ["TOO_MANY_ALIASES"] },
+  { name: "introspection: 30 full __schema aliases", body: { query: schemaAliases(30) }, codes: ["INTROSPECTION_LIMIT"] },
+  { name: "introspection: two __schema", body: { query: schemaAliases(2) }, codes: ["INTROSPECTION_LIMIT"] },
   { name: "too costly for anonymous", body: { query: "query { coffees { reviews(limit: 1000) { rating comment } } }" }, codes: ["QUERY_TOO_COMPLEX"] },
   {
     name: "too costly for staff",
@@ -179,7 +181,7 @@ test(
           if (hasData) problems.push("returned data");
           if (r.status >= 500) problems.push(`HTTP ${r.status}`);
           if (h.codes.length && !codes.some((c) => h.codes.includes(c))) problems.push(`codes ${JSON.stringify(codes.slice(0, 3))} instead of one of ${h.codes.join("/")} (HTTP ${r.status}: ${r.text.slice(0, 120)})`);
-          // DESIGN.md "Errors": GraphQL errors carry extensions.code.
+          // GraphQL errors carry extensions.code (README "API").
           if (codes.some((c) => c.startsWith(NO_CODE))) problems.push(`an error without extensions.code: ${codes.find((c) => c.startsWith(NO_CODE))!.slice(NO_CODE.length)}`);
           if (sql.statements.length) problems.push(`${sql.statements.length} SQL statements ran: ${sql.statements.slice(0, 3).join(" | ")}`);
           if (r.ms > 2000) problems.push(`${r.ms} ms`);

@@ -182,6 +182,8 @@ const RULES: Record<string, Rule> = {
   "Query.refundBySourceKey": { doc: "query($k: String!) { refundBySourceKey(sourceKey: $k) { amount } }", vars: (c) => ({ k: c.refund.sourceKey }), access: ADMIN, expectData: true },
   "Query.allRefunds": { doc: "{ allRefunds { nodes { amount } } }", access: ADMIN, expectData: true },
   "Query.openRefunds": { doc: "{ openRefunds { amount } }", access: ADMIN, refuseWithError: true, expectData: true },
+  "Query.salesReport": { doc: `{ salesReport(from: "2000-01-01", to: "2100-01-01", groupBy: COFFEE) { bucket orders } }`, access: ADMIN, refuseWithError: true },
+  "Query.auditLog": { doc: "{ auditLog(first: 5) { actor entity } }", access: ADMIN, refuseWithError: true },
 
   // --- mutations: a refusal is an error ---
   "Mutation.login": {
@@ -198,6 +200,25 @@ const RULES: Record<string, Rule> = {
   "Mutation.refreshToken": { doc: "mutation($t: String!) { refreshToken(token: $t) { role } }", vars: async (c, role) => ({ t: await c.refreshTokenOf(role) }), access: ALL, expectData: true },
   "Mutation.logout": { doc: "mutation($t: String!) { logout(refreshToken: $t) }", vars: async (c, role) => ({ t: await c.refreshTokenOf(role) }), access: ALL },
   "Mutation.changePassword": { doc: 'mutation { changePassword(oldPassword: "coffee", newPassword: "coffee") }', access: SIGNED_IN, refuseWithError: true },
+  "Mutation.addStaffAccount": {
+    doc: 'mutation($e: String!) { addStaffAccount(email: $e, name: "Drill Seven", role: "barista", password: "a-long-password-1") }',
+    vars: () => ({ e: `drill7-staff-${randomUUID().slice(0, 8)}@example.com` }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
+  "Mutation.disableAccount": {
+    doc: "mutation($e: String!) { disableAccount(email: $e) }",
+    // A throwaway staff account, added as the DBA.
+    vars: async () => {
+      const e = `drill7-disable-${randomUUID().slice(0, 8)}@example.com`;
+      await t.db.query("select app_hidden.add_staff_account($1, 'Drill Seven', 'barista', 'a-long-password-1')", [e]);
+      return { e };
+    },
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
   "Mutation.createOrder": {
     doc: "mutation($c: ID!) { createOrder(coffeeId: $c, quantity: 1) { id customerId } }",
     vars: () => ({ c: "40000000-0000-4000-8000-000000000001" }),
@@ -269,10 +290,13 @@ async function arrange(): Promise<Ctx> {
   const one = async (sql: string, values: unknown[] = []) => (await db.query(sql, values)).rows[0];
   const start = await one(
     `select (select coalesce(max(id), 0) from app_private.login_attempts) as login, (select coalesce(max(id), 0) from app_public.stock_movements) as movement,
+            (select coalesce(max(id), 0) from app_private.registration_attempts) as registration,
             (select coalesce(max(id), 0) from graphile_worker._private_jobs) as job, now() as at`,
   );
   cleanup.push(async () => {
     await db.query("delete from app_private.login_attempts where id > $1", [start.login]);
+    // Its registration tries (injection strings too) count against 127.0.0.1's registration limit.
+    await db.query("delete from app_private.registration_attempts where id > $1", [start.registration]);
     await db.query("delete from app_public.stock_movements where id > $1", [start.movement]);
     // Jobs queued by the payments taken here (markOrderPaid): no worker runs in this file.
     await db.query("delete from graphile_worker._private_jobs where id > $1", [start.job]);

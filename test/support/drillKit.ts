@@ -10,9 +10,10 @@ import { createClient, type Client as WsClient } from "graphql-ws";
 import WebSocket from "ws";
 import { loadConfig } from "../../src/config.ts";
 import { dropDatabase, prepareDatabase, resolveDatabaseUrls, type DatabaseUrls } from "../../src/database.ts";
+import { liftOpenOrderCaps } from "./testDatabase.ts";
 
 // Shared tools of the drills (test/drills/): own databases on the test
-// server, the service run as child processes (node --import tsx src/main.ts), signed
+// server, the service run as child processes (node src/main.ts), signed
 // payment callbacks, raw HTTP that reports resets and timeouts as data, and
 // checks of what a payment must have caused (exactly once).
 
@@ -79,6 +80,7 @@ export async function freshDatabase(name: string, opts: { demoData?: boolean } =
   if (!urls.root) throw new Error(`${url} is not a superuser URL: the drills create their own databases`);
   await dropDatabase(urls.root, name);
   await prepareDatabase(urls, config, { demoData: opts.demoData ?? true });
+  await liftOpenOrderCaps(url);
   const db = new pg.Pool({ connectionString: url, max: 4 });
   db.on("error", () => {});
   return {
@@ -99,7 +101,7 @@ export async function connectionCount(db: pg.Pool, database: string): Promise<nu
 }
 
 // ---------------------------------------------------------------------------
-// Child processes: `node --import tsx src/main.ts [--api|--worker]`, as npm start
+// Child processes: `node src/main.ts [--api|--worker]`, as npm start
 // ---------------------------------------------------------------------------
 
 export async function freePort(): Promise<number> {
@@ -160,21 +162,19 @@ export class ChildService {
   readonly logs: string[] = [];
   exitInfo: { code: number | null; signal: NodeJS.Signals | null; at: number } | null = null;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private inner: number | undefined;
 
-  private constructor(
-    readonly options: ChildOptions,
-    port: number,
-  ) {
+  readonly options: ChildOptions;
+
+  private constructor(options: ChildOptions, port: number) {
+    this.options = options;
     this.port = port;
     this.url = `http://127.0.0.1:${port}`;
     const args = ["src/main.ts", ...(options.mode === "api" ? ["--api"] : options.mode === "worker" ? ["--worker"] : [])];
     const bin = path.join(ROOT, "node_modules", ".bin");
-    // As `npm start` runs it: node --import tsx (no tsx CLI in between,
-    // whose signal relay SIGKILLs a service that is busy for 30 ms).
-    this.proc = spawn(process.execPath, ["--import", "tsx", ...args], {
+    // As `npm start` runs it: node src/main.ts, no wrapper in between.
+    this.proc = spawn(process.execPath, args, {
       cwd: ROOT,
-      detached: true, // its own process group: a SIGKILL reaches tsx and the node it runs
+      detached: true, // its own process group: a SIGKILL reaches the service
       stdio: ["ignore", "pipe", "pipe"],
       env: {
         ...process.env,
@@ -224,18 +224,7 @@ export class ChildService {
 
   /** The service's own process (the spawned node itself). */
   innerPid(): number | undefined {
-    if (this.proc.pid) return this.proc.pid;
-    if (this.inner) return this.inner;
-    try {
-      const kids = readFileSync(`/proc/${this.proc.pid}/task/${this.proc.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-      for (const k of kids) {
-        const cmd = readFileSync(`/proc/${k}/cmdline`, "utf8");
-        if (cmd.includes("src/main.ts")) return (this.inner = k);
-      }
-    } catch {
-      // not started yet, or gone
-    }
-    return undefined;
+    return this.proc.pid;
   }
 
   /** Resident memory of the service process, in MiB (from /proc). */
@@ -275,7 +264,7 @@ export class ChildService {
     throw new Error(`${this.options.name} not ready after ${timeoutMs} ms:\n${this.tail()}`);
   }
 
-  /** SIGKILL (or another signal) to the whole process group: tsx and the service. */
+  /** SIGKILL (or another signal) to the whole process group (the service). */
   killGroup(signal: NodeJS.Signals = "SIGKILL"): void {
     if (!this.alive || !this.proc.pid) return;
     try {
@@ -285,7 +274,7 @@ export class ChildService {
     }
   }
 
-  /** A signal to the tsx process only, as `kill <pid>` would send (tsx relays it to the service). */
+  /** A signal to the service process, as `kill <pid>` would send. */
   signal(signal: NodeJS.Signals): void {
     if (this.alive) this.proc.kill(signal);
   }

@@ -184,3 +184,8 @@ export function subscribe<T = any>(client: WsClient, query: string, variables: R
     dispose,
   };
 }
+
+/** The text of a dashboard's documents beyond the contract (documents/, README "The café's day"). */
+export function documentsOf(client: "admin" | "barista"): string {
+  return readFileSync(path.join(CONTRACT_DIR, "..", "documents", `${client}.graphql`), "utf8");
+}

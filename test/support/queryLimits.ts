@@ -37,7 +37,10 @@ export class SqlRecorder {
   private current: string[] | null = null;
   private installed = false;
 
-  constructor(private readonly user: string) {}
+  private readonly user: string;
+  constructor(user: string) {
+    this.user = user;
+  }
 
   install(): void {
     if (this.installed) return;

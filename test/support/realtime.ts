@@ -8,7 +8,7 @@ import { operationsOf, testDatabaseUrl, type TestService } from "./harness.ts";
 // Helpers for the subscription and payment-callback suites: polling, the
 // server's LISTEN side, fresh coffees with their own stocked ingredient (so
 // stock checks are exact whatever other suites do), and a provider that
-// signs its callbacks exactly as DESIGN.md says.
+// signs its callbacks exactly as README "Payment callbacks" says.
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -224,7 +224,7 @@ export interface SpawnedApi {
  * `npm run start:api` does) on the test database, and waits until it listens.
  */
 export function spawnApi(env: Record<string, string> = {}): Promise<SpawnedApi> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--api"], {
+  const child = spawn(process.execPath, ["src/main.ts", "--api"], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -138,3 +138,16 @@ export async function maxId(t: TestService, table: string): Promise<number> {
   const { rows } = await t.db.query(`select coalesce(max(id), 0)::int8::text as n from ${table}`);
   return Number(rows[0].n);
 }
+
+/**
+ * Removes the accounts a test made (e-mails matching `emailLike`), with their
+ * staff or customer rows, and the sign-in attempts recorded since
+ * `firstAttemptId` (see maxId).
+ */
+export async function forgetAccounts(t: TestService, emailLike: string, people: "app_public.baristas" | "app_public.customers", firstAttemptId: number): Promise<void> {
+  await t.db.query("delete from app_private.login_attempts where id > $1", [firstAttemptId]);
+  const { rows } = await t.db.query("select id from app_private.accounts where email::text like $1", [emailLike]);
+  const ids = rows.map((r) => r.id);
+  await t.db.query(`delete from ${people} where id = any($1::uuid[])`, [ids]);
+  await t.db.query("delete from app_private.accounts where id = any($1::uuid[])", [ids]);
+}

@@ -1,0 +1,96 @@
+import { extendSchema } from "postgraphile/utils";
+import { withPgClient } from "postgraphile/@dataplan/pg";
+import { constant, context, lambda, object, type Step } from "postgraphile/grafast";
+import type { PageSize } from "./pageSize.ts";
+
+/** The most rows a sales report returns (31 days of HOUR buckets): a longer range is BAD_USER_INPUT. */
+export const SALES_REPORT_PAGE_SIZE: PageSize = { default: 744, max: 744 };
+/** The audit log's largest page (its default is DEFAULT_LIST_SIZE). */
+export const AUDIT_LOG_MAX_PAGE = 500;
+
+/**
+ * The owner's reports, admins only: `salesReport` and `auditLog`. Each is
+ * one SQL function (app_hidden.sales_report, app_hidden.audit_log, migration
+ * 000018) that decides who may call it, checks its input and does the
+ * work; this plugin only gives them their GraphQL shapes. Both are lists,
+ * priced like any list by the cost plugin (`first`, else DEFAULT_LIST_SIZE).
+ */
+export const ReportsPlugin = extendSchema((build) => {
+  const executor = build.input.pgRegistry.pgExecutors.main!;
+
+  /** Runs a report function as the caller (their role and claims) and returns its rows. */
+  const rowsOf = (text: string, $args: Step) =>
+    withPgClient(executor, $args, async (client, args) => {
+      const values = Object.values(args as Record<string, unknown>).map((v) => v ?? null);
+      const { rows } = await client.query({ text, values });
+      return rows;
+    });
+
+  return {
+    typeDefs: /* GraphQL */ `
+      "How salesReport groups paid orders."
+      enum SalesGroupBy {
+        "Each hour of the café's time zone, e.g. 2026-11-23T14:00+01:00."
+        HOUR
+        "Each day of the café's time zone, e.g. 2026-11-23."
+        DAY
+        "Each coffee (by name), best-selling first."
+        COFFEE
+      }
+      "One bucket of sales."
+      type SalesRow {
+        "The hour, the day (café time zone) or the coffee's name."
+        bucket: String!
+        "Paid orders in the bucket (COFFEE: orders with that coffee)."
+        orders: Int!
+        "Cups in those orders (COFFEE: cups of that coffee)."
+        cups: Int!
+        "Money taken (COFFEE: for that coffee's cups)."
+        revenue: Float!
+      }
+      "One change of a rule: settings, order transitions, alert rules, coffees, staff accounts, schema (policies, grants, functions)."
+      type AuditEntry {
+        at: Datetime!
+        "Who: an account's e-mail and role, the worker or payment callback, or a DBA's database user."
+        actor: String!
+        "INSERT, UPDATE, DELETE, or the DDL command (CREATE POLICY, GRANT, ...)."
+        action: String!
+        "The table and the row's key, e.g. app_private.settings prep_base_seconds."
+        entity: String!
+        "JSON text of the row (or its changed columns) before."
+        before: String
+        "JSON text of the row (or its changed columns) after."
+        after: String
+      }
+      extend type Query {
+        """
+        Admins only: orders paid (provider or till) from \`from\` (included) to \`to\` (excluded),
+        ISO 8601 dates or times (no offset: the café's time zone); orders cancelled after payment are left out.
+        """
+        salesReport(from: String!, to: String!, groupBy: SalesGroupBy!): [SalesRow!]!
+        "Admins only: every change of a rule, newest first. \`first\`: at most 500 (default: the server's DEFAULT_LIST_SIZE, 20)."
+        auditLog(first: Int, offset: Int): [AuditEntry!]!
+      }
+    `,
+    plans: {
+      Query: {
+        salesReport(_: unknown, { $from, $to, $groupBy }: Record<string, Step>) {
+          return rowsOf(
+            "select * from app_hidden.sales_report($1, $2, $3, $4)",
+            object({ from: $from!, to: $to!, groupBy: $groupBy!, maxRows: constant(SALES_REPORT_PAGE_SIZE.max) }),
+          );
+        },
+        auditLog(_: unknown, { $first, $offset }: Record<string, Step>) {
+          // Without `first`, the page the cost plugin priced: DEFAULT_LIST_SIZE rows.
+          const $page = lambda([$first!, context().get("config")], ([first, config]) =>
+            Math.min((first as number | null) ?? (config as { DEFAULT_LIST_SIZE: number }).DEFAULT_LIST_SIZE, AUDIT_LOG_MAX_PAGE),
+          );
+          return rowsOf(
+            "select to_json(at) #>> '{}' as at, actor, action, entity, before, after from app_hidden.audit_log($1, $2)",
+            object({ first: $page, offset: $offset! }),
+          );
+        },
+      },
+    },
+  };
+});

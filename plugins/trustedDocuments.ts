@@ -1,0 +1,159 @@
+import { createHash } from "node:crypto";
+import { SafeError } from "postgraphile/grafast";
+import { BREAK, parse, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from "postgraphile/graphql";
+import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
+
+/**
+ * Trusted documents (contract/trusted-documents.json, made by `npm run
+ * documents`): the fixed set of operations the five clients and the
+ * sign-in screens send, by id ("sha256:<hex of the text>", the prefixed
+ * document identifier of GraphQL over HTTP's persisted-documents appendix).
+ *
+ * - `documentId` instead of `query` (POST body, GET parameter) runs that
+ *   document; an unknown id is PERSISTED_DOCUMENT_NOT_FOUND.
+ * - A `query` whose text is exactly a trusted document's counts as trusted
+ *   (graphql-ws requires a `query` string, so that is how sockets send them).
+ * - Any other document is "ad hoc": allowed by the policy (`any`: everyone,
+ *   `staff`: baristas and admins, `none`: nobody), else
+ *   TRUSTED_DOCUMENT_REQUIRED. No trusted document introspects (neither
+ *   `npm run documents` nor this plugin accepts one), so where the policy
+ *   refuses ad-hoc documents, it refuses introspection too.
+ *
+ * Both refusals happen while the request body is read, before parsing, and
+ * so before any SQL. Trusted documents are parsed and validated (with every
+ * validation rule, the depth, alias and token limits included) once per
+ * schema, and always get the same DocumentNode back: grafast's plan cache
+ * and the cost cache of plugins/queryCost.ts, both keyed by that node, keep
+ * their entries for them whatever ad-hoc traffic does to grafserv's LRU.
+ */
+
+export const AD_HOC_POLICIES = ["any", "staff", "none"] as const;
+export type AdHocPolicy = (typeof AD_HOC_POLICIES)[number];
+
+/** Whether `policy` lets a caller (staff or not) do the gated thing: here, send an ad-hoc document. */
+export function policyAllows(policy: AdHocPolicy, staff: boolean): boolean {
+  return policy === "any" || (policy === "staff" && staff);
+}
+
+/** The prefixed document identifier of a document's exact text. */
+export function documentId(text: string): string {
+  return `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+}
+
+/** Whether a document (or part of one) asks for `__schema` or `__type`. Trusted documents may not. */
+export function introspects(node: ASTNode): boolean {
+  let found = false;
+  visit(node, {
+    Field(field) {
+      if (field.name.value === "__schema" || field.name.value === "__type") {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+export interface TrustedDocumentsOptions {
+  /** id -> document text; every id is checked against its text at start-up. */
+  documents: Readonly<Record<string, string>>;
+  adHocQueries: AdHocPolicy;
+  /** Whether the caller (an HTTP request's, or a socket's) is staff. Must not throw. */
+  callerIsStaff(event: ProcessGraphQLRequestBodyEvent): boolean;
+  /**
+   * Told of each refusal (for metrics), with where it came from: a refusal on
+   * a socket then goes through grafserv's maskError like any other error, one
+   * over HTTP does not.
+   */
+  onRefusal?(code: string, transport: "http" | "ws"): void;
+}
+
+type ParseAndValidateResult = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
+type ParseAndValidate = (query: string) => ParseAndValidateResult;
+
+const STATUS = { PERSISTED_DOCUMENT_NOT_FOUND: 400, TRUSTED_DOCUMENT_REQUIRED: 403, BAD_USER_INPUT: 400 } as const;
+
+export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): GraphileConfig.Plugin {
+  const { adHocQueries: policy, callerIsStaff, onRefusal } = options;
+  // A Map, not the object: an id such as "__proto__" must find nothing.
+  const byId = new Map<string, string>();
+  for (const [id, text] of Object.entries(options.documents)) {
+    if (documentId(text) !== id) throw new Error(`Trusted document ${id} does not match its text: run \`npm run documents\`.`);
+    // Refusing ad-hoc documents must refuse introspection too.
+    if (introspects(parse(text))) throw new Error(`Trusted document ${id} introspects the schema; introspection stays ad hoc.`);
+    byId.set(id, text);
+  }
+  const trustedTexts = new Set(byId.values());
+
+  function refuse(event: ProcessGraphQLRequestBodyEvent, code: keyof typeof STATUS, message: string): never {
+    onRefusal?.(code, event.request ? "http" : "ws");
+    throw new SafeError(message, { code, statusCode: STATUS[code] });
+  }
+
+  return {
+    name: "TrustedDocumentsPlugin",
+    version: "1.0.0",
+    grafserv: {
+      middleware: {
+        processGraphQLRequestBody(next, event) {
+          const { body } = event;
+          if (body.documentId != null) {
+            if (body.query != null) refuse(event, "BAD_USER_INPUT", "Send either `documentId` or `query`, not both.");
+            const text = typeof body.documentId === "string" ? byId.get(body.documentId) : undefined;
+            if (text === undefined) refuse(event, "PERSISTED_DOCUMENT_NOT_FOUND", "No trusted document has this documentId.");
+            body.query = text;
+          } else if (policy !== "any" && typeof body.query === "string" && !trustedTexts.has(body.query) && !policyAllows(policy, callerIsStaff(event))) {
+            refuse(
+              event,
+              "TRUSTED_DOCUMENT_REQUIRED",
+              policy === "none"
+                ? "This server runs trusted documents only: send a documentId (or the exact text) of contract/trusted-documents.json."
+                : "Only staff may send documents that are not trusted: send a documentId (or the exact text) of contract/trusted-documents.json.",
+            );
+          }
+          return next();
+        },
+        setPreset(next, event) {
+          // Hand grafserv the trusted documents' parse-and-validate results,
+          // worked out once per schema; other texts go to grafserv's own
+          // cached function. `validationRules` is read at first use, when
+          // every plugin has added its rules.
+          const rules = event.validationRules;
+          const original = event.getExecutionConfig;
+          let forFunction: ParseAndValidate | undefined;
+          let wrapped: ParseAndValidate | undefined;
+          const pin = (schema: GraphQLSchema, fallback: ParseAndValidate): ParseAndValidate => {
+            if (forFunction === fallback && wrapped) return wrapped;
+            const results = new Map<string, ParseAndValidateResult>();
+            for (const text of trustedTexts) {
+              let document: DocumentNode;
+              try {
+                // Same source name as grafserv's, so error locations read alike.
+                document = parse(new Source(text, "GraphQL HTTP Request"));
+              } catch (e) {
+                results.set(text, { errors: [e as GraphQLError] });
+                continue;
+              }
+              const errors = validate(schema, document, rules);
+              results.set(text, errors.length ? { errors } : { document });
+            }
+            forFunction = fallback;
+            wrapped = (query) => results.get(query) ?? fallback(query);
+            return wrapped;
+          };
+          const withPinned = <C extends { schema: GraphQLSchema; parseAndValidate: ParseAndValidate }>(config: C): C => {
+            // A fresh object per call (its contextValue is the request's own).
+            config.parseAndValidate = pin(config.schema, config.parseAndValidate);
+            return config;
+          };
+          event.getExecutionConfig = function (ctx) {
+            const config = original.call(this, ctx);
+            return "then" in config ? config.then(withPinned) : withPinned(config);
+          };
+          return next();
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// Runs `node <args...>` with a Node.js the project supports (>= 22.18, which
+// runs the TypeScript sources itself by stripping their types).
+//
+// - On a supported Node (the usual case) the program runs in this very
+//   process: no second Node, no download, no extra process between a
+//   process manager's signals and the service.
+// - On an older one (Debian 12 still ships Node 20) it runs under Node 24
+//   from the npm registry's `node` package, fetched once into npm's cache
+//   by `npm exec`, and this process relays signals and the exit code.
+//
+// Plain JavaScript that Node 20 can parse: it must run on the old Node too.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+// `--requires=X.Y` before the script raises the minimum for one program:
+// the test suite needs 24.9 (Jest loads graphile-worker, an ES module,
+// through require()).
+const FALLBACK = "node@24";
+let args = process.argv.slice(2);
+let MINIMUM = [22, 18];
+if (args[0]?.startsWith("--requires=")) {
+  MINIMUM = args[0].slice("--requires=".length).split(".").map(Number);
+  args = args.slice(1);
+}
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+const supported = major > MINIMUM[0] || (major === MINIMUM[0] && minor >= MINIMUM[1]);
+const scriptIndex = args.findIndex((a) => !a.startsWith("-"));
+
+if (supported && scriptIndex === 0) {
+  // `node script.ts args...` in this process.
+  const script = path.resolve(args[0]);
+  process.argv = [process.execPath, script, ...args.slice(1)];
+  await import(pathToFileURL(script).href);
+} else if (supported) {
+  // Node flags before the script (e.g. --cpu-prof): they need a fresh process.
+  relay(process.execPath, args);
+} else {
+  console.error(
+    `Node.js ${process.versions.node} is older than ${MINIMUM.join(".")}: running under ${FALLBACK} from the npm registry (downloaded once into npm's cache). Install Node >= ${MINIMUM.join(".")} to skip this.`,
+  );
+  const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+  relay(npm, ["exec", "--yes", `--package=${FALLBACK}`, "--", "node", ...args], { shell: process.platform === "win32" });
+}
+
+function relay(command, commandArgs, options = {}) {
+  const child = spawn(command, commandArgs, { stdio: "inherit", ...options });
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
+    process.on(signal, () => child.kill(signal));
+  }
+  child.on("exit", (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+    else process.exit(code ?? 1);
+  });
+}

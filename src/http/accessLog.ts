@@ -1,0 +1,37 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { accessLogger, logger } from "../logger.ts";
+import { countRequest, routeLabel } from "../metrics.ts";
+import type { RequestScope } from "./requestScope.ts";
+
+// One JSON line per HTTP request (pino, as every other line; pino-http
+// would add a child logger and serializers per request on the hot path):
+// method, route (the bounded label of the metrics), status, duration, the
+// GraphQL operation's name when there is one, and the request id. The
+// request counter of /metrics is kept at the same moment.
+
+export function pathOf(url = "/"): string {
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
+}
+
+export function trackRequest(req: IncomingMessage, res: ServerResponse, path: string, scope: RequestScope): void {
+  const started = performance.now();
+  res.once("close", () => {
+    const route = routeLabel(path);
+    const finished = res.writableFinished;
+    if (finished) countRequest(route, res.statusCode);
+    if (!logger.isLevelEnabled("info")) return;
+    accessLogger.info(
+      {
+        requestId: scope.id,
+        method: req.method,
+        route,
+        status: res.statusCode,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        operationName: scope.operationName,
+        ...(finished ? null : { aborted: true }),
+      },
+      "request",
+    );
+  });
+}

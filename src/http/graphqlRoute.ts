@@ -1,0 +1,72 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Config } from "../config.ts";
+import type { DatabaseHealth } from "../dbHealth.ts";
+import type { Viewer } from "../auth.ts";
+import { VIEWER } from "../graphile.config.ts";
+import { RateLimiter } from "./rateLimiter.ts";
+import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendJson } from "./bodyLimit.ts";
+
+// /graphql over HTTP, the hot path, before grafserv: security headers, CORS
+// (browsers only), the per-source rate limit, the body limit, the database's
+// health, and the bearer token (a bad or expired one is a 401, never a
+// silent downgrade to anonymous).
+
+type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
+type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** Per source: a sustained rate with a burst on top (GRAPHQL_RATE_LIMIT 0: off). Shared by HTTP and WebSockets. */
+export function makeRateLimiter(config: Config): RateLimiter | null {
+  return config.GRAPHQL_RATE_LIMIT
+    ? new RateLimiter(config.GRAPHQL_RATE_BURST, 1000 * Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT)))
+    : null;
+}
+
+export interface GraphQLRouteOptions {
+  config: Config;
+  health: DatabaseHealth;
+  limiter: RateLimiter | null;
+  clientAddress(req: IncomingMessage): string;
+  /** Verifies an Authorization header (null: anonymous); throws AuthError for a bad, expired or revoked token. */
+  viewerFrom(authorization: string | string[] | undefined): Viewer | null;
+  cors: Middleware;
+  /** /graphql's security headers, worked out once. */
+  headers: ReadonlyArray<[string, string | string[]]>;
+  /** grafserv. */
+  next(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export function makeGraphQLRoute({ config, health, limiter, clientAddress, viewerFrom, cors, headers, next }: GraphQLRouteOptions) {
+  const handle = (req: AuthedRequest, res: ServerResponse) => {
+    const length = declaredLength(req);
+    if (length > MAX_BODY_BYTES) return refuseTooLarge(res, MAX_BODY_BYTES, "graphql");
+    if (Number.isNaN(length) && req.headers["transfer-encoding"] !== undefined) closeAfter413(res);
+    if (!health.up) {
+      res.setHeader("retry-after", "2");
+      sendJson(res, 503, { errors: [{ message: "The database is unavailable; try again shortly.", extensions: { code: "SERVICE_UNAVAILABLE" } }] });
+      return;
+    }
+    try {
+      req[VIEWER] = viewerFrom(req.headers.authorization);
+    } catch (e) {
+      const message = e instanceof Error && e.message ? e.message : "Your token is not valid.";
+      res.setHeader("www-authenticate", 'Bearer realm="cafe-api"');
+      sendJson(res, 401, { errors: [{ message, extensions: { code: "UNAUTHENTICATED" } }] });
+      return;
+    }
+    next(req, res);
+  };
+  const limited = (req: AuthedRequest, res: ServerResponse) => {
+    if (!limiter || limiter.take(clientAddress(req))) return handle(req, res);
+    res.setHeader("retry-after", "1");
+    sendJson(res, 429, { errors: [{ message: "Too many requests; slow down.", extensions: { code: "RATE_LIMITED" } }] });
+  };
+  return (req: AuthedRequest, res: ServerResponse) => {
+    for (const [name, value] of headers) res.setHeader(name, value);
+    // CORS concerns browsers, which always send Origin on a cross-origin
+    // request (and on every preflight); the answer varies by it either way.
+    if (req.headers.origin === undefined && req.method !== "OPTIONS") {
+      res.setHeader("vary", "Origin");
+      limited(req, res);
+    } else cors(req, res, () => limited(req, res));
+  };
+}

@@ -1,0 +1,36 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
+
+// What a request's log lines share: its id (the caller's X-Request-Id, made
+// safe, or a new UUID) and, once known, its GraphQL operation's name. Held
+// in an AsyncLocalStorage so code far from the request (maskError, a
+// plugin) logs it without having it passed down.
+
+export interface RequestScope {
+  readonly id: string;
+  operationName?: string;
+}
+
+export const requestScope = new AsyncLocalStorage<RequestScope>();
+
+export const REQUEST_ID_HEADER = "x-request-id";
+export const REQUEST_ID_MAX_LENGTH = 128;
+
+/**
+ * The caller's X-Request-Id restricted to a safe charset (no newlines,
+ * quotes or spaces: it goes into log lines and a response header) and to
+ * REQUEST_ID_MAX_LENGTH characters; a new UUID when none is left.
+ */
+export function requestIdFrom(header: string | string[] | undefined): string {
+  const given = Array.isArray(header) ? header[0] : header;
+  if (given) {
+    const safe = given.replace(/[^A-Za-z0-9._:/+=@-]/g, "").slice(0, REQUEST_ID_MAX_LENGTH);
+    if (safe) return safe;
+  }
+  return randomUUID();
+}
+
+/** The id of the request this code runs for, if any. */
+export function currentRequestId(): string | undefined {
+  return requestScope.getStore()?.id;
+}

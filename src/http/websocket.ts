@@ -1,0 +1,248 @@
+import http, { type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket } from "ws";
+import { makeServer as makeGraphQLWSServer, CloseCode } from "graphql-ws";
+import type { RateLimiter } from "./rateLimiter.ts";
+import { makeGraphQLWSConfig } from "postgraphile/grafserv";
+import type { GraphQLError } from "postgraphile/graphql";
+import type { Config } from "../config.ts";
+import type { Viewer } from "../auth.ts";
+import { codedError, type ErrorCode } from "../errors.ts";
+import { logger } from "../logger.ts";
+import { graphqlErrors } from "../metrics.ts";
+import { pathOf } from "./accessLog.ts";
+import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "./requestScope.ts";
+
+// graphql-ws on /graphql. The token travels in the connection_init payload
+// (a bad one closes the socket with 4403). Against abuse, per source
+// address: a browser page from an Origin outside CORS_ORIGINS (and not this
+// server's own, Ruru's) is refused (403 ORIGIN_NOT_ALLOWED), at most WS_MAX_SOCKETS_PER_SOURCE sockets (429
+// TOO_MANY_CONNECTIONS), and every upgrade and every operation spends one
+// request of the same rate limiter as HTTP (RATE_LIMITED); per socket, at
+// most WS_MAX_SUBSCRIPTIONS_PER_SOCKET operations at once
+// (TOO_MANY_SUBSCRIPTIONS). A peer that does not answer a ping before the
+// next one is closed, which ends its subscriptions and their LISTENs.
+
+export interface WebSocketOptions {
+  config: Config;
+  serv: Parameters<typeof makeGraphQLWSConfig>[0];
+  clientAddress(req: IncomingMessage): string;
+  /** The per-source limiter of /graphql (null: off). */
+  limiter: RateLimiter | null;
+  /** Whether a request's Origin may open a socket. */
+  originAllowed(origin: string | undefined): boolean;
+  viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
+  /** Calls `then` when the sign-in is revoked; returns the function that stops watching. */
+  onRevoked(signInId: string, then: () => void): () => void;
+}
+
+export interface WebSocketEndpoint {
+  /** Open sockets. */
+  sockets(): number;
+  /** Closes every socket with a close frame (1001) and stops accepting. */
+  close(): void;
+}
+
+interface Extra {
+  socket: WebSocket;
+  request: IncomingMessage;
+  viewer?: Viewer | null;
+}
+
+function isAsyncIterable(x: unknown): x is AsyncIterable<unknown> {
+  return typeof x === "object" && x !== null && Symbol.asyncIterator in x;
+}
+
+const EXPIRED = Symbol("expired");
+
+/**
+ * Ends a subscription's stream with an UNAUTHENTICATED error at its token's
+ * expiry. A plain iterator, not an async generator: a generator suspended on
+ * `await` would only act on return() after the next event, keeping the
+ * LISTEN topic of an unsubscribed client alive until then.
+ */
+function untilExpiry<T>(iterable: AsyncIterable<T>, expiresAtMs: number): AsyncIterableIterator<T | { errors: GraphQLError[] }> {
+  const iterator = iterable[Symbol.asyncIterator]();
+  let timer: NodeJS.Timeout | undefined;
+  let finished = false;
+  const expired = new Promise<typeof EXPIRED>((resolve) => {
+    timer = setTimeout(() => resolve(EXPIRED), Math.max(0, expiresAtMs - Date.now()));
+  });
+  const finish = async () => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    await iterator.return?.();
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      if (finished) return { done: true, value: undefined };
+      const next = await Promise.race([iterator.next(), expired]);
+      if (next === EXPIRED) {
+        await finish();
+        return { done: false, value: { errors: [codedError("UNAUTHENTICATED", "Your token has expired; sign in again and resubscribe.")] } };
+      }
+      if (next.done) await finish();
+      return next;
+    },
+    async return() {
+      await finish();
+      return { done: true, value: undefined };
+    },
+    async throw(error?: unknown) {
+      await finish();
+      throw error;
+    },
+  };
+}
+
+/** Answers an upgrade request with an HTTP refusal instead of a socket. */
+function refuseUpgrade(req: IncomingMessage, socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+  graphqlErrors.inc({ code });
+  logger.info({ requestId: requestIdFrom(req.headers[REQUEST_ID_HEADER]), method: req.method, route: "/graphql", status, code }, "websocket refused");
+  const body = JSON.stringify({ errors: [{ message, extensions: { code } }] });
+  const head = Object.entries({ connection: "close", "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...headers })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`);
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+/** A page of this very server (Ruru on /graphiql): its Origin names the host it asked for. */
+function sameOrigin(req: IncomingMessage): boolean {
+  try {
+    return new URL(req.headers.origin!).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+export function installWebSocket(server: http.Server, options: WebSocketOptions): WebSocketEndpoint {
+  const { config, limiter, clientAddress } = options;
+  const wsConfig = makeGraphQLWSConfig(options.serv);
+  const wsServer = makeGraphQLWSServer<Record<string, unknown> | undefined, Extra>({
+    ...(wsConfig as object),
+    // A subscription lives no longer than the token that opened it: at its
+    // expiry the stream ends with an UNAUTHENTICATED error.
+    async subscribe(args: any) {
+      const result = await (wsConfig as any).subscribe(args);
+      const exp = (args.contextValue as { viewer?: Viewer | null } | undefined)?.viewer?.exp;
+      return exp && isAsyncIterable(result) ? untilExpiry(result, exp * 1000) : result;
+    },
+    async onSubscribe(ctx: any, id: string, payload: unknown) {
+      const refuse = (code: ErrorCode, message: string) => {
+        graphqlErrors.inc({ code });
+        return [codedError(code, message)];
+      };
+      // ctx.subscriptions already holds this operation.
+      if (Object.keys(ctx.subscriptions).length > config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET) {
+        return refuse("TOO_MANY_SUBSCRIPTIONS", `A socket may run at most ${config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET} operations at once; complete one first.`);
+      }
+      if (limiter) {
+        try {
+          await limiter.consume(clientAddress((ctx.extra as Extra).request));
+        } catch {
+          return refuse("RATE_LIMITED", "Too many requests; slow down.");
+        }
+      }
+      return (wsConfig as any).onSubscribe(ctx, id, payload);
+    },
+    onConnect(ctx) {
+      try {
+        const params = Object.fromEntries(Object.entries(ctx.connectionParams ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+        const viewer = options.viewerFromConnectionParams(params);
+        (ctx.extra as Extra).viewer = viewer;
+        // A revoked sign-in's socket closes, ending its subscriptions.
+        if (viewer) {
+          const socket = (ctx.extra as Extra).socket;
+          socket.once("close", options.onRevoked(viewer.signInId, () => socket.close(CloseCode.Forbidden, "This sign-in has ended; sign in again.")));
+        }
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  } as Parameters<typeof makeGraphQLWSServer>[0]);
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.MAX_QUERY_LENGTH * 2 });
+  wss.on("connection", (socket: WebSocket, request: IncomingMessage) => {
+    const requestId = requestIdFrom(request.headers[REQUEST_ID_HEADER]);
+    const opened = Date.now();
+    const closed = wsServer.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) => new Promise<void>((resolve, reject) => socket.send(data, (err) => (err ? reject(err) : resolve()))),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (cb) =>
+          socket.on("message", (event) =>
+            // The socket's request id goes with what its messages log (masked errors).
+            requestScope.run({ id: requestId }, async () => {
+              try {
+                await cb(event.toString());
+              } catch (err) {
+                socket.close(CloseCode.InternalServerError, (err as Error).message.slice(0, 120));
+              }
+            }),
+          ),
+      },
+      { socket, request },
+    );
+    // Dead peers: one ping per interval; no pong since the last one, closed.
+    let answered = true;
+    socket.on("pong", () => (answered = true));
+    const ping = setInterval(() => {
+      if (!answered) {
+        logger.info({ requestId }, "websocket peer stopped answering pings; closed");
+        socket.terminate();
+        return;
+      }
+      answered = false;
+      socket.ping();
+    }, config.WS_PING_INTERVAL_MS);
+    socket.once("close", (code, reason) => {
+      clearInterval(ping);
+      logger.info({ requestId, route: "/graphql", method: "GET", status: 101, durationMs: Date.now() - opened, closeCode: code }, "websocket closed");
+      void closed(code, reason.toString());
+    });
+  });
+
+  const socketsBySource = new Map<string, number>();
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (pathOf(req.url) !== "/graphql") {
+      socket.destroy();
+      return;
+    }
+    if (!options.originAllowed(req.headers.origin) && !sameOrigin(req)) {
+      refuseUpgrade(req, socket, 403, "ORIGIN_NOT_ALLOWED", "This origin may not open a WebSocket here.");
+      return;
+    }
+    const source = clientAddress(req);
+    const open = socketsBySource.get(source) ?? 0;
+    if (open >= config.WS_MAX_SOCKETS_PER_SOURCE) {
+      refuseUpgrade(req, socket, 429, "TOO_MANY_CONNECTIONS", `At most ${config.WS_MAX_SOCKETS_PER_SOURCE} WebSockets per source; close one first.`, { "retry-after": "5" });
+      return;
+    }
+    // Counted from now (the rate limiter answers asynchronously) until the
+    // TCP connection closes, whatever becomes of the upgrade.
+    socketsBySource.set(source, open + 1);
+    socket.once("close", () => {
+      const n = (socketsBySource.get(source) ?? 1) - 1;
+      if (n > 0) socketsBySource.set(source, n);
+      else socketsBySource.delete(source);
+    });
+    const accept = () => wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
+    if (!limiter) return accept();
+    limiter.consume(source).then(accept, () => refuseUpgrade(req, socket, 429, "RATE_LIMITED", "Too many requests; slow down.", { "retry-after": "1" }));
+  });
+
+  return {
+    sockets: () => wss.clients.size,
+    close() {
+      for (const client of wss.clients) client.close(1001, "server shutting down");
+      wss.close();
+    },
+  };
+}
