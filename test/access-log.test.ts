@@ -3,8 +3,8 @@ import net from "node:net";
 import pino from "pino";
 import { ACCESS_LOG_FLUSH_MS, accessLogger, logger } from "../src/logger.ts";
 import { REQUEST_ID_MAX_LENGTH, requestIdFrom } from "../src/http/requestScope.ts";
-import { startTestService, type TestService } from "./support/harness.ts";
-import { waitUntil } from "./support/realtime.ts";
+import { startTestService, type TestService } from "./support/service.ts";
+import { waitUntil } from "./support/wait.ts";
 
 // One JSON line per request (method, route, status, duration, operation
 // name, request id), the request id echoed and carried by the log line of a

@@ -1,6 +1,6 @@
-import { DEMO, startTestService, type GraphQLResponse, type TestService } from "./support/harness.ts";
-import { expectRefused, ok } from "./support/sandbox.ts";
-import { maxId, sha256Hex } from "./support/tillKit.ts";
+import { DEMO, expectRefused, type GraphQLResponse, ok, sha256Hex } from "./support/client.ts";
+import { maxId } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // Customer accounts against the real service and database: register,
 // login, refresh-token rotation (and theft detection: a spent token revokes

@@ -1,8 +1,8 @@
 import pg from "pg";
-import { DEMO, documentsOf, startTestService, testDatabaseUrl, type TestService } from "./support/harness.ts";
-import { gqlAs, requestRolePool, sqlAs, type Caller } from "./support/queryKit.ts";
-import { expectRefused, ok, sandbox } from "./support/sandbox.ts";
-import { spawnApi } from "./support/realtime.ts";
+import { type Caller, DEMO, expectRefused, gqlAs, ok } from "./support/client.ts";
+import { documentsOf } from "./support/contract.ts";
+import { requestRolePool, sandbox, sqlAs, testDatabaseUrl } from "./support/db.ts";
+import { ChildService, startTestService, type TestService } from "./support/service.ts";
 
 // auditLog: every change of a rule, whoever makes it (GraphQL, a DBA's SQL,
 // DDL through the event trigger), against the real service and database.
@@ -167,11 +167,11 @@ test("DDL (a new RLS policy, a grant) is recorded by the event trigger the servi
 
 test("without a superuser URL, start-up says in one log line that DDL changes are not audited", async () => {
   await superuser.query("alter event trigger cafe_audit_ddl disable");
-  let api: Awaited<ReturnType<typeof spawnApi>> | undefined;
+  let api: ChildService | undefined;
   try {
     // The owner's URL: not a superuser, so nothing can install the event trigger.
-    api = await spawnApi({ DATABASE_URL: t.urls.owner });
-    const lines = api.log().split("\n").filter((l) => l.includes("DDL changes"));
+    api = await ChildService.startApi({ DATABASE_URL: t.urls.owner });
+    const lines = api.logs.filter((l) => l.includes("DDL changes"));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, msg: expect.stringContaining("select app_private.install_ddl_audit()") });
   } finally {

@@ -1,6 +1,6 @@
 import jwt from "jsonwebtoken";
-import { DEMO, startTestService, type DemoUser, type TestService } from "./support/harness.ts";
-import { codes, ok } from "./support/queryKit.ts";
+import { codes, DEMO, type DemoUser, ok } from "./support/client.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // Sign-in and bearer tokens: login issues a JWT for each demo account; a
 // wrong password and an unknown e-mail look the same; any token that is not

@@ -1,5 +1,5 @@
 import net from "node:net";
-import { startTestService, type TestService } from "./support/harness.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 import { LINGER_MAX_BYTES } from "../src/http/bodyLimit.ts";
 
 // 30 tries of 5 MB a route: seconds on a quiet machine, far more on a busy one.

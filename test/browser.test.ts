@@ -2,12 +2,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { startTestService, type TestService } from "./support/harness.ts";
-import { DEMO } from "./support/harness.ts";
-import { insertOrders } from "./support/queryKit.ts";
+import { DEMO } from "./support/client.ts";
+import { sandbox } from "./support/db.ts";
+import { insertOrders } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
+import { waitUntil } from "./support/wait.ts";
 import { ORDER_QUEUE_TOPIC } from "../src/topics.ts";
-import { sandbox } from "./support/sandbox.ts";
-import { waitUntil } from "./support/realtime.ts";
 
 // The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser:
 // Debian's chromium driven by playwright-core. Without chromium this FAILS

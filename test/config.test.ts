@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
-import { emptyDir, expectNoStackTrace, runMain } from "./support/mainProcess.ts";
+import { emptyDir, expectNoStackTrace, runMain } from "./support/service.ts";
 
 // Configuration: environment variables (and a .env file) validated once at
 // start-up, before anything else runs. Bad values stop the process with one

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { buildClientSchema, getIntrospectionQuery, parse, validate, type GraphQLSchema } from "graphql";
 import { CONTRACT_DIR, contractDifferences, contractSchema } from "./support/contract.ts";
-import { startTestService, type TestService } from "./support/harness.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // The served schema honours contract/schema.graphql (parsed, not a list) and
 // every client document validates against it.

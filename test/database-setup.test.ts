@@ -4,8 +4,8 @@ import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../src/config.ts";
 import { startService } from "../src/main.ts";
-import { testConfig, testDatabaseUrl } from "./support/harness.ts";
-import { emptyDir, expectNoStackTrace, ROOT, runMain } from "./support/mainProcess.ts";
+import { testDatabaseUrl } from "./support/db.ts";
+import { emptyDir, expectNoStackTrace, ROOT, runMain, testConfig } from "./support/service.ts";
 
 // Databases the service did not create: one a DBA made beforehand (owned by
 // the superuser), one reached without a superuser (the DBA made the roles;

@@ -1,6 +1,7 @@
 import pg from "pg";
-import { DEMO, startTestService, type TestService } from "./support/harness.ts";
-import { codes, gqlAs, requestRolePool, sqlAs, type RequestRole } from "./support/queryKit.ts";
+import { codes, DEMO, gqlAs } from "./support/client.ts";
+import { type RequestRole, requestRolePool, sqlAs } from "./support/db.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // Who may execute which function (migration "exact function grants"):
 // nothing in app_public, app_hidden or app_private is executable by PUBLIC,

@@ -1,4 +1,4 @@
-import { startTestService, type TestService } from "./support/harness.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // What every /graphql answer says about itself (security headers, CORS), for
 // browsers and for clients without an Origin alike. The headers are worked

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
-import { emptyDir, ROOT } from "./support/mainProcess.ts";
+import { emptyDir, ROOT } from "./support/service.ts";
 
 // The install, checked offline and in milliseconds: `npm ci` on any platform
 // (the lock file names every platform's optional binaries), the project's

@@ -1,20 +1,9 @@
 import type pg from "pg";
-import { DEMO, operationsOf, startTestService, type TestService } from "./support/harness.ts";
-import {
-  allowedMoves,
-  expectRefused,
-  makeCoffee,
-  money,
-  ok,
-  orderEvents,
-  orderIn,
-  orderRow,
-  requestRoleClient,
-  sandbox,
-  STATUSES,
-  tryInRollback,
-  type Status,
-} from "./support/sandbox.ts";
+import { DEMO, expectRefused, ok } from "./support/client.ts";
+import { operationsOf } from "./support/contract.ts";
+import { requestRoleClient, sandbox, tryInRollback } from "./support/db.ts";
+import { allowedMoves, makeCoffee, money, orderEvents, orderIn, orderRow, type Status, STATUSES } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // The order lifecycle: updateOrderStatus (the barista dashboard's Advance)
 // obeys app_public.order_status_transitions for every role and every path,

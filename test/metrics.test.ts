@@ -4,7 +4,9 @@ import path from "node:path";
 import express from "express";
 import { loadConfig } from "../src/config.ts";
 import { installMetricsRoute } from "../src/http/metricsRoute.ts";
-import { operationsOf, startTestService, testDatabaseUrl, type TestService } from "./support/harness.ts";
+import { operationsOf } from "./support/contract.ts";
+import { testDatabaseUrl } from "./support/db.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // GET /metrics: every labelled family the README names starts with its
 // known label values at 0 (a dashboard's rate() sees a series before its

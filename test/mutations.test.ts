@@ -1,18 +1,8 @@
-import { DEMO, operationsOf, startTestService, type TestService } from "./support/harness.ts";
-import {
-  expectRefused,
-  makeCoffee,
-  money,
-  ok,
-  orderCount,
-  orderEvents,
-  orderIn,
-  orderItems,
-  orderRow,
-  moveAsDba,
-  sandbox,
-  tryInRollback,
-} from "./support/sandbox.ts";
+import { DEMO, expectRefused, ok } from "./support/client.ts";
+import { operationsOf } from "./support/contract.ts";
+import { sandbox, tryInRollback } from "./support/db.ts";
+import { makeCoffee, money, moveAsDba, orderCount, orderEvents, orderIn, orderItems, orderRow } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // The contract's mutations against the real service: createOrder (both
 // forms), cancelOrder, updateCustomerProfile, createCoffee and

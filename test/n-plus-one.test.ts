@@ -1,6 +1,7 @@
 import pg from "pg";
-import { DEMO, startTestService, type TestService } from "./support/harness.ts";
-import { deleteOrders, insertOrders, ok, queryOperationsOf, runOperation, type ClientName } from "./support/queryKit.ts";
+import { type ClientName, DEMO, ok, queryOperationsOf, runOperation } from "./support/client.ts";
+import { deleteOrders, insertOrders } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // How many SQL statements the service sends for one contract query, and
 // that the number does not grow with the rows returned (no N+1): nested

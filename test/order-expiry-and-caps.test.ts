@@ -1,7 +1,8 @@
-import { DEMO, startTestService, subscribe, type TestService } from "./support/harness.ts";
-import { gqlAs } from "./support/queryKit.ts";
-import { expectRefused, ok } from "./support/sandbox.ts";
-import { listening, placeOrder, sendCallback, stockedCoffee, waitUntil, type StockedCoffee } from "./support/realtime.ts";
+import { DEMO, expectRefused, gqlAs, ok, subscribe } from "./support/client.ts";
+import { placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { sendCallback } from "./support/paymentProvider.ts";
+import { listening, startTestService, type TestService } from "./support/service.ts";
+import { waitUntil } from "./support/wait.ts";
 
 // Nobody holds stock without paying: an unpaid order expires at the deadline
 // stored on it (from pending_order_expiry_seconds when it was made) and the

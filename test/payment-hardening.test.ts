@@ -1,5 +1,7 @@
-import { startTestService, type TestService } from "./support/harness.ts";
-import { placeOrder, sendCallback, stockedCoffee, waitUntil, type SendOptions, type StockedCoffee } from "./support/realtime.ts";
+import { placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { sendCallback, type SendOptions } from "./support/paymentProvider.ts";
+import { startTestService, type TestService } from "./support/service.ts";
+import { waitUntil } from "./support/wait.ts";
 
 // The payment callback against a hostile public: "paid" is decided in one
 // place (exactly "paid"; look-alikes and a payment without amount or items

@@ -1,19 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
-import { DEMO, startTestService, type TestService } from "./support/harness.ts";
-import {
-  hmacHex,
-  placeOrder,
-  sendCallback,
-  sendChunked,
-  sleep,
-  spawnApi,
-  stockedCoffee,
-  waitUntil,
-  type CallbackTarget,
-  type Delivery,
-  type SendOptions,
-  type StockedCoffee,
-} from "./support/realtime.ts";
+import { DEMO } from "./support/client.ts";
+import { placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { type CallbackTarget, type Delivery, sendCallback, sendChunked, type SendOptions, signature } from "./support/paymentProvider.ts";
+import { ChildService, startTestService, type TestService } from "./support/service.ts";
+import { sleep, waitUntil } from "./support/wait.ts";
 
 // POST /orders/payment-callback as a real provider would send it (HMAC over
 // the exact bytes, the webhook token), against the real server and the real
@@ -465,8 +455,8 @@ describe("refusals: each has its status and code and changes nothing", () => {
       ["the signing secret as the token", { token: t.config.SIGNING_SECRET }, "UNAUTHORIZED"],
       ["wrong signing secret", { secret: "some-other-signing-secret" }, "BAD_SIGNATURE"],
       ["no X-Signature", { signature: null }, "BAD_SIGNATURE"],
-      ["hex without the sha256= prefix", { signature: hmacHex(t.config.SIGNING_SECRET, body) }, "BAD_SIGNATURE"],
-      ["sha1= prefix", { signature: `sha1=${hmacHex(t.config.SIGNING_SECRET, body)}` }, "BAD_SIGNATURE"],
+      ["hex without the sha256= prefix", { signature: signature(body, t.config.SIGNING_SECRET).replace("sha256=", "") }, "BAD_SIGNATURE"],
+      ["sha1= prefix", { signature: `sha1=${signature(body, t.config.SIGNING_SECRET).replace("sha256=", "")}` }, "BAD_SIGNATURE"],
       ["signature over the compact JSON, pretty JSON sent", { signBytes: body }, "BAD_SIGNATURE"],
       ["signature over the body without its trailing newline", { signBytes: body }, "BAD_SIGNATURE"],
       ["signature with a previous secret that is not configured", { secret: "previous-signing-secret-0123456789" }, "BAD_SIGNATURE"],
@@ -802,12 +792,12 @@ describe("concurrency", () => {
   });
 
   test("copies spread over this process and a separate API OS process (npm run start:api) -> exactly one processed", async () => {
-    const other = await spawnApi();
+    const other = await ChildService.startApi();
     try {
       const elsewhere: CallbackTarget = { url: other.url, config: t.config };
       await copies((i) => (i % 2 ? elsewhere : t), "two OS processes");
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.log()}`);
+      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`);
     } finally {
       await other.stop();
     }
@@ -819,7 +809,7 @@ describe("signing-secret rotation and a trusted proxy (a service started with SI
   test("the previous secret is accepted only where it is configured; behind a trusted proxy X-Forwarded-For is the source, blocked after exactly threshold + 1 failures", async () => {
     const c = await coffee("Pay rotation", "3.15", 2);
     const [o1, o2, o3] = await Promise.all(Array.from({ length: 3 }, () => order(tokens.alice, [[c, 1]])));
-    const other = await spawnApi({ SIGNING_SECRET_PREVIOUS: PREVIOUS, TRUST_PROXY: "loopback" });
+    const other = await ChildService.startApi({ SIGNING_SECRET_PREVIOUS: PREVIOUS, TRUST_PROXY: "loopback" });
     try {
       const rotated: CallbackTarget = { url: other.url, config: t.config };
       // The main service has no previous secret: refused.
@@ -875,7 +865,7 @@ describe("signing-secret rotation and a trusted proxy (a service started with SI
       await waitPrepared(o4.id);
       await t.db.query("delete from app_private.blocked_sources where source in ($1, '192.0.2.10', '203.0.113.78')", [fresh]);
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.log()}`);
+      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`);
     } finally {
       await other.stop();
       await clearBlock();

@@ -1,19 +1,6 @@
-import { DEMO, startTestService, type TestService } from "./support/harness.ts";
-import {
-  CATEGORY_ORDER,
-  allCoffees,
-  codes,
-  dbSorted,
-  deleteOrders,
-  errorSummary,
-  gqlAs,
-  insertOrders,
-  ok,
-  queryOperationsOf,
-  runOperation,
-  type ClientName,
-  type CoffeeRow,
-} from "./support/queryKit.ts";
+import { type ClientName, codes, DEMO, errorSummary, gqlAs, ok, queryOperationsOf, runOperation } from "./support/client.ts";
+import { allCoffees, CATEGORY_ORDER, type CoffeeRow, dbSorted, deleteOrders, insertOrders } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // The query side of the contract, through real HTTP against the real
 // service and database: every client's query operations, as the role that
@@ -670,7 +657,7 @@ describe("GraphQL over GET", () => {
   });
 
   test("GET with a whole document, operationName and variables, and with a bearer token", async () => {
-    const { operationsOf } = await import("./support/harness.ts");
+    const { operationsOf } = await import("./support/contract.ts");
     const featured = await get({ query: operationsOf("kiosk"), operationName: "FeaturedList" });
     expect(ok(featured)).toEqual(ok(await runOperation(t, "kiosk", "FeaturedList")));
     const detail = await get({ query: `query($id: ID!) { coffee(id: $id) { id name } }`, variables: JSON.stringify({ id: reviewed.id }) });

@@ -1,22 +1,12 @@
 import { getIntrospectionQuery, parse, type GraphQLSchema } from "graphql";
 import { queryCost } from "../plugins/queryCost.ts";
-import { DEMO, operationsOf, startTestService, subscribe, type GraphQLResponse, type TestService } from "./support/harness.ts";
-import { CLIENT_CALLER, codes, insertOrders, tokenOf, type Caller, type ClientName } from "./support/queryKit.ts";
-import { errorsOf, listening, placeOrder } from "./support/realtime.ts";
-import { makeCoffee, orderIn, sandbox } from "./support/sandbox.ts";
-import {
-  aliasedQuery,
-  countTokens,
-  deepNewCoffeeSubscription,
-  deepOrdersQuery,
-  fieldDepth,
-  longQuery,
-  settled,
-  SqlRecorder,
-  startAnotherService,
-  table,
-  tokenHeavyQuery,
-} from "./support/queryLimits.ts";
+import { type Caller, CLIENT_CALLER, type ClientName, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "./support/client.ts";
+import { operationsOf } from "./support/contract.ts";
+import { sandbox, SqlRecorder } from "./support/db.ts";
+import { table } from "./support/figures.ts";
+import { insertOrders, makeCoffee, orderIn, placeOrder } from "./support/fixtures.ts";
+import { aliasedQuery, countTokens, deepNewCoffeeSubscription, deepOrdersQuery, fieldDepth, longQuery, tokenHeavyQuery } from "./support/queryShapes.ts";
+import { listening, startAnotherService, startTestService, type TestService } from "./support/service.ts";
 
 // Query cost control (README "Limits", plugins/queryCost.ts), against the
 // real service: a real PostgreSQL, the HTTP server and graphql-ws sockets.

@@ -1,10 +1,13 @@
 import { createClient } from "graphql-ws";
 import pg from "pg";
 import WebSocket from "ws";
-import { documentsOf, startTestService, subscribe, testDatabaseUrl, type TestService } from "./support/harness.ts";
-import { sandbox, orderIn, moveAsDba } from "./support/sandbox.ts";
-import { errorsOf, listening, listenerPid, placeOrder, spawnApi, stockedCoffee, waitForListen, waitUntil, type StockedCoffee } from "./support/realtime.ts";
-import { sendSignedCallback } from "./support/tillKit.ts";
+import { errorsOf, subscribe } from "./support/client.ts";
+import { documentsOf } from "./support/contract.ts";
+import { sandbox, testDatabaseUrl, waitForListen } from "./support/db.ts";
+import { moveAsDba, orderIn, placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { sendCallback } from "./support/paymentProvider.ts";
+import { ChildService, listenerPid, listening, startTestService, type TestService } from "./support/service.ts";
+import { waitUntil } from "./support/wait.ts";
 import { ORDER_QUEUE_TOPIC } from "../src/topics.ts";
 
 // orderQueueChanged: the barista dashboard follows the whole queue live.
@@ -37,7 +40,7 @@ const eventsOf = (sub: ReturnType<typeof subscribe<{ orderQueueChanged: Event }>
   sub.results.map((r) => r.data?.orderQueueChanged).filter((e): e is Event => e?.id === orderId);
 
 test("an order paid through a signed callback reaches a barista subscribed on another API process, and an admin on this one, within a second", async () => {
-  const other = await spawnApi();
+  const other = await ChildService.startApi();
   const remote = createClient({
     url: other.wsUrl,
     webSocketImpl: WebSocket,
@@ -55,7 +58,7 @@ test("an order paid through a signed callback reaches a barista subscribed on an
     const order = await placeOrder(t, tokens.alice, [{ coffeeId: coffee.id, quantity: 2 }]);
     // A PENDING order is not in the queue yet.
     const paidAt = Date.now();
-    const answer = await sendSignedCallback(t, {
+    const answer = await sendCallback(t, {
       order_id: order.id,
       status: "paid",
       amount: Number(order.total),

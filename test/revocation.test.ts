@@ -1,8 +1,8 @@
-import { startTestService, subscribe, type TestService } from "./support/harness.ts";
-import { gqlAt, spawnApi, waitForListen, waitUntil, type SpawnedApi } from "./support/realtime.ts";
-import { wsClient } from "./support/drillKit.ts";
-import { expectRefused, ok } from "./support/sandbox.ts";
-import { forgetAccounts, maxId } from "./support/tillKit.ts";
+import { expectRefused, gql, ok, subscribe, wsClient } from "./support/client.ts";
+import { waitForListen } from "./support/db.ts";
+import { forgetAccounts, maxId } from "./support/fixtures.ts";
+import { ChildService, startTestService, type TestService } from "./support/service.ts";
+import { waitUntil } from "./support/wait.ts";
 
 // Revoked sign-ins on every API process: this test's in-process API (A) and
 // a second API as its own OS process (B, `src/main.ts --api`), on one
@@ -33,7 +33,7 @@ interface Session {
 }
 
 let t: TestService;
-let b: SpawnedApi;
+let b: ChildService;
 let firstAttemptId = 0;
 /** Signed out before B started: B learns of it from SQL at start-up. */
 let signedOutEarly: Session;
@@ -53,7 +53,7 @@ const show = (r: { status: number; body: { errors?: any[] } }) => `${r.status} $
 
 /** The answer to a request with this token on A and on B. */
 async function statuses(token: string, query = PROBE): Promise<{ a: string; b: string }> {
-  return { a: show(await gqlAt(t.url, query, { token })), b: show(await gqlAt(b.url, query, { token })) };
+  return { a: show(await gql(t.url, query, { token })), b: show(await gql(b.url, query, { token })) };
 }
 const ACCEPTED = { a: "200 OK", b: "200 OK" };
 const REFUSED = { a: "401 UNAUTHENTICATED", b: "401 UNAUTHENTICATED" };
@@ -69,9 +69,9 @@ const lags: number[] = [];
 async function refusedEverywhere(token: string, servedBy: "a" | "b" | null, query = PROBE): Promise<void> {
   const started = Date.now();
   const urls = { a: t.url, b: b.url };
-  if (servedBy) expect({ [servedBy]: show(await gqlAt(urls[servedBy], query, { token })) }).toEqual({ [servedBy]: "401 UNAUTHENTICATED" });
+  if (servedBy) expect({ [servedBy]: show(await gql(urls[servedBy], query, { token })) }).toEqual({ [servedBy]: "401 UNAUTHENTICATED" });
   for (const name of (["a", "b"] as const).filter((n) => n !== servedBy)) {
-    await waitUntil(`${name} to refuse the token`, async () => show(await gqlAt(urls[name], query, { token })) === "401 UNAUTHENTICATED", 1000, 5);
+    await waitUntil(`${name} to refuse the token`, async () => show(await gql(urls[name], query, { token })) === "401 UNAUTHENTICATED", 1000, 5);
     lags.push(Date.now() - started);
   }
   expect(await statuses(token, query)).toEqual(REFUSED);
@@ -82,7 +82,7 @@ beforeAll(async () => {
   firstAttemptId = await maxId(t, "app_private.login_attempts");
   signedOutEarly = await signIn(await staff("early", "barista"));
   expect(ok(await t.gql(LOGOUT, { variables: { token: signedOutEarly.refreshToken } }))).toEqual({ logout: true });
-  b = await spawnApi({ JWT_SECRET: t.config.JWT_SECRET });
+  b = await ChildService.startApi({ JWT_SECRET: t.config.JWT_SECRET });
 }, 90_000);
 
 afterAll(async () => {
@@ -100,7 +100,7 @@ test("logout (on B): that sign-in's access token is refused by B from the next r
   const email = await staff("logout", "barista");
   const [ending, staying] = [await signIn(email), await signIn(email)];
   expect(await statuses(ending.token)).toEqual(ACCEPTED);
-  expect(ok(await gqlAt(b.url, LOGOUT, { variables: { token: ending.refreshToken } }))).toEqual({ logout: true });
+  expect(ok(await gql(b.url, LOGOUT, { variables: { token: ending.refreshToken } }))).toEqual({ logout: true });
   await refusedEverywhere(ending.token, "b");
   expect(await statuses(staying.token)).toEqual(ACCEPTED);
 });
@@ -120,7 +120,7 @@ test("an account disabled (disableAccount on B): its tokens are refused on both 
   const email = await staff("disabled", "barista");
   const [one, two] = [await signIn(email), await signIn(email)];
   const admin = await signIn(await staff("disabler", "admin"));
-  expect(ok(await gqlAt(b.url, DISABLE, { variables: { email }, token: admin.token }))).toEqual({ disableAccount: true });
+  expect(ok(await gql(b.url, DISABLE, { variables: { email }, token: admin.token }))).toEqual({ disableAccount: true });
   await refusedEverywhere(one.token, "b");
   await refusedEverywhere(two.token, "b");
   expect(await statuses(admin.token)).toEqual(ACCEPTED);

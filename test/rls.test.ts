@@ -1,19 +1,8 @@
 import type pg from "pg";
-import { DEMO, startTestService, type GraphQLResponse, type TestService } from "./support/harness.ts";
-import {
-  CALLERS,
-  codes,
-  deleteOrders,
-  errorSummary,
-  gqlAs,
-  insertOrders,
-  ok,
-  requestRolePool,
-  runOperation,
-  sqlAs,
-  type Caller,
-  type RequestRole,
-} from "./support/queryKit.ts";
+import { type Caller, CALLERS, codes, DEMO, errorSummary, gqlAs, type GraphQLResponse, ok, runOperation } from "./support/client.ts";
+import { type RequestRole, requestRolePool, sqlAs } from "./support/db.ts";
+import { deleteOrders, insertOrders } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // Who may see what: a matrix of the five callers (anonymous, the customers
 // Alice and Bob, a barista, an admin) through GraphQL, then the same rules

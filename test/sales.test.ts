@@ -1,7 +1,8 @@
-import { DEMO, documentsOf, startTestService, type TestService } from "./support/harness.ts";
-import { gqlAs, type Caller } from "./support/queryKit.ts";
-import { expectRefused, ok, sandbox } from "./support/sandbox.ts";
-import { stockedCoffee, type StockedCoffee } from "./support/realtime.ts";
+import { type Caller, DEMO, expectRefused, gqlAs, ok } from "./support/client.ts";
+import { documentsOf } from "./support/contract.ts";
+import { sandbox } from "./support/db.ts";
+import { stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // salesReport: the owner's sales per hour, day or coffee, in the café's
 // time zone, against the real service and database.

@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
-import { DEMO, startTestService, type GraphQLResponse, type TestService } from "./support/harness.ts";
-import { expectRefused, ok } from "./support/sandbox.ts";
-import { forgetAccounts, maxId } from "./support/tillKit.ts";
+import { DEMO, expectRefused, type GraphQLResponse, ok } from "./support/client.ts";
+import { forgetAccounts, maxId } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // The sign-in lock-out (per account and source, and per source), equal
 // timing for known and unknown e-mails, and the per-source registration

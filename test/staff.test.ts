@@ -1,9 +1,10 @@
 import { execFile, spawn } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { DEMO, startTestService, testDatabaseUrl, type GraphQLResponse, type TestService } from "./support/harness.ts";
-import { expectRefused, ok } from "./support/sandbox.ts";
-import { forgetAccounts, maxId } from "./support/tillKit.ts";
+import { DEMO, expectRefused, type GraphQLResponse, ok } from "./support/client.ts";
+import { testDatabaseUrl } from "./support/db.ts";
+import { forgetAccounts, maxId } from "./support/fixtures.ts";
+import { startTestService, type TestService } from "./support/service.ts";
 
 // Staff accounts: the operator's command line (the real `npm run cafe`, as a
 // child process, against the test database) and the admins' GraphQL

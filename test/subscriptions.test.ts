@@ -1,23 +1,13 @@
 import { randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
 import WebSocket from "ws";
-import { DEMO, operationsOf, startTestService, subscribe, type TestService } from "./support/harness.ts";
-import {
-  errorsOf,
-  gqlAt,
-  listenChannels,
-  listenerPid,
-  listening,
-  openStreams,
-  percentile,
-  placeOrder,
-  sleep,
-  spawnApi,
-  stockedCoffee,
-  waitForListen,
-  waitUntil,
-  type StockedCoffee,
-} from "./support/realtime.ts";
+import { DEMO, errorsOf, gql, subscribe } from "./support/client.ts";
+import { operationsOf } from "./support/contract.ts";
+import { waitForListen } from "./support/db.ts";
+import { percentile } from "./support/figures.ts";
+import { placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { ChildService, listenChannels, listenerPid, listening, openStreams, startTestService, type TestService } from "./support/service.ts";
+import { sleep, waitUntil } from "./support/wait.ts";
 
 // Subscriptions over graphql-ws on /graphql, against the real server, a real
 // socket and real LISTEN/NOTIFY: TrackOrder (orderUpdated) and StatusFeed
@@ -464,7 +454,7 @@ describe("several API processes on one database", () => {
 
 describe("a separate API process (its own OS process, as `npm run start:api` runs it)", () => {
   test("it delivers events for changes made through this one, and this one for changes made through it", async () => {
-    const other = await spawnApi();
+    const other = await ChildService.startApi();
     const { createClient } = await import("graphql-ws");
     const clients: Array<{ dispose(): void | Promise<void> }> = [];
     const client = (token: string | null) => {
@@ -504,13 +494,13 @@ describe("a separate API process (its own OS process, as `npm run start:api` run
       // The other way round.
       const feedHere = subscribe(t.ws(tokens.alice), STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);
       await listening(t, [`order_status:${order.id}`]);
-      const r = await gqlAt(other.url, BARISTA, { operationName: "Advance", variables: { id: order.id, status: "READY" }, token: tokens.barista });
+      const r = await gql(other.url, BARISTA, { operationName: "Advance", variables: { id: order.id, status: "READY" }, token: tokens.barista });
       expect(r.body.errors).toBeUndefined();
       await feedHere.waitFor(1);
       expect(feedHere.results[0]!.data.orderStatusChanged).toEqual({ status: "READY", message: "Ready for pickup", barista: { name: baristaName } });
       feedHere.dispose();
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.log()}`);
+      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`);
     } finally {
       for (const c of clients) await c.dispose();
       await other.stop();

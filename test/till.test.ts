@@ -1,18 +1,10 @@
-import { DEMO, operationsOf, startTestService, type TestService } from "./support/harness.ts";
-import { gqlAs, type Caller } from "./support/queryKit.ts";
-import { expectRefused, money, ok, orderCount, orderEvents, orderIn, orderRow, sandbox } from "./support/sandbox.ts";
-import {
-  maxId,
-  movementsOfOrder,
-  ownCoffee,
-  ownIngredient,
-  removeIngredients,
-  sendSignedCallback,
-  sleep,
-  stockOf,
-  waitUntil,
-  type OwnCoffee,
-} from "./support/tillKit.ts";
+import { type Caller, DEMO, expectRefused, gqlAs, ok } from "./support/client.ts";
+import { operationsOf } from "./support/contract.ts";
+import { sandbox } from "./support/db.ts";
+import { maxId, money, movementsOfOrder, orderCount, orderEvents, orderIn, orderRow, ownCoffee, type OwnCoffee, ownIngredient, removeIngredients, stockOf } from "./support/fixtures.ts";
+import { sendCallback } from "./support/paymentProvider.ts";
+import { startTestService, type TestService } from "./support/service.ts";
+import { sleep, waitUntil } from "./support/wait.ts";
 
 // The till, refunds and upkeep against the real service, the real database
 // and the real graphile-worker: markOrderPaid (and what the worker does
@@ -174,7 +166,7 @@ describe("markOrderPaid at the till", () => {
     });
 
     // The provider then reports a payment for it too.
-    const callback = await sendSignedCallback(t, {
+    const callback = await sendCallback(t, {
       order_id: order.id,
       status: "paid",
       amount: order.total,
@@ -347,14 +339,14 @@ describe("refunds", () => {
 
     const eventId = `evt_cancelled_${order.id}`;
     const body = JSON.stringify({ order_id: order.id, status: "paid", amount: order.total, items: [{ product: coffee.name, quantity: 1 }], event_id: eventId });
-    const first = await sendSignedCallback(t, body);
+    const first = await sendCallback(t, body);
     expect({ status: first.status, code: first.body?.error?.code }).toEqual({ status: 422, code: "ORDER_NOT_PAYABLE" });
     const refunds = await refundsOf(order.id);
     expect(refunds).toHaveLength(1);
     expect(refunds[0]).toMatchObject({ amount: money(order.total), settled_at: null, source_key: `event:${eventId}` });
 
     // The provider retries the same delivery.
-    const retry = await sendSignedCallback(t, body);
+    const retry = await sendCallback(t, body);
     expect({ status: retry.status, code: retry.body?.error?.code }).toEqual({ status: 422, code: "ORDER_NOT_PAYABLE" });
     expect(await refundsOf(order.id)).toHaveLength(1);
 

@@ -6,10 +6,10 @@ import { Kind, parse, validate, visit, type GraphQLSchema } from "graphql";
 import { loadConfig, ConfigError } from "../src/config.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/trustedDocuments.ts";
 import { manifestText, trustedDocuments } from "../scripts/documents.ts";
-import { DEMO, startTestService, subscribe, type GraphQLResponse, type TestService } from "./support/harness.ts";
-import { settled, SqlRecorder, startAnotherService } from "./support/queryLimits.ts";
-import { errorsOf, listening } from "./support/realtime.ts";
-import { makeCoffee, sandbox } from "./support/sandbox.ts";
+import { DEMO, errorsOf, type GraphQLResponse, settled, subscribe } from "./support/client.ts";
+import { sandbox, SqlRecorder } from "./support/db.ts";
+import { makeCoffee } from "./support/fixtures.ts";
+import { listening, startAnotherService, startTestService, type TestService } from "./support/service.ts";
 
 // Trusted documents (README "Trusted documents", plugins/trustedDocuments.ts):
 // the committed manifest against its sources, requests by documentId and by

@@ -1,6 +1,6 @@
 import WebSocket from "ws";
-import { startTestService, type TestService } from "./support/harness.ts";
-import { listening, sleep, waitUntil } from "./support/realtime.ts";
+import { listening, startTestService, type TestService } from "./support/service.ts";
+import { sleep, waitUntil } from "./support/wait.ts";
 
 // What a WebSocket client may not do to the others: hold LISTEN topics from
 // a dead peer, run more operations than HTTP would let it, open sockets

@@ -1,23 +1,12 @@
 import { EventEmitter } from "node:events";
-import {
-  ChildService,
-  LONG,
-  effectProblems,
-  errorCode,
-  freshDatabase,
-  jobCounts,
-  killAllChildren,
-  orderEffects,
-  paymentBody,
-  postCallback,
-  report,
-  rnd,
-  sleep,
-  createPendingOrders,
-  type DrillDb,
-  type KeyKind,
-  type PendingOrder,
-} from "../support/drillKit.ts";
+import { errorCode } from "../support/client.ts";
+import { jobCounts } from "../support/db.ts";
+import { report } from "../support/figures.ts";
+import { effectProblems, orderEffects, type PendingOrder } from "../support/fixtures.ts";
+import { LONG, rnd } from "../support/load.ts";
+import { type KeyKind, paymentBody, sendCallback } from "../support/paymentProvider.ts";
+import { ChildService, useDrillDatabase } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 
 // Drill 1: crash during payment. The API and the worker run as child
 // processes; a provider sends signed callbacks for many PENDING orders and
@@ -33,18 +22,7 @@ const DELIVERY_WINDOW_MS = LONG ? 150_000 : 16_000;
 /** From the end of the faults: every paid order must be PREPARING by then. */
 const SETTLE_LIMIT_MS = 75_000;
 
-let d: DrillDb;
-let orders: PendingOrder[];
-
-beforeAll(async () => {
-  d = await freshDatabase("cafe_drill_1");
-  orders = await createPendingOrders(d.db, N);
-}, 60_000);
-
-afterAll(async () => {
-  await killAllChildren();
-  await d?.close();
-});
+const { d, orders } = useDrillDatabase("cafe_drill_1", { orders: N });
 
 interface Delivery {
   order: PendingOrder;
@@ -92,7 +70,7 @@ test(
         dl.attempts++;
         inflight++;
         try {
-          const r = await postCallback(api.url, dl.body, { timeoutMs: 10_000 }).finally(() => inflight--);
+          const r = await sendCallback(api.url, dl.body, { timeoutMs: 10_000 }).finally(() => inflight--);
           dl.answers.push(`${r.status}:${r.json?.status ?? r.json?.error?.code ?? "?"}`);
           if (r.status === 200) {
             dl.final = r.json?.status ?? "?";

@@ -3,24 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { dropDatabase, startEmbeddedPostgres, type EmbeddedServer } from "../../src/database.ts";
-import { subscribe } from "../support/harness.ts";
-import {
-  ChildService,
-  LONG,
-  ROOT,
-  createPendingOrders,
-  errorCode,
-  gql,
-  killAllChildren,
-  login,
-  paymentBody,
-  postCallback,
-  report,
-  request,
-  sleep,
-  withLogsOnFailure,
-  wsClient,
-} from "../support/drillKit.ts";
+import { errorCode, gql, login, request, subscribe, wsClient } from "../support/client.ts";
+import { report } from "../support/figures.ts";
+import { createPendingOrders } from "../support/fixtures.ts";
+import { LONG } from "../support/load.ts";
+import { paymentBody, sendCallback } from "../support/paymentProvider.ts";
+import { ChildService, killAllChildren, ROOT, withLogsOnFailure } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 
 // Drill 2: the database restarts under a running service. A throwaway
 // embedded PostgreSQL (started and stopped here, never another server) is
@@ -98,7 +87,7 @@ test(
         const { client, closes } = wsClient(svc.url, alice);
         let sub = subscribe(client, STATUS_FEED, { id: x!.id });
         await sleep(500);
-        expect((await postCallback(svc.url, paymentBody(x!, "A", "event", `evt-x-${x!.id}`))).status).toBe(200);
+        expect((await sendCallback(svc.url, paymentBody(x!, "A", "event", `evt-x-${x!.id}`))).status).toBe(200);
         const statuses = () => sub.results.map((r) => r.data?.orderStatusChanged?.status ?? `error:${JSON.stringify(r.errors)}`);
         const waitStatus = async (status: string, timeoutMs: number) => {
           const deadline = Date.now() + timeoutMs;
@@ -109,7 +98,7 @@ test(
         const eventsBefore = statuses().length;
 
         // Payments the worker is busy with when the database goes away.
-        const busyAnswers = await Promise.all(busy.map((o) => postCallback(svc!.url, paymentBody(o, "B", "event", `evt-busy-${o.id}`)).then((r) => r.status)));
+        const busyAnswers = await Promise.all(busy.map((o) => sendCallback(svc!.url, paymentBody(o, "B", "event", `evt-busy-${o.id}`)).then((r) => r.status)));
         expect(busyAnswers.every((s) => s === 200)).toBe(true);
 
         // --- the database goes away ---
@@ -129,7 +118,7 @@ test(
             (e) => ({ status: errorCode(e), codes: [] as unknown[], data: undefined, ms: Date.now() - t1 }),
           );
           const t2 = Date.now();
-          const callback = await postCallback(svc!.url, paymentBody(y!, "B", "event", `evt-y-${y!.id}`), { timeoutMs: 30_000 }).then(
+          const callback = await sendCallback(svc!.url, paymentBody(y!, "B", "event", `evt-y-${y!.id}`), { timeoutMs: 30_000 }).then(
             (r) => ({ status: r.status as number | string, code: r.json?.error?.code ?? r.json?.status, ms: r.ms }),
             (e) => ({ status: errorCode(e), code: undefined, ms: Date.now() - t2 }),
           );
@@ -209,7 +198,7 @@ test(
         const payAt = Date.now();
         let payY: { status: number | string; code?: string } = { status: "not sent" };
         while (Date.now() - payAt < 20_000) {
-          payY = await postCallback(svc.url, paymentBody(y!, "B", "event", `evt-y-${y!.id}`), { timeoutMs: 10_000 }).then(
+          payY = await sendCallback(svc.url, paymentBody(y!, "B", "event", `evt-y-${y!.id}`), { timeoutMs: 10_000 }).then(
             (r) => ({ status: r.status, code: r.json?.status ?? r.json?.error?.code }),
             (e) => ({ status: errorCode(e) }),
           );

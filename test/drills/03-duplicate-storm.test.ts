@@ -1,24 +1,11 @@
-import {
-  ChildService,
-  LONG,
-  createPendingOrders,
-  effectProblems,
-  errorCode,
-  freshDatabase,
-  jobCounts,
-  killAllChildren,
-  mapLimit,
-  orderEffects,
-  paymentBody,
-  postCallback,
-  report,
-  shuffle,
-  sleep,
-  withLogsOnFailure,
-  type DrillDb,
-  type KeyKind,
-  type PendingOrder,
-} from "../support/drillKit.ts";
+import { errorCode } from "../support/client.ts";
+import { jobCounts } from "../support/db.ts";
+import { report } from "../support/figures.ts";
+import { effectProblems, orderEffects } from "../support/fixtures.ts";
+import { LONG, mapLimit, shuffle } from "../support/load.ts";
+import { type KeyKind, paymentBody, sendCallback } from "../support/paymentProvider.ts";
+import { ChildService, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 
 // Drill 3: duplicate storm. Every one of EVENTS distinct payment events is
 // delivered COPIES times, shuffled, CONCURRENCY at a time, spread over two
@@ -34,20 +21,9 @@ const COPIES = 10;
 const CONCURRENCY = 50;
 const ALTERED = 5;
 
-let d: DrillDb;
-let orders: PendingOrder[];
+const { d, orders } = useDrillDatabase("cafe_drill_3", { orders: EVENTS, setupTimeoutMs: 120_000 });
 const apis: ChildService[] = [];
 let worker: ChildService | null = null;
-
-beforeAll(async () => {
-  d = await freshDatabase("cafe_drill_3");
-  orders = await createPendingOrders(d.db, EVENTS);
-}, 120_000);
-
-afterAll(async () => {
-  await killAllChildren();
-  await d?.close();
-});
 
 test(
   `duplicate storm: ${EVENTS * COPIES} deliveries of ${EVENTS} events over two API processes`,
@@ -78,7 +54,7 @@ test(
           const api = apis[n % 2]!;
           for (let attempt = 1; attempt <= 5; attempt++) {
             try {
-              const r = await postCallback(api.url, x.body, { timeoutMs: 20_000 });
+              const r = await sendCallback(api.url, x.body, { timeoutMs: 20_000 });
               if (r.status === 200) return { event: x.event, answer: String(r.json?.status), attempts: attempt, ms: r.ms };
               if (attempt === 5) return { event: x.event, answer: `${r.status}:${r.json?.error?.code}`, attempts: attempt, ms: r.ms };
             } catch (e) {

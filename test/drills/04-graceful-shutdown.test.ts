@@ -1,29 +1,12 @@
 import http from "node:http";
-import { subscribe } from "../support/harness.ts";
-import {
-  CALLBACK_PATH,
-  ChildService,
-  LONG,
-  callbackHeaders,
-  createPendingOrders,
-  effectProblems,
-  errorCode,
-  freshDatabase,
-  gql,
-  jobCounts,
-  killAllChildren,
-  login,
-  orderEffects,
-  paymentBody,
-  postCallback,
-  report,
-  sleep,
-  withLogsOnFailure,
-  wsClient,
-  type DrillDb,
-  type PendingOrder,
-  type RawResponse,
-} from "../support/drillKit.ts";
+import { errorCode, gql, login, type RawResponse, readResponse, subscribe, wsClient } from "../support/client.ts";
+import { jobCounts } from "../support/db.ts";
+import { report } from "../support/figures.ts";
+import { effectProblems, orderEffects } from "../support/fixtures.ts";
+import { LONG } from "../support/load.ts";
+import { CALLBACK_PATH, callbackHeaders, paymentBody, sendCallback } from "../support/paymentProvider.ts";
+import { ChildService, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 
 // Drill 4: graceful shutdown. The service (API + worker, one child process)
 // is under load (GraphQL from several clients on keep-alive and fresh
@@ -37,20 +20,9 @@ import {
 const ORDERS = LONG ? 120 : 40;
 const LOAD_MS = LONG ? 20_000 : 3_000;
 
-let d: DrillDb;
-let orders: PendingOrder[];
+const { d, orders } = useDrillDatabase("cafe_drill_4", { orders: ORDERS });
 let svc: ChildService | null = null;
 let after: ChildService | null = null;
-
-beforeAll(async () => {
-  d = await freshDatabase("cafe_drill_4");
-  orders = await createPendingOrders(d.db, ORDERS);
-}, 60_000);
-
-afterAll(async () => {
-  await killAllChildren();
-  await d?.close();
-});
 
 interface Sent {
   kind: string;
@@ -64,21 +36,7 @@ function slowPost(url: string, headers: Record<string, string>, body: Buffer, ho
   const t0 = Date.now();
   const done = new Promise<RawResponse>((resolve, reject) => {
     const req = http.request(url, { method: "POST", headers: { ...headers, "content-length": String(body.length) }, agent: false });
-    req.on("response", (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        let json: any;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json, ms: Date.now() - t0 });
-      });
-      res.on("error", reject);
-    });
+    req.on("response", (res) => readResponse(res, t0).then(resolve, reject));
     req.on("error", reject);
     const half = Math.floor(body.length / 2);
     req.write(body.subarray(0, half));
@@ -140,7 +98,7 @@ test(
             const o = orders[nextOrder++]!;
             const t0 = Date.now();
             try {
-              const r = await postCallback(url, paymentBody(o, "B", "event", `evt-${o.id}`), { timeoutMs: 30_000 });
+              const r = await sendCallback(url, paymentBody(o, "B", "event", `evt-${o.id}`), { timeoutMs: 30_000 });
               const outcome = `${r.status}:${r.json?.status ?? r.json?.error?.code}`;
               sent.push({ kind: "callback", t0, t1: Date.now(), outcome });
               paidAnswers.set(o.id, outcome);

@@ -1,24 +1,12 @@
 import net from "node:net";
 import fc from "fast-check";
 import type pg from "pg";
-import {
-  CALLBACK_PATH,
-  ChildService,
-  LONG,
-  SECRETS,
-  callbackHeaders,
-  errorCode,
-  freshDatabase,
-  killAllChildren,
-  postCallback,
-  report,
-  request,
-  signature,
-  sleep,
-  withLogsOnFailure,
-  type DrillDb,
-  type RawResponse,
-} from "../support/drillKit.ts";
+import { errorCode, type RawResponse, request } from "../support/client.ts";
+import { report } from "../support/figures.ts";
+import { LONG } from "../support/load.ts";
+import { CALLBACK_PATH, callbackHeaders, SECRETS, sendCallback, signature } from "../support/paymentProvider.ts";
+import { ChildService, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 
 // Drill 5: hostile input on the payment callback route, generated with
 // fast-check: random bytes, random JSON, the two shapes with wrong types,
@@ -31,17 +19,8 @@ import {
 const RUNS = LONG ? 10 : 1;
 const SLOW_OBSERVE_MS = LONG ? 360_000 : 12_000;
 
-let d: DrillDb;
+const { d } = useDrillDatabase("cafe_drill_5");
 let api: ChildService | null = null;
-
-beforeAll(async () => {
-  d = await freshDatabase("cafe_drill_5");
-}, 60_000);
-
-afterAll(async () => {
-  await killAllChildren();
-  await d?.close();
-});
 
 const DOCUMENTED: Record<number, string[]> = {
   200: ["ignored", "duplicate", "processed"],
@@ -177,7 +156,7 @@ test(
 
         // While 52 slow connections hang on: the route still answers promptly.
         const promptBody = JSON.stringify({ event: "refund.created", event_id: "prompt-check" });
-        const prompt = await postCallback(url, promptBody, { timeoutMs: 5000 }).then(
+        const prompt = await sendCallback(url, promptBody, { timeoutMs: 5000 }).then(
           (r) => ({ status: r.status, ms: r.ms }),
           (e) => ({ status: errorCode(e), ms: -1 }),
         );
@@ -470,7 +449,7 @@ test("a refused or an ignored delivery does not use up its key: the corrected pa
       const [p1, p2] = rows as [(typeof rows)[0], (typeof rows)[0]];
       const body = (o: typeof p1, extra: Record<string, unknown>) => JSON.stringify({ order_id: o.id, status: "paid", amount: o.total, items: o.items, ...extra });
       const answer = async (b: string) => {
-        const r = await postCallback(url, b);
+        const r = await sendCallback(url, b);
         return `${r.status}:${r.json?.status ?? r.json?.error?.code}`;
       };
       // 1. Refused (wrong amount), then sent right under the same key.

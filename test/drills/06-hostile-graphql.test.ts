@@ -1,7 +1,9 @@
 import pg from "pg";
 import { serverAudits } from "graphql-http";
-import { startTestService, subscribe, type TestService } from "../support/harness.ts";
-import { ChildService, errorCode, freshDatabase, killAllChildren, login, report, request, withLogsOnFailure, type DrillDb, type RawResponse } from "../support/drillKit.ts";
+import { errorCode, login, type RawResponse, request, subscribe } from "../support/client.ts";
+import { type DrillDb, freshDatabase } from "../support/db.ts";
+import { report } from "../support/figures.ts";
+import { ChildService, killAllChildren, startTestService, type TestService, withLogsOnFailure } from "../support/service.ts";
 
 // Drill 6: hostile GraphQL. Alias and fragment bombs, cyclic fragments,
 // deep nesting, deeply nested list values, huge and deep variables,

@@ -1,9 +1,12 @@
 import { randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { buildClientSchema, getIntrospectionQuery, parse, type GraphQLObjectType, type GraphQLSchema, Kind, type OperationDefinitionNode } from "graphql";
-import { startTestService, type TestService } from "../support/harness.ts";
-import { sandbox } from "../support/sandbox.ts";
-import { CALLBACK_PATH, SECRETS, callbackHeaders, report, request, sleep, wsClient } from "../support/drillKit.ts";
+import { request, wsClient } from "../support/client.ts";
+import { sandbox } from "../support/db.ts";
+import { report } from "../support/figures.ts";
+import { CALLBACK_PATH, callbackHeaders, SECRETS } from "../support/paymentProvider.ts";
+import { startTestService, type TestService } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 
 // Drill 7: authorization sweep. The served schema is read by
 // introspection; every Query and Mutation field is called by every role

@@ -1,21 +1,10 @@
-import { operationsOf, subscribe } from "../support/harness.ts";
-import {
-  ChildService,
-  LONG,
-  errorCode,
-  freshDatabase,
-  gql,
-  killAllChildren,
-  login,
-  postCallback,
-  report,
-  request,
-  sleep,
-  withLogsOnFailure,
-  wsClient,
-  type DemoName,
-  type DrillDb,
-} from "../support/drillKit.ts";
+import { type DemoUser, errorCode, gql, login, request, subscribe, wsClient } from "../support/client.ts";
+import { operationsOf } from "../support/contract.ts";
+import { report } from "../support/figures.ts";
+import { LONG } from "../support/load.ts";
+import { sendCallback } from "../support/paymentProvider.ts";
+import { ChildService, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 import http from "node:http";
 
 // Drill 8: soak. Mixed traffic for DURATION: the five clients' contract
@@ -28,17 +17,8 @@ import http from "node:http";
 const DURATION_MS = LONG ? 600_000 : 30_000;
 const WARMUP_MS = LONG ? 30_000 : 5_000;
 
-let d: DrillDb;
+const { d } = useDrillDatabase("cafe_drill_8");
 let svc: ChildService | null = null;
-
-beforeAll(async () => {
-  d = await freshDatabase("cafe_drill_8");
-}, 60_000);
-
-afterAll(async () => {
-  await killAllChildren();
-  await d?.close();
-});
 
 const FILES = {
   kiosk: operationsOf("kiosk"),
@@ -62,7 +42,7 @@ test(
       async () => {
         svc = await ChildService.start({ name: "service", mode: "all", databaseUrl: d.url, env: { GRAPHQL_RATE_LIMIT: "0" } });
         const url = svc.url;
-        const tokens: Record<DemoName, string> = {
+        const tokens: Record<DemoUser, string> = {
           alice: await login(url, "alice"),
           bob: await login(url, "bob"),
           barista: await login(url, "barista"),
@@ -75,7 +55,7 @@ test(
         let stop = false;
 
         /** Runs a contract operation; returns its data (null on error), recording what went wrong. */
-        const op = async (file: keyof typeof FILES, operationName: string, who: DemoName | null, variables?: Record<string, unknown>) => {
+        const op = async (file: keyof typeof FILES, operationName: string, who: DemoUser | null, variables?: Record<string, unknown>) => {
           try {
             const r = await gql(url, FILES[file], { operationName, variables, token: who ? tokens[who] : null, agent, timeoutMs: 15_000 });
             count(`${file}.${operationName}`);
@@ -107,7 +87,7 @@ test(
           loop(40, async (i) => op("kiosk", i % 2 ? "KioskMenu" : "FeaturedList", null)),
           // Mobile: reads, and now and then an order.
           loop(40, async (i) => {
-            const who: DemoName = i % 2 ? "alice" : "bob";
+            const who: DemoUser = i % 2 ? "alice" : "bob";
             const names = ["MobileHome", "CoffeeDetail", "Search", "SearchByName"] as const;
             const name = names[i % names.length]!;
             await op("mobile", name, who, name === "CoffeeDetail" ? { id: latte } : name === "Search" ? { q: "mocha" } : undefined);
@@ -156,7 +136,7 @@ test(
             const { rows } = await d.db.query("select coalesce(json_agg(json_build_object('product', coffee_id, 'quantity', quantity)), '[]') as items from app_public.order_items where order_id = $1", [o.id]);
             const body = JSON.stringify({ order_id: o.id, status: "paid", amount: Number(o.total).toFixed(2), items: rows[0].items, event_id: `soak-${o.id}` });
             for (let k = 0; k < (i % 10 === 0 ? 2 : 1); k++) {
-              const r = await postCallback(url, body).catch((e) => ({ status: errorCode(e), json: null as any }));
+              const r = await sendCallback(url, body).catch((e) => ({ status: errorCode(e), json: null as any }));
               count(`callback:${r.status}:${r.json?.status ?? r.json?.error?.code ?? ""}`);
               if (r.status !== 200) unexpected.push(`callback for ${o.id}: ${r.status} ${JSON.stringify(r.json)}`);
               else if (k === 0) paidOrders.push(o.id);
@@ -176,7 +156,7 @@ test(
             );
             const o = rows[0];
             if (o) {
-              const who: DemoName = o.customer_id.endsWith("a11c") ? "alice" : "bob";
+              const who: DemoUser = o.customer_id.endsWith("a11c") ? "alice" : "bob";
               const ws = wsClient(url, tokens[who]);
               const a = subscribe(ws.client, FILES.mobile, { id: o.id }, "TrackOrder");
               const b = subscribe(ws.client, FILES.mobile, { orderId: o.id }, "StatusFeed");

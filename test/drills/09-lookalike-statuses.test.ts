@@ -1,7 +1,9 @@
 import fc from "fast-check";
-import { startTestService, type TestService } from "../support/harness.ts";
-import { LONG, report } from "../support/drillKit.ts";
-import { placeOrder, sendCallback, stockedCoffee, type StockedCoffee } from "../support/realtime.ts";
+import { report } from "../support/figures.ts";
+import { placeOrder, stockedCoffee, type StockedCoffee } from "../support/fixtures.ts";
+import { LONG } from "../support/load.ts";
+import { sendCallback } from "../support/paymentProvider.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 
 // Drill 9: look-alike statuses and events. Signed callbacks whose shape-B
 // status looks like "paid" (other cases, full-width letters, Cyrillic and

@@ -11,9 +11,10 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from "graphql";
-import { DEMO, startTestService, type TestService } from "../support/harness.ts";
-import { codes, gqlAs, insertOrders, type Caller } from "../support/queryKit.ts";
-import { report } from "../support/drillKit.ts";
+import { type Caller, codes, DEMO, gqlAs } from "../support/client.ts";
+import { report } from "../support/figures.ts";
+import { insertOrders } from "../support/fixtures.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 
 // Drill 10: every list and connection field reachable by anonymous and
 // admin callers (read from the served schema: a new field is covered

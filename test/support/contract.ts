@@ -9,7 +9,20 @@ import {
   type GraphQLSchema,
 } from "graphql";
 
+// The contract copy (contract/): its schema, the clients' operations, and
+// what a served schema lacks of it.
+
 export const CONTRACT_DIR = path.resolve(__dirname, "../../contract");
+
+/** The text of a client's operations file in the project's contract copy. */
+export function operationsOf(client: "admin" | "barista" | "kiosk" | "mobile" | "pos"): string {
+  return readFileSync(path.join(CONTRACT_DIR, "operations", `${client}.graphql`), "utf8");
+}
+
+/** The text of a dashboard's documents beyond the contract (documents/, README "The café's day"). */
+export function documentsOf(client: "admin" | "barista"): string {
+  return readFileSync(path.join(CONTRACT_DIR, "..", "documents", `${client}.graphql`), "utf8");
+}
 
 export function contractSchema(): GraphQLSchema {
   return buildSchema(readFileSync(path.join(CONTRACT_DIR, "schema.graphql"), "utf8"));

@@ -1,5 +1,7 @@
 import { logger } from "../../src/logger.ts";
-import { createTestDatabase } from "./testDatabase.ts";
+import { createTestDatabase } from "./db.ts";
+
+// Jest's globalSetup: the shared test database, made once for every file.
 
 export default async function globalSetup(): Promise<void> {
   logger.level = process.env.TEST_LOG_LEVEL ?? "warn";

@@ -1,3 +1,4 @@
+// Jest's globalTeardown: stops the embedded server globalSetup.ts started (if it did).
 export default async function globalTeardown(): Promise<void> {
   await (globalThis as any).__cafeTestDatabase?.stop();
 }

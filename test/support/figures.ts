@@ -1,0 +1,23 @@
+// Figures a test reports: one line per drill, fixed-width tables, percentiles.
+
+/** Prints one line a drill reports (jest shows console.log with its origin). */
+export function report(drill: string, figures: Record<string, unknown>): void {
+  const line = Object.entries(figures)
+    .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
+    .join(" ");
+  console.log(`[drill ${drill}] ${line}`);
+}
+
+/** A fixed-width text table. */
+export function table(header: string[], rows: Array<Array<string | number>>): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 || i === 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)].join("\n");
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
