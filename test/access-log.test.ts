@@ -3,7 +3,7 @@ import net from "node:net";
 import pino from "pino";
 import { ACCESS_LOG_FLUSH_MS, accessLogger, logger } from "../src/logger.ts";
 import { REQUEST_ID_MAX_LENGTH, requestIdFrom } from "../src/http/requestScope.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
 
 // One JSON line per request (method, route, status, duration, operation
@@ -12,13 +12,10 @@ import { waitUntil } from "./support/wait.ts";
 // streams (the access log's, batched, and the others'), swapped for an
 // array while a test runs.
 
-let t: TestService;
+const t = useTestService();
 let lines: any[] = [];
 let restore: () => void = () => {};
 
-beforeAll(async () => {
-  t = await startTestService();
-});
 beforeEach(() => {
   const streams = [logger, accessLogger].map((l) => (l as any)[pino.symbols.streamSym] as { write(s: string): boolean });
   const writes = streams.map((stream) => stream.write);
@@ -36,10 +33,6 @@ beforeEach(() => {
   };
 });
 afterEach(() => restore());
-afterAll(async () => {
-  await t?.stop();
-});
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function post(body: unknown, headers: Record<string, string> = {}) {

@@ -1,6 +1,6 @@
 import { DEMO, expectRefused, type GraphQLResponse, ok, sha256Hex } from "./support/client.ts";
 import { maxId } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // Customer accounts against the real service and database: register,
 // login, refresh-token rotation (and theft detection: a spent token revokes
@@ -30,7 +30,19 @@ let serial = 0;
 /** A fresh e-mail of this run (lower case). */
 const freshEmail = (label: string) => `acct-${label}-${run}-${++serial}@example.test`;
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    // The sign-in attempts this file caused (failed ones count towards the
+    // per-source limit that every suite on 127.0.0.1 shares), then the accounts.
+    await t.db.query("delete from app_private.login_attempts where id > $1", [firstAttemptId]);
+    await t.db.query("delete from app_private.registration_attempts where id > $1", [firstRegistrationId]);
+    const pattern = `acct-%-${run}-%@example.test`;
+    const { rows } = await t.db.query("select id from app_private.accounts where email::text like $1", [pattern]);
+    const ids = rows.map((r) => r.id);
+    await t.db.query("delete from app_public.customers where id = any($1::uuid[])", [ids]);
+    await t.db.query("delete from app_private.accounts where id = any($1::uuid[])", [ids]);
+  },
+});
 let firstAttemptId = 0;
 let firstRegistrationId = 0;
 
@@ -79,7 +91,6 @@ function authOf(r: GraphQLResponse, field: "register" | "login" | "refreshToken"
 }
 
 beforeAll(async () => {
-  t = await startTestService();
   firstAttemptId = await maxId(t, "app_private.login_attempts");
   firstRegistrationId = await maxId(t, "app_private.registration_attempts");
 });
@@ -90,21 +101,6 @@ beforeAll(async () => {
 beforeEach(async () => {
   await t.db.query("delete from app_private.registration_attempts where id > $1", [firstRegistrationId]);
   await t.db.query("update app_private.registration_attempts set attempted_at = attempted_at - interval '1 day' where attempted_at > now() - interval '1 day'");
-});
-
-afterAll(async () => {
-  if (t) {
-    // The sign-in attempts this file caused (failed ones count towards the
-    // per-source limit that every suite on 127.0.0.1 shares), then the accounts.
-    await t.db.query("delete from app_private.login_attempts where id > $1", [firstAttemptId]);
-    await t.db.query("delete from app_private.registration_attempts where id > $1", [firstRegistrationId]);
-    const pattern = `acct-%-${run}-%@example.test`;
-    const { rows } = await t.db.query("select id from app_private.accounts where email::text like $1", [pattern]);
-    const ids = rows.map((r) => r.id);
-    await t.db.query("delete from app_public.customers where id = any($1::uuid[])", [ids]);
-    await t.db.query("delete from app_private.accounts where id = any($1::uuid[])", [ids]);
-  }
-  await t?.stop();
 });
 
 describe("register", () => {

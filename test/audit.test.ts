@@ -1,8 +1,8 @@
 import pg from "pg";
 import { type Caller, DEMO, expectRefused, gqlAs, ok } from "./support/client.ts";
 import { documentsOf } from "./support/contract.ts";
-import { requestRolePool, sandbox, sqlAs, testDatabaseUrl } from "./support/db.ts";
-import { ChildService, startTestService, type TestService } from "./support/service.ts";
+import { requestRolePool, sqlAs, testDatabaseUrl } from "./support/db.ts";
+import { ChildService, useTestService } from "./support/service.ts";
 
 // auditLog: every change of a rule, whoever makes it (GraphQL, a DBA's SQL,
 // DDL through the event trigger), against the real service and database.
@@ -10,24 +10,20 @@ import { ChildService, startTestService, type TestService } from "./support/serv
 const ADMIN = documentsOf("admin");
 type Entry = { at: string; actor: string; action: string; entity: string; before: string | null; after: string | null };
 
-let t: TestService;
-let box: Awaited<ReturnType<typeof sandbox>>;
+const t = useTestService({
+  sandbox: true,
+  async cleanup() {
+    await superuser.end();
+  },
+});
 let superuser: pg.Client;
 
 const log = async (first = 20): Promise<Entry[]> => ok(await gqlAs(t, "admin", ADMIN, { first }, "AuditLog")).auditLog;
 const json = (text: string | null) => (text === null ? null : JSON.parse(text));
 
 beforeAll(async () => {
-  t = await startTestService();
-  box = await sandbox(t);
   superuser = new pg.Client({ connectionString: testDatabaseUrl() });
   await superuser.connect();
-});
-
-afterAll(async () => {
-  await superuser.end();
-  await box.restore();
-  await t.stop();
 });
 
 test("admins only: baristas and customers FORBIDDEN, anonymous UNAUTHENTICATED", async () => {

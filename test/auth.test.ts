@@ -1,6 +1,6 @@
 import jwt from "jsonwebtoken";
 import { codes, DEMO, type DemoUser, ok } from "./support/client.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // Sign-in and bearer tokens: login issues a JWT for each demo account; a
 // wrong password and an unknown e-mail look the same; any token that is not
@@ -18,18 +18,14 @@ const ACCOUNTS: Array<[DemoUser, string]> = [
 /** A query that succeeds anonymously: a token that were silently ignored would answer it. */
 const PUBLIC_QUERY = `{ menuItems { id } }`;
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    // The failed sign-ins of this file must not count against other suites' logins.
+    await t.db.query("delete from app_private.login_attempts where not succeeded and attempted_at >= $1", [started]);
+  },
+});
 
 const started = new Date();
-
-beforeAll(async () => {
-  t = await startTestService();
-});
-afterAll(async () => {
-  // The failed sign-ins of this file must not count against other suites' logins.
-  await t.db.query("delete from app_private.login_attempts where not succeeded and attempted_at >= $1", [started]);
-  await t.stop();
-});
 
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
 

@@ -1,5 +1,5 @@
 import net from "node:net";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 import { LINGER_MAX_BYTES } from "../src/http/bodyLimit.ts";
 
 // 30 tries of 5 MB a route: seconds on a quiet machine, far more on a busy one.
@@ -10,19 +10,14 @@ jest.setTimeout(240_000);
 // keeps reading (and discarding) the rest up to a bound, then closes.
 // Raw sockets, so nothing between the test and the server hides a reset.
 
-let t: TestService;
+const t = useTestService();
 let port: number;
 
 beforeAll(async () => {
-  t = await startTestService();
   port = t.service.api!.port;
   // A source blocked by another suite's auth failures would get 429 first.
   await t.db.query("delete from app_private.blocked_sources");
 });
-afterAll(async () => {
-  await t?.stop();
-});
-
 const FIVE_MB = 5 * 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, "x");
 

@@ -3,10 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { DEMO } from "./support/client.ts";
-import { sandbox } from "./support/db.ts";
 import { insertOrders } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
+
 import { ORDER_QUEUE_TOPIC } from "../src/topics.ts";
 
 // The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser:
@@ -18,8 +18,12 @@ const CHROMIUM = "/usr/bin/chromium";
 const AMERICANO = "40000000-0000-4000-8000-000000000017"; // a demo coffee
 const OUT = path.resolve(__dirname, "..", "test-output", "browser");
 
-let t: TestService;
-let box: Awaited<ReturnType<typeof sandbox>>;
+const t = useTestService({
+  sandbox: true,
+  async cleanup() {
+    await browser?.close();
+  },
+});
 let browser: BrowserContext;
 let page: Page;
 const pageErrors: string[] = [];
@@ -47,8 +51,6 @@ async function run() {
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (the browser test does not skip)`);
-  t = await startTestService();
-  box = await sandbox(t);
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
   browser = await chromium.launchPersistentContext(mkdtempSync(path.join(os.tmpdir(), "cafe-ruru-")), {
@@ -69,12 +71,6 @@ beforeAll(async () => {
     document.addEventListener("securitypolicyviolation", (e) => (window as any).reportCspViolation(`${e.violatedDirective} ${e.blockedURI}`)),
   );
 }, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await box?.restore();
-  await t?.stop();
-});
 
 test("Ruru loads under its CSP headers, with nothing refused", async () => {
   const res = await page.goto(`${t.url}/graphiql`);

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { buildClientSchema, getIntrospectionQuery, parse, validate, type GraphQLSchema } from "graphql";
 import { CONTRACT_DIR, contractDifferences, contractSchema } from "./support/contract.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // The served schema honours contract/schema.graphql (parsed, not a list) and
 // every client document validates against it.
@@ -15,16 +15,13 @@ import { startTestService, type TestService } from "./support/service.ts";
 
 const SHARED_CONTRACT = path.resolve(__dirname, "../../shared/contract");
 
-let t: TestService;
+const t = useTestService();
 let served: GraphQLSchema;
 
 beforeAll(async () => {
-  t = await startTestService();
   const r = await t.gql(getIntrospectionQuery());
   served = buildClientSchema(r.body.data);
 });
-afterAll(() => t.stop());
-
 test("the served schema contains every type, field, argument and enum value of the contract, with its nullability", () => {
   expect(contractDifferences(served)).toEqual([]);
 });

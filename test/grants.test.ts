@@ -1,25 +1,23 @@
 import pg from "pg";
 import { codes, DEMO, gqlAs } from "./support/client.ts";
 import { type RequestRole, requestRolePool, sqlAs } from "./support/db.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // Who may execute which function (migration "exact function grants"):
 // nothing in app_public, app_hidden or app_private is executable by PUBLIC,
 // and each role holds exactly the grants listed in that migration. Checked
 // in the catalog and by calling as the roles, the way the API does.
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    await pool?.end();
+  },
+});
 let pool: pg.Pool;
 
 beforeAll(async () => {
-  t = await startTestService();
   pool = requestRolePool(t);
 });
-afterAll(async () => {
-  await pool?.end();
-  await t?.stop();
-});
-
 const SCHEMAS = ["app_public", "app_hidden", "app_private"];
 const ROLES: RequestRole[] = ["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin", "cafe_system"];
 

@@ -1,18 +1,11 @@
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // What every /graphql answer says about itself (security headers, CORS), for
 // browsers and for clients without an Origin alike. The headers are worked
 // out once at start-up (src/server.ts), so these tests pin what they are.
 
-let t: TestService;
 const ALLOWED = "https://dashboard.example";
-
-beforeAll(async () => {
-  t = await startTestService({ env: { CORS_ORIGINS: ALLOWED } });
-});
-afterAll(async () => {
-  await t?.stop();
-});
+const t = useTestService({ env: { CORS_ORIGINS: ALLOWED } });
 
 const typename = JSON.stringify({ query: "{ __typename }" });
 

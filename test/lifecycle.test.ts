@@ -1,9 +1,9 @@
 import type pg from "pg";
-import { DEMO, expectRefused, ok } from "./support/client.ts";
+import { DEMO, type DemoUser, expectRefused, ok } from "./support/client.ts";
 import { operationsOf } from "./support/contract.ts";
-import { requestRoleClient, sandbox, tryInRollback } from "./support/db.ts";
+import { requestRoleClient, tryInRollback } from "./support/db.ts";
 import { allowedMoves, makeCoffee, money, orderEvents, orderIn, orderRow, type Status, STATUSES } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // The order lifecycle: updateOrderStatus (the barista dashboard's Advance)
 // obeys app_public.order_status_transitions for every role and every path,
@@ -17,28 +17,18 @@ const POS = operationsOf("pos");
 const RANDOM_ID = "0f8fad5b-d9cb-469f-a165-70867728950e";
 const suffix = Date.now().toString(36);
 
-let t: TestService;
-let box: Awaited<ReturnType<typeof sandbox>>;
-let tokens: Record<"alice" | "bob" | "barista" | "admin", string>;
+const t = useTestService({ sandbox: true });
+let tokens: Record<DemoUser, string>;
 let coffee: { id: string; price: number };
 let staffName: Record<"barista" | "admin", string>;
 
 beforeAll(async () => {
-  // These suites send hundreds of requests a second from one address: the
-  // per-source GraphQL rate limit is off here (its own tests cover it).
-  t = await startTestService({ env: { GRAPHQL_RATE_LIMIT: "0" } });
-  box = await sandbox(t);
-  const [alice, bob, barista, admin] = await Promise.all([t.token("alice"), t.token("bob"), t.token("barista"), t.token("admin")]);
-  tokens = { alice, bob, barista, admin };
+  tokens = await t.tokens();
   // 2.65 a cup: totals with cents, so floor(total) is visible in the points.
   coffee = { id: await makeCoffee(t, `Life Plain ${suffix}`, "2.65"), price: 2.65 };
   const { rows } = await t.db.query("select id, name from app_public.baristas where id = any($1)", [[DEMO.barista.id, DEMO.admin.id]]);
   const byId = Object.fromEntries(rows.map((r) => [r.id, r.name]));
   staffName = { barista: byId[DEMO.barista.id], admin: byId[DEMO.admin.id] };
-});
-afterAll(async () => {
-  if (box) await box.restore();
-  await t?.stop();
 });
 
 const advance = (id: string, status: Status, token: string | null) => t.gql(BARISTA, { operationName: "Advance", variables: { id, status }, token });

@@ -6,7 +6,7 @@ import { loadConfig } from "../src/config.ts";
 import { installMetricsRoute } from "../src/http/metricsRoute.ts";
 import { operationsOf } from "./support/contract.ts";
 import { testDatabaseUrl } from "./support/db.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // GET /metrics: every labelled family the README names starts with its
 // known label values at 0 (a dashboard's rate() sees a series before its
@@ -16,14 +16,7 @@ import { startTestService, type TestService } from "./support/service.ts";
 const README = readFileSync(path.resolve(__dirname, "../README.md"), "utf8");
 const TOKEN = "metrics-scraper-token-0123456789";
 
-let t: TestService;
-beforeAll(async () => {
-  t = await startTestService();
-});
-afterAll(async () => {
-  await t?.stop();
-});
-
+const t = useTestService();
 /** Every sample of a scrape, as `name{labels}` -> value. */
 function samples(text: string): Map<string, number> {
   const out = new Map<string, number>();

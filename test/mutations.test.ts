@@ -1,8 +1,8 @@
 import { DEMO, expectRefused, ok } from "./support/client.ts";
 import { operationsOf } from "./support/contract.ts";
-import { sandbox, tryInRollback } from "./support/db.ts";
+import { tryInRollback } from "./support/db.ts";
 import { makeCoffee, money, moveAsDba, orderCount, orderEvents, orderIn, orderItems, orderRow } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // The contract's mutations against the real service: createOrder (both
 // forms), cancelOrder, updateCustomerProfile, createCoffee and
@@ -18,8 +18,7 @@ const POS = operationsOf("pos");
 const RANDOM_ID = "7d7a3c52-5d0e-4b43-9c1e-6b0f2f6a9e01";
 const suffix = Date.now().toString(36);
 
-let t: TestService;
-let box: Awaited<ReturnType<typeof sandbox>>;
+const t = useTestService({ sandbox: true });
 let alice: string, bob: string, barista: string, admin: string;
 /** Coffees of this suite: no recipe, so stock never limits them. */
 let plain: { id: string; price: number };
@@ -27,18 +26,10 @@ let offSale: { id: string; name: string };
 let menu: Array<{ id: string; name: string; price: number; inventory: number | null; category: string }>;
 
 beforeAll(async () => {
-  // These suites send hundreds of requests a second from one address: the
-  // per-source GraphQL rate limit is off here (its own tests cover it).
-  t = await startTestService({ env: { GRAPHQL_RATE_LIMIT: "0" } });
-  box = await sandbox(t);
-  [alice, bob, barista, admin] = await Promise.all([t.token("alice"), t.token("bob"), t.token("barista"), t.token("admin")]);
+  ({ alice, bob, barista, admin } = await t.tokens());
   plain = { id: await makeCoffee(t, `Mut Plain ${suffix}`, "3.75"), price: 3.75 };
   offSale = { id: await makeCoffee(t, `Mut Off Sale ${suffix}`, "2.50", { available: false }), name: `Mut Off Sale ${suffix}` };
   menu = ok(await t.gql(`{ menuItems { id name price inventory category } }`)).menuItems;
-});
-afterAll(async () => {
-  if (box) await box.restore();
-  await t?.stop();
 });
 
 const PLACE = (input: unknown, token: string | null = alice) => t.gql(MOBILE, { operationName: "PlaceOrder", variables: { input }, token });
@@ -334,19 +325,28 @@ describe("createOrder and stock", () => {
     return { id: rows[0].id as string, name: rows[0].name as string, lines: rows as Array<{ ingredient_id: string; per_cup: number }> };
   }
   const inventoryOf = async (id: string) => ok(await t.gql(`query($id: ID!) { coffee(id: $id) { inventory } }`, { variables: { id } })).coffee.inventory;
-
-  test("refuses a line the available stock cannot make (OUT_OF_STOCK), counts open orders, and cancelling gives it back", async () => {
-    const c = await stockedCoffee();
+  /** Runs `fn` with exactly what `cups` cups of the coffee need beyond what open orders reserve, then puts the stock back. */
+  async function withStockFor(c: Awaited<ReturnType<typeof stockedCoffee>>, cups: number, fn: () => Promise<void>) {
     const ids = c.lines.map((l) => l.ingredient_id);
     const { rows: saved } = await t.db.query("select ingredient_id, current_stock from app_public.stock_items where ingredient_id = any($1)", [ids]);
     try {
-      // Leave exactly what two cups need beyond what open orders reserve.
       for (const l of c.lines) {
-        await t.db.query("update app_public.stock_items set current_stock = app_private.reserved_stock($1) + $2::numeric * 2 where ingredient_id = $1", [
+        await t.db.query("update app_public.stock_items set current_stock = app_private.reserved_stock($1) + $2::numeric * $3 where ingredient_id = $1", [
           l.ingredient_id,
           l.per_cup,
+          cups,
         ]);
       }
+      await fn();
+    } finally {
+      for (const s of saved) await t.db.query("update app_public.stock_items set current_stock = $2 where ingredient_id = $1", [s.ingredient_id, s.current_stock]);
+    }
+  }
+
+  test("refuses a line the available stock cannot make (OUT_OF_STOCK), counts open orders, and cancelling gives it back", async () => {
+    const c = await stockedCoffee();
+    // Leave exactly what two cups need beyond what open orders reserve.
+    await withStockFor(c, 2, async () => {
       expect(await inventoryOf(c.id)).toBe(2);
 
       let n = await orderCount(t);
@@ -377,22 +377,12 @@ describe("createOrder and stock", () => {
       expect(await inventoryOf(c.id)).toBe(2);
       const again = ok(await POS_ORDER({ coffeeId: c.id, quantity: 2 })).createOrder;
       expect(again.order.quantity).toBe(2);
-    } finally {
-      for (const s of saved) await t.db.query("update app_public.stock_items set current_stock = $2 where ingredient_id = $1", [s.ingredient_id, s.current_stock]);
-    }
+    });
   });
 
   test("orders racing for the last cups: exactly as many succeed as stock allows, the rest are OUT_OF_STOCK", async () => {
     const c = await stockedCoffee();
-    const ids = c.lines.map((l) => l.ingredient_id);
-    const { rows: saved } = await t.db.query("select ingredient_id, current_stock from app_public.stock_items where ingredient_id = any($1)", [ids]);
-    try {
-      for (const l of c.lines) {
-        await t.db.query("update app_public.stock_items set current_stock = app_private.reserved_stock($1) + $2::numeric * 3 where ingredient_id = $1", [
-          l.ingredient_id,
-          l.per_cup,
-        ]);
-      }
+    await withStockFor(c, 3, async () => {
       expect(await inventoryOf(c.id)).toBe(3);
       const n = await orderCount(t);
       const answers = await Promise.all([
@@ -407,9 +397,7 @@ describe("createOrder and stock", () => {
       expect(codes).toEqual(["OUT_OF_STOCK", "OUT_OF_STOCK", "OUT_OF_STOCK", "ok", "ok", "ok"]);
       expect(await orderCount(t)).toBe(n + 3);
       expect(await inventoryOf(c.id)).toBe(0);
-    } finally {
-      for (const s of saved) await t.db.query("update app_public.stock_items set current_stock = $2 where ingredient_id = $1", [s.ingredient_id, s.current_stock]);
-    }
+    });
   });
 
   test("cancelling a paid order whose ingredients were taken from stock puts them back, once", async () => {
@@ -523,14 +511,18 @@ describe("cancelOrder", () => {
     expect(await refunds(id)).toHaveLength(1);
   });
 
+  /** A cancellation `token` may not make from `status`: INVALID_TRANSITION, the order unchanged, no refund. */
+  async function expectCancelRefused(id: string, status: string, token: string) {
+    const before = await orderRow(t, id);
+    const err = expectRefused(await CANCEL(id, token), "INVALID_TRANSITION");
+    expect(err.extensions?.details).toMatchObject({ from: status, to: "CANCELLED" });
+    expect(await orderRow(t, id)).toEqual(before);
+    expect(await refunds(id)).toEqual([]);
+  }
+
   test("the customer may not cancel once it is PREPARING (or later): INVALID_TRANSITION, unchanged", async () => {
     for (const status of ["PREPARING", "BREWING", "READY", "COMPLETED"] as const) {
-      const id = await orderIn(t, status, plain.id, { customerId: DEMO.alice.id });
-      const before = await orderRow(t, id);
-      const err = expectRefused(await CANCEL(id, alice), "INVALID_TRANSITION");
-      expect(err.extensions?.details).toMatchObject({ from: status, to: "CANCELLED" });
-      expect(await orderRow(t, id)).toEqual(before);
-      expect(await refunds(id)).toEqual([]);
+      await expectCancelRefused(await orderIn(t, status, plain.id, { customerId: DEMO.alice.id }), status, alice);
     }
   });
 
@@ -579,12 +571,7 @@ describe("cancelOrder", () => {
   test("staff may not cancel BREWING, READY or COMPLETED orders: INVALID_TRANSITION, unchanged", async () => {
     for (const status of ["BREWING", "READY", "COMPLETED"] as const) {
       for (const token of [barista, admin]) {
-        const id = await orderIn(t, status, plain.id);
-        const before = await orderRow(t, id);
-        const err = expectRefused(await CANCEL(id, token), "INVALID_TRANSITION");
-        expect(err.extensions?.details).toMatchObject({ from: status, to: "CANCELLED" });
-        expect(await orderRow(t, id)).toEqual(before);
-        expect(await refunds(id)).toEqual([]);
+        await expectCancelRefused(await orderIn(t, status, plain.id), status, token);
       }
     }
   });

@@ -1,7 +1,8 @@
 import pg from "pg";
-import { type ClientName, DEMO, ok, queryOperationsOf, runOperation } from "./support/client.ts";
+import { DEMO, ok } from "./support/client.ts";
+import { type ClientName, queryOperationsOf, runOperation } from "./support/contract.ts";
 import { deleteOrders, insertOrders } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // How many SQL statements the service sends for one contract query, and
 // that the number does not grow with the rows returned (no N+1): nested
@@ -18,7 +19,12 @@ interface Counted {
   overhead: string[];
 }
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    pg.Client.prototype.query = originalQuery;
+    console.log(`SQL statements (select/with) per contract query:\n${Object.entries(report).map(([k, v]) => `  ${k}: ${v}`).join("\n")}`);
+  },
+});
 let authenticatorUser: string;
 let recording: Counted | null = null;
 const originalQuery = pg.Client.prototype.query;
@@ -39,7 +45,6 @@ function head(text: string): string {
 }
 
 beforeAll(async () => {
-  t = await startTestService();
   authenticatorUser = decodeURIComponent(new URL(t.urls.authenticator).username);
   pg.Client.prototype.query = function (this: pg.Client & { user?: string }, ...args: unknown[]) {
     const text = textOf(args[0]);
@@ -53,12 +58,6 @@ beforeAll(async () => {
     }
     return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof pg.Client.prototype.query;
-});
-
-afterAll(async () => {
-  pg.Client.prototype.query = originalQuery;
-  console.log(`SQL statements (select/with) per contract query:\n${Object.entries(report).map(([k, v]) => `  ${k}: ${v}`).join("\n")}`);
-  await t.stop();
 });
 
 /** Runs a contract operation once to warm caches, then once more while counting; returns the data and the statements. */

@@ -1,7 +1,7 @@
 import { DEMO, expectRefused, gqlAs, ok, subscribe } from "./support/client.ts";
-import { placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { placeOrder, removeStockedCoffee, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
 import { sendCallback } from "./support/paymentProvider.ts";
-import { listening, startTestService, type TestService } from "./support/service.ts";
+import { listening, useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
 
 // Nobody holds stock without paying: an unpaid order expires at the deadline
@@ -12,10 +12,8 @@ import { waitUntil } from "./support/wait.ts";
 // max_open_cups_per_customer unpaid cups of their own (TOO_MANY_OPEN_ORDERS);
 // orders made at the till do not count.
 
-let t: TestService;
 let tokens: Record<"alice" | "bob" | "barista", string>;
 let c: StockedCoffee;
-let ordersAtStart: string[];
 let settingsAtStart: Array<{ key: string; value: string }>;
 
 const CAP_KEYS = ["pending_order_expiry_seconds", "max_open_orders_per_customer", "max_open_cups_per_customer"];
@@ -46,29 +44,23 @@ async function reservedOf(ingredientId: string): Promise<number> {
   return rows[0].n;
 }
 
+const t = useTestService({
+  worker: true,
+  deleteNewOrders: true,
+  async cleanup() {
+    for (const s of settingsAtStart) await t.db.query("update app_private.settings set value = $2 where key = $1", [s.key, s.value]);
+    await removeStockedCoffee(t, c);
+  },
+});
+
 beforeAll(async () => {
-  t = await startTestService({ worker: true });
-  const [alice, bob, barista] = await Promise.all([t.token("alice"), t.token("bob"), t.token("barista")]);
-  tokens = { alice, bob, barista };
-  ordersAtStart = (await t.db.query("select id from app_public.orders")).rows.map((r) => r.id);
+  tokens = await t.tokens();
   settingsAtStart = (await t.db.query("select key, value::text from app_private.settings where key = any($1)", [CAP_KEYS])).rows;
   c = await stockedCoffee(t, "Expiry", "4.00", 10, 100_000);
   // The values this file tests (the other suites run with the caps raised).
   await setSetting("max_open_orders_per_customer", 5);
   await setSetting("max_open_cups_per_customer", 40);
   await setSetting("pending_order_expiry_seconds", 600);
-});
-
-afterAll(async () => {
-  if (!t) return;
-  try {
-    for (const s of settingsAtStart) await t.db.query("update app_private.settings set value = $2 where key = $1", [s.key, s.value]);
-    await t.db.query("delete from app_public.orders where not (id = any($1::uuid[]))", [ordersAtStart]);
-    await t.db.query("delete from app_public.coffees where id = $1", [c.id]);
-    await t.db.query("delete from app_public.ingredients where id = $1", [c.ingredientId]);
-  } finally {
-    await t.stop();
-  }
 });
 
 describe("an unpaid order expires", () => {

@@ -1,6 +1,6 @@
-import { placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
+import { placeOrder, removeStockedCoffee, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
 import { sendCallback, type SendOptions } from "./support/paymentProvider.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
 
 // The payment callback against a hostile public: "paid" is decided in one
@@ -12,12 +12,22 @@ import { waitUntil } from "./support/wait.ts";
 // when it is more than the order's total. The service trusts the loopback
 // proxy, so each test is its own source (X-Forwarded-For).
 
-let t: TestService;
 let c: StockedCoffee;
 let alice: string;
-let ordersAtStart: string[];
 let burstAtStart: number;
 let sourceSerial = 0;
+
+const t = useTestService({
+  worker: true,
+  env: { TRUST_PROXY: "loopback" },
+  deleteNewOrders: true,
+  async cleanup() {
+    await t.db.query("update app_private.alert_rules set threshold = $1 where kind = 'burst'", [burstAtStart]);
+    await t.db.query("update app_private.settings set value = 30 where key = 'failed_delivery_retention_days'");
+    await t.db.query("delete from app_private.blocked_sources where source like '198.51.100.%'");
+    await removeStockedCoffee(t, c);
+  },
+});
 
 const nextSource = () => `198.51.100.${(sourceSerial += 1)}`;
 
@@ -54,26 +64,11 @@ async function metric(outcome: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  t = await startTestService({ worker: true, env: { TRUST_PROXY: "loopback" } });
   alice = await t.token("alice");
-  ordersAtStart = (await t.db.query("select id from app_public.orders")).rows.map((r) => r.id);
   burstAtStart = (await t.db.query("select threshold from app_private.alert_rules where kind = 'burst'")).rows[0].threshold;
   c = await stockedCoffee(t, "Hardening", "4.00", 1);
 });
 
-afterAll(async () => {
-  if (!t) return;
-  try {
-    await t.db.query("update app_private.alert_rules set threshold = $1 where kind = 'burst'", [burstAtStart]);
-    await t.db.query("update app_private.settings set value = 30 where key = 'failed_delivery_retention_days'");
-    await t.db.query("delete from app_private.blocked_sources where source like '198.51.100.%'");
-    await t.db.query("delete from app_public.orders where not (id = any($1::uuid[]))", [ordersAtStart]);
-    await t.db.query("delete from app_public.coffees where id = $1", [c.id]);
-    await t.db.query("delete from app_public.ingredients where id = $1", [c.ingredientId]);
-  } finally {
-    await t.stop();
-  }
-});
 
 describe('"paid" is decided in one place', () => {
   test('"PAİD" (dotted capital I) with no amount and no items: 400 VALIDATION_FAILED, the order stays PENDING', async () => {

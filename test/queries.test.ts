@@ -1,6 +1,7 @@
-import { type ClientName, codes, DEMO, errorSummary, gqlAs, ok, queryOperationsOf, runOperation } from "./support/client.ts";
+import { codes, DEMO, errorSummary, gqlAs, ok } from "./support/client.ts";
+import { type ClientName, queryOperationsOf, runOperation } from "./support/contract.ts";
 import { allCoffees, CATEGORY_ORDER, type CoffeeRow, dbSorted, deleteOrders, insertOrders } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // The query side of the contract, through real HTTP against the real
 // service and database: every client's query operations, as the role that
@@ -12,7 +13,12 @@ const CLIENTS: ClientName[] = ["kiosk", "mobile", "barista", "admin", "pos"];
 const QUERY_OPERATIONS = CLIENTS.flatMap((client) => queryOperationsOf(client).map((op) => ({ client, ...op })));
 const SUFFIX = `${process.pid}-${Date.now().toString(36)}`;
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    await deleteOrders(t, arrangedOrders);
+    await removeCoffees(arrangedCoffees);
+  },
+});
 /** Every coffee as the owner sees it, after beforeAll added `offMenu`. */
 let coffees: CoffeeRow[];
 /** An unavailable SEASONAL limited-time latte: must never show on the menu or in searches. */
@@ -47,7 +53,6 @@ const byId = (id: string) => coffees.find((c) => c.id === id)!;
 const hasLatte = (name: string) => /latte/i.test(name);
 
 beforeAll(async () => {
-  t = await startTestService();
   const offMenuId = await addCoffee({ name: `QA Off-Menu Latte ${SUFFIX}`, category: "SEASONAL", available: false, limitedTimeOffer: true });
   coffees = await allCoffees(t);
   offMenu = byId(offMenuId);
@@ -56,12 +61,6 @@ beforeAll(async () => {
      where c.available group by r.coffee_id order by count(*) desc, r.coffee_id limit 1`,
   );
   reviewed = byId(rows[0]?.coffee_id ?? onSale()[0]!.id);
-});
-
-afterAll(async () => {
-  await deleteOrders(t, arrangedOrders);
-  await removeCoffees(arrangedCoffees);
-  await t.stop();
 });
 
 describe("every query operation of the contract", () => {

@@ -1,12 +1,12 @@
 import { getIntrospectionQuery, parse, type GraphQLSchema } from "graphql";
 import { queryCost } from "../plugins/queryCost.ts";
-import { type Caller, CLIENT_CALLER, type ClientName, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "./support/client.ts";
-import { operationsOf } from "./support/contract.ts";
-import { sandbox, SqlRecorder } from "./support/db.ts";
+import { type Caller, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "./support/client.ts";
+import { CLIENT_CALLER, type ClientName, operationsOf } from "./support/contract.ts";
+import { SqlRecorder } from "./support/db.ts";
 import { table } from "./support/figures.ts";
 import { insertOrders, makeCoffee, orderIn, placeOrder } from "./support/fixtures.ts";
 import { aliasedQuery, countTokens, deepNewCoffeeSubscription, deepOrdersQuery, fieldDepth, longQuery, tokenHeavyQuery } from "./support/queryShapes.ts";
-import { listening, startAnotherService, startTestService, type TestService } from "./support/service.ts";
+import { listening, startAnotherService, type TestService, useTestService } from "./support/service.ts";
 
 // Query cost control (README "Limits", plugins/queryCost.ts), against the
 // real service: a real PostgreSQL, the HTTP server and graphql-ws sockets.
@@ -28,16 +28,18 @@ const ceilingOf = (who: Caller) => (STAFF.has(who) ? DEFAULTS.maxCostStaff : DEF
 const suffix = `${process.pid}-${Date.now().toString(36)}`;
 const COFFEE_DETAIL_ID = "40000000-0000-4000-8000-000000000003";
 
-let t: TestService;
+const t = useTestService({
+  sandbox: true,
+  async cleanup() {
+    sql?.uninstall();
+  },
+});
 let served: GraphQLSchema;
 let sql: SqlRecorder;
-let box: Awaited<ReturnType<typeof sandbox>>;
 /** A coffee of this suite with no recipe (stock never limits it). */
 let plainCoffee: string;
 
 beforeAll(async () => {
-  t = await startTestService();
-  box = await sandbox(t);
   await Promise.all((["alice", "bob", "barista", "admin"] as const).map((u) => t.token(u)));
   plainCoffee = await makeCoffee(t, `Limits Plain ${suffix}`, "3.40");
   const { makeSchema } = await import("postgraphile");
@@ -47,12 +49,6 @@ beforeAll(async () => {
   ));
   sql = new SqlRecorder(decodeURIComponent(new URL(t.urls.authenticator).username));
   sql.install();
-});
-
-afterAll(async () => {
-  sql?.uninstall();
-  if (box) await box.restore();
-  await t?.stop();
 });
 
 const gqlAs = async (who: Caller, query: string, variables?: Record<string, unknown>, operationName?: string, service: TestService = t) =>

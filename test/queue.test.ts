@@ -3,10 +3,10 @@ import pg from "pg";
 import WebSocket from "ws";
 import { errorsOf, subscribe } from "./support/client.ts";
 import { documentsOf } from "./support/contract.ts";
-import { sandbox, testDatabaseUrl, waitForListen } from "./support/db.ts";
+import { testDatabaseUrl, waitForListen } from "./support/db.ts";
 import { moveAsDba, orderIn, placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
 import { sendCallback } from "./support/paymentProvider.ts";
-import { ChildService, listenerPid, listening, startTestService, type TestService } from "./support/service.ts";
+import { ChildService, listenerPid, listening, useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
 import { ORDER_QUEUE_TOPIC } from "../src/topics.ts";
 
@@ -18,21 +18,13 @@ const BARISTA = documentsOf("barista");
 const ADMIN = documentsOf("admin");
 const QUEUE = `subscription Queue { orderQueueChanged { id status total paidAt items { quantity coffee { id } } } }`;
 
-let t: TestService;
+const t = useTestService({ sandbox: true });
 let coffee: StockedCoffee;
-let box: Awaited<ReturnType<typeof sandbox>>;
 let tokens: Record<"alice" | "barista" | "admin", string>;
 
 beforeAll(async () => {
-  t = await startTestService();
-  box = await sandbox(t);
   coffee = await stockedCoffee(t, "Queue", "3.20", 1);
   tokens = { alice: await t.token("alice"), barista: await t.token("barista"), admin: await t.token("admin") };
-});
-
-afterAll(async () => {
-  await box.restore();
-  await t.stop();
 });
 
 type Event = { id: string; status: string; total: number; paidAt: string | null; items: Array<{ quantity: number; coffee: { id: string } }> };

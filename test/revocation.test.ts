@@ -1,7 +1,7 @@
 import { expectRefused, gql, ok, subscribe, wsClient } from "./support/client.ts";
 import { waitForListen } from "./support/db.ts";
 import { forgetAccounts, maxId } from "./support/fixtures.ts";
-import { ChildService, startTestService, type TestService } from "./support/service.ts";
+import { ChildService, useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
 
 // Revoked sign-ins on every API process: this test's in-process API (A) and
@@ -32,7 +32,13 @@ interface Session {
   refreshToken: string;
 }
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    if (lags.length) console.log(`revocation reached the other process within ${Math.max(...lags)} ms (max of ${lags.length}; median ${[...lags].sort((x, y) => x - y)[lags.length >> 1]} ms)`);
+    await b?.stop();
+    await forgetAccounts(t, `revoke-%-${run}-%@example.test`, "app_public.baristas", firstAttemptId);
+  },
+});
 let b: ChildService;
 let firstAttemptId = 0;
 /** Signed out before B started: B learns of it from SQL at start-up. */
@@ -78,19 +84,11 @@ async function refusedEverywhere(token: string, servedBy: "a" | "b" | null, quer
 }
 
 beforeAll(async () => {
-  t = await startTestService();
   firstAttemptId = await maxId(t, "app_private.login_attempts");
   signedOutEarly = await signIn(await staff("early", "barista"));
   expect(ok(await t.gql(LOGOUT, { variables: { token: signedOutEarly.refreshToken } }))).toEqual({ logout: true });
   b = await ChildService.startApi({ JWT_SECRET: t.config.JWT_SECRET });
 }, 90_000);
-
-afterAll(async () => {
-  if (lags.length) console.log(`revocation reached the other process within ${Math.max(...lags)} ms (max of ${lags.length}; median ${[...lags].sort((x, y) => x - y)[lags.length >> 1]} ms)`);
-  await b?.stop();
-  if (t) await forgetAccounts(t, `revoke-%-${run}-%@example.test`, "app_public.baristas", firstAttemptId);
-  await t?.stop();
-});
 
 test("a process started after a logout refuses that sign-in's token (revocations loaded from SQL at start-up)", async () => {
   expect(await statuses(signedOutEarly.token)).toEqual(REFUSED);

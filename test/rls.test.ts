@@ -1,8 +1,9 @@
 import type pg from "pg";
-import { type Caller, CALLERS, codes, DEMO, errorSummary, gqlAs, type GraphQLResponse, ok, runOperation } from "./support/client.ts";
+import { type Caller, CALLERS, codes, DEMO, errorSummary, gqlAs, type GraphQLResponse, ok } from "./support/client.ts";
+import { runOperation } from "./support/contract.ts";
 import { type RequestRole, requestRolePool, sqlAs } from "./support/db.ts";
 import { deleteOrders, insertOrders } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // Who may see what: a matrix of the five callers (anonymous, the customers
 // Alice and Bob, a barista, an admin) through GraphQL, then the same rules
@@ -29,14 +30,18 @@ const ID_OF: Record<Caller, string | null> = {
   admin: DEMO.admin.id,
 };
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    await deleteOrders(t, [aliceBrewing]);
+    await rolePool.end();
+  },
+});
 let rolePool: pg.Pool;
 /** Alice's BREWING order made by the demo barista (so she may read that barista's name). */
 let aliceBrewing: string;
 let anyCoffee: string;
 
 beforeAll(async () => {
-  t = await startTestService();
   rolePool = requestRolePool(t);
   const { rows } = await t.db.query("select id from app_public.coffees where available order by name limit 1");
   anyCoffee = rows[0].id;
@@ -45,13 +50,12 @@ beforeAll(async () => {
   ]);
 });
 
-afterAll(async () => {
-  await deleteOrders(t, [aliceBrewing]);
-  await rolePool.end();
-  await t.stop();
-});
-
 /** An answer that may refuse with a listed code, but must not leak rows or fail internally. */
+/** A generated connection's query (`{ <field> { nodes { <column> } } }`) and where its rows are in the data. */
+function connection(field: string, column: string): [string, (d: any) => unknown[] | undefined] {
+  return [`{ ${field} { nodes { ${column} } } }`, (d) => d[field]?.nodes];
+}
+
 function expectRefusedOrEmpty(r: GraphQLResponse, rowsOf: (data: any) => unknown[] | null | undefined, allowed: string[]) {
   const rows = r.body.data ? (rowsOf(r.body.data) ?? []) : [];
   expect(rows).toEqual([]);
@@ -136,14 +140,14 @@ describe("GraphQL: anonymous", () => {
   });
 
   test("the generated connections leak no orders, customers, profiles, stock or suppliers", async () => {
-    const cases: Array<[string, (d: any) => unknown[] | undefined]> = [
-      ["{ allOrders { nodes { id } } }", (d) => d.allOrders?.nodes],
-      ["{ allOrderItems { nodes { id } } }", (d) => d.allOrderItems?.nodes],
-      ["{ allCustomers { nodes { id } } }", (d) => d.allCustomers?.nodes],
-      ["{ allProfiles { nodes { customerId } } }", (d) => d.allProfiles?.nodes],
-      ["{ allStockItems { nodes { currentStock } } }", (d) => d.allStockItems?.nodes],
-      ["{ allSuppliers { nodes { name } } }", (d) => d.allSuppliers?.nodes],
-      ["{ allBaristas { nodes { name } } }", (d) => d.allBaristas?.nodes],
+    const cases = [
+      connection("allOrders", "id"),
+      connection("allOrderItems", "id"),
+      connection("allCustomers", "id"),
+      connection("allProfiles", "customerId"),
+      connection("allStockItems", "currentStock"),
+      connection("allSuppliers", "name"),
+      connection("allBaristas", "name"),
     ];
     for (const [query, rowsOf] of cases) {
       expectRefusedOrEmpty(await gqlAs(t, "anonymous", query), rowsOf, ["UNAUTHENTICATED", "FORBIDDEN"]);
@@ -237,11 +241,11 @@ describe("GraphQL: customers see their own orders, customer row and profile only
 
   test.each(["alice", "bob"] as const)("%s: stock, suppliers, price history, refunds and alerts leak nothing", async (who) => {
     const cases: Array<[string, (d: any) => unknown[] | undefined]> = [
-      ["{ allStockItems { nodes { currentStock } } }", (d) => d.allStockItems?.nodes],
-      ["{ allSuppliers { nodes { name } } }", (d) => d.allSuppliers?.nodes],
-      ["{ allCoffeePriceChanges { nodes { oldPrice } } }", (d) => d.allCoffeePriceChanges?.nodes],
-      ["{ allRefunds { nodes { amount } } }", (d) => d.allRefunds?.nodes],
-      ["{ allPaymentAlerts { nodes { message } } }", (d) => d.allPaymentAlerts?.nodes],
+      connection("allStockItems", "currentStock"),
+      connection("allSuppliers", "name"),
+      connection("allCoffeePriceChanges", "oldPrice"),
+      connection("allRefunds", "amount"),
+      connection("allPaymentAlerts", "message"),
       ["{ paymentAlerts { message } }", (d) => d.paymentAlerts],
     ];
     for (const [query, rowsOf] of cases) expectRefusedOrEmpty(await gqlAs(t, who, query), rowsOf, ["FORBIDDEN"]);

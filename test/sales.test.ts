@@ -1,8 +1,8 @@
 import { type Caller, DEMO, expectRefused, gqlAs, ok } from "./support/client.ts";
 import { documentsOf } from "./support/contract.ts";
-import { sandbox } from "./support/db.ts";
 import { stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
+
 
 // salesReport: the owner's sales per hour, day or coffee, in the café's
 // time zone, against the real service and database.
@@ -11,8 +11,12 @@ const ADMIN = documentsOf("admin");
 const MARK_PAID = `mutation($id: ID!) { markOrderPaid(id: $id, method: CASH) { id status } }`;
 const CANCEL = `mutation($id: ID!) { cancelOrder(id: $id) }`;
 
-let t: TestService;
-let box: Awaited<ReturnType<typeof sandbox>>;
+const t = useTestService({
+  sandbox: true,
+  async cleanup() {
+    await setZone("UTC");
+  },
+});
 let latte: StockedCoffee;
 let mocha: StockedCoffee;
 
@@ -46,16 +50,8 @@ async function paidAt(paidAtIso: string, lines: Array<[StockedCoffee, number]>, 
 }
 
 beforeAll(async () => {
-  t = await startTestService();
-  box = await sandbox(t);
   latte = await stockedCoffee(t, "Sales Latte", "4.00", 1);
   mocha = await stockedCoffee(t, "Sales Mocha", "5.50", 1);
-});
-
-afterAll(async () => {
-  await setZone("UTC");
-  await box.restore();
-  await t.stop();
 });
 
 test("admins only: baristas and customers FORBIDDEN, anonymous UNAUTHENTICATED", async () => {

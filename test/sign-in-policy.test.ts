@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { DEMO, expectRefused, type GraphQLResponse, ok } from "./support/client.ts";
 import { forgetAccounts, maxId } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // The sign-in lock-out (per account and source, and per source), equal
 // timing for known and unknown e-mails, and the per-source registration
@@ -20,22 +20,19 @@ let sourceSerial = 0;
 /** A source no other test uses. */
 const newSource = (net = "198.51.100") => `${net}.${++sourceSerial}`;
 
-let t: TestService;
+const t = useTestService({
+  env: { TRUST_PROXY: "true" },
+  async cleanup() {
+    await t.db.query("delete from app_private.registration_attempts where id > $1", [firstRegistrationId]);
+    await forgetAccounts(t, `policy-%-${run}-%@example.test`, "app_public.customers", firstAttemptId);
+  },
+});
 let firstAttemptId = 0;
 let firstRegistrationId = 0;
 
 beforeAll(async () => {
-  t = await startTestService({ env: { TRUST_PROXY: "true" } });
   firstAttemptId = await maxId(t, "app_private.login_attempts");
   firstRegistrationId = await maxId(t, "app_private.registration_attempts");
-});
-
-afterAll(async () => {
-  if (t) {
-    await t.db.query("delete from app_private.registration_attempts where id > $1", [firstRegistrationId]);
-    await forgetAccounts(t, `policy-%-${run}-%@example.test`, "app_public.customers", firstAttemptId);
-  }
-  await t?.stop();
 });
 
 async function gqlFrom(source: string, query: string, variables: Record<string, unknown>): Promise<GraphQLResponse> {

@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { DEMO, expectRefused, type GraphQLResponse, ok } from "./support/client.ts";
 import { testDatabaseUrl } from "./support/db.ts";
 import { forgetAccounts, maxId } from "./support/fixtures.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 
 // Staff accounts: the operator's command line (the real `npm run cafe`, as a
 // child process, against the test database) and the admins' GraphQL
@@ -24,17 +24,15 @@ const ADD = `mutation($email: String!, $name: String!, $role: String!, $password
 const DISABLE = `mutation($email: String!) { disableAccount(email: $email) }`;
 const STAFF_ONLY = `{ lowStockItems { currentStock } }`;
 
-let t: TestService;
+const t = useTestService({
+  async cleanup() {
+    await forgetAccounts(t, `staff-%-${run}-%@example.test`, "app_public.baristas", firstAttemptId);
+  },
+});
 let firstAttemptId = 0;
 
 beforeAll(async () => {
-  t = await startTestService();
   firstAttemptId = await maxId(t, "app_private.login_attempts");
-});
-
-afterAll(async () => {
-  if (t) await forgetAccounts(t, `staff-%-${run}-%@example.test`, "app_public.baristas", firstAttemptId);
-  await t?.stop();
 });
 
 const login = (email: string, password = PASSWORD) => t.gql(LOGIN, { variables: { email, password } });

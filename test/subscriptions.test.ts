@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
 import WebSocket from "ws";
-import { DEMO, errorsOf, gql, subscribe } from "./support/client.ts";
+import { DEMO, type DemoUser, errorsOf, gql, subscribe, wsClient } from "./support/client.ts";
 import { operationsOf } from "./support/contract.ts";
 import { waitForListen } from "./support/db.ts";
 import { percentile } from "./support/figures.ts";
 import { placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
-import { ChildService, listenChannels, listenerPid, listening, openStreams, startTestService, type TestService } from "./support/service.ts";
+import { ChildService, listenChannels, listenerPid, listening, openStreams, startTestService, useTestService } from "./support/service.ts";
 import { sleep, waitUntil } from "./support/wait.ts";
 
 // Subscriptions over graphql-ws on /graphql, against the real server, a real
@@ -24,37 +24,29 @@ const TRACK_ORDER = { doc: MOBILE, op: "TrackOrder" };
 const STATUS_FEED = { doc: MOBILE, op: "StatusFeed" };
 const NEW_ON_MENU = { doc: ADMIN, op: "NewOnMenu" };
 
-let t: TestService;
-let tokens: Record<"alice" | "bob" | "barista" | "admin", string>;
+let tokens: Record<DemoUser, string>;
 let coffee: StockedCoffee;
 let baristaName: string;
 let adminName: string;
-let atStart: { orders: string[]; coffees: string[] };
+let coffeesAtStart: string[];
+
+// Put the shared test database back: this file's orders, coffees and their ingredients go.
+const t = useTestService({
+  deleteNewOrders: true,
+  async cleanup() {
+    const { rows } = await t.db.query("delete from app_public.coffees where not (id = any($1::uuid[])) returning id", [coffeesAtStart]);
+    expect(rows.length).toBeGreaterThan(0);
+    await t.db.query("delete from app_public.ingredients where id = $1", [coffee.ingredientId]);
+  },
+});
 
 beforeAll(async () => {
-  t = await startTestService();
-  atStart = {
-    orders: (await t.db.query("select id from app_public.orders")).rows.map((r) => r.id),
-    coffees: (await t.db.query("select id from app_public.coffees")).rows.map((r) => r.id),
-  };
-  const [alice, bob, barista, admin] = await Promise.all([t.token("alice"), t.token("bob"), t.token("barista"), t.token("admin")]);
-  tokens = { alice, bob, barista, admin };
+  coffeesAtStart = (await t.db.query("select id from app_public.coffees")).rows.map((r) => r.id);
+  tokens = await t.tokens();
   coffee = await stockedCoffee(t, "Subs", "3.20", 10);
   const { rows } = await t.db.query("select id, name from app_public.baristas where id = any($1)", [[DEMO.barista.id, DEMO.admin.id]]);
   baristaName = rows.find((r) => r.id === DEMO.barista.id).name;
   adminName = rows.find((r) => r.id === DEMO.admin.id).name;
-});
-afterAll(async () => {
-  if (!t) return;
-  try {
-    // Put the shared test database back: this file's orders, coffees and their ingredients go.
-    await t.db.query("delete from app_public.orders where not (id = any($1::uuid[]))", [atStart.orders]);
-    const { rows } = await t.db.query("delete from app_public.coffees where not (id = any($1::uuid[])) returning id", [atStart.coffees]);
-    expect(rows.length).toBeGreaterThan(0);
-    await t.db.query("delete from app_public.ingredients where id = $1", [coffee.ingredientId]);
-  } finally {
-    await t.stop();
-  }
 });
 
 const newOrder = (user: "alice" | "bob" = "alice", quantity = 1) => placeOrder(t, tokens[user], [{ coffeeId: coffee.id, quantity }]);
@@ -62,6 +54,16 @@ const advance = (id: string, status: string, token = tokens.barista) =>
   t.gql(BARISTA, { operationName: "Advance", variables: { id, status }, token });
 const dbSetStatus = (id: string, status: string) => t.db.query("update app_public.orders set status = $2 where id = $1", [id, status]);
 const orderTopics = (id: string) => [`order:${id}`, `order_status:${id}`];
+
+/** A new order of alice's, followed by her with TrackOrder and StatusFeed on one socket, both listening. */
+async function followNewOrder() {
+  const order = await newOrder("alice");
+  const client = t.ws(tokens.alice);
+  const track = subscribe(client, TRACK_ORDER.doc, { id: order.id }, TRACK_ORDER.op);
+  const feed = subscribe(client, STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);
+  await listening(t, orderTopics(order.id));
+  return { order, client, track, feed };
+}
 
 function ok(r: { body: { data?: any; errors?: any[] } }) {
   expect(r.body.errors).toBeUndefined();
@@ -76,11 +78,7 @@ async function servedOrder(id: string, token = tokens.alice) {
 
 describe("TrackOrder and StatusFeed: a customer follows her own new order", () => {
   test("every change arrives in order: payment (SQL), barista's updateOrderStatus, a DBA's raw UPDATE; messages and barista as they were", async () => {
-    const order = await newOrder("alice");
-    const client = t.ws(tokens.alice);
-    const track = subscribe(client, TRACK_ORDER.doc, { id: order.id }, TRACK_ORDER.op);
-    const feed = subscribe(client, STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);
-    await listening(t, orderTopics(order.id));
+    const { order, track, feed } = await followNewOrder();
 
     const steps: Array<{ status: string; message: string; barista: string | null; act: () => Promise<unknown> }> = [
       { status: "PAID", message: "Payment received", barista: null, act: () => dbSetStatus(order.id, "PAID") },
@@ -119,11 +117,7 @@ describe("TrackOrder and StatusFeed: a customer follows her own new order", () =
   });
 
   test("changes in quick succession: StatusFeed still reports every step in order; TrackOrder one event a change, ending with the last state", async () => {
-    const order = await newOrder("alice");
-    const client = t.ws(tokens.alice);
-    const track = subscribe(client, TRACK_ORDER.doc, { id: order.id }, TRACK_ORDER.op);
-    const feed = subscribe(client, STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);
-    await listening(t, orderTopics(order.id));
+    const { order, track, feed } = await followNewOrder();
 
     await dbSetStatus(order.id, "PAID");
     ok(await advance(order.id, "PREPARING"));
@@ -194,11 +188,7 @@ describe("TrackOrder and StatusFeed: a customer follows her own new order", () =
   });
 
   test("TrackOrder also reports a change of the order's other fields (no status change): StatusFeed stays quiet", async () => {
-    const order = await newOrder("alice");
-    const client = t.ws(tokens.alice);
-    const track = subscribe(client, TRACK_ORDER.doc, { id: order.id }, TRACK_ORDER.op);
-    const feed = subscribe(client, STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);
-    await listening(t, orderTopics(order.id));
+    const { order, track, feed } = await followNewOrder();
     const later = new Date(Date.now() + 3_600_000);
     later.setMilliseconds(0);
     await t.db.query("update app_public.orders set estimated_ready_time = $2 where id = $1", [order.id, later]);
@@ -411,6 +401,36 @@ describe("the connection's token", () => {
   });
 });
 
+type Sub = ReturnType<typeof subscribe<any>>;
+
+/**
+ * Through this process (t): pays the order (in SQL), moves it to PREPARING
+ * and BREWING, and adds a coffee; then the status feed, the order's updates
+ * and the new-coffee feed (on another process) must have delivered them.
+ */
+async function changeHereAndExpect(
+  orderId: string,
+  { feed, track, menu }: { feed: Sub; track: Sub; menu: Sub },
+  { roast, price, where, noErrors = false }: { roast: string; price: number; where: string; noErrors?: boolean },
+) {
+  await dbSetStatus(orderId, "PAID");
+  ok(await advance(orderId, "PREPARING"));
+  ok(await advance(orderId, "BREWING"));
+  const name = `${roast} Roast ${Date.now().toString(36)}`;
+  const created = ok(await t.gql(ADMIN, { operationName: "AddCoffee", variables: { name, price }, token: tokens.admin })).createCoffee;
+
+  await Promise.all([feed.waitFor(3), track.waitFor(3)]);
+  await waitUntil(`the coffee on ${where}`, () => menu.results.some((r) => r.data?.newCoffee?.id === created.id), 5000);
+  if (noErrors) expect(errorsOf(feed)).toEqual([]);
+  expect(feed.results.map((r) => r.data?.orderStatusChanged)).toEqual([
+    { status: "PAID", message: "Payment received", barista: null },
+    { status: "PREPARING", message: "Preparing", barista: null },
+    { status: "BREWING", message: "Brewing", barista: { name: baristaName } },
+  ]);
+  expect(track.results.at(-1)!.data.orderUpdated).toMatchObject({ id: orderId, status: "BREWING", barista: { name: baristaName } });
+  expect(menu.results.find((r) => r.data?.newCoffee?.id === created.id)).toStrictEqual({ data: { newCoffee: { id: created.id, name, price } } });
+}
+
 describe("several API processes on one database", () => {
   test("a second API process delivers events for changes made through the first (status feed, order updates, new coffees)", async () => {
     const t2 = await startTestService();
@@ -424,21 +444,7 @@ describe("several API processes on one database", () => {
       await sleep(100);
 
       // Changes through the first process only.
-      await dbSetStatus(order.id, "PAID");
-      ok(await advance(order.id, "PREPARING"));
-      ok(await advance(order.id, "BREWING"));
-      const name = `Two Process Roast ${Date.now().toString(36)}`;
-      const created = ok(await t.gql(ADMIN, { operationName: "AddCoffee", variables: { name, price: 3.35 }, token: tokens.admin })).createCoffee;
-
-      await Promise.all([feed.waitFor(3), track.waitFor(3)]);
-      await waitUntil("the coffee on process 2", () => menu.results.some((r) => r.data?.newCoffee?.id === created.id), 5000);
-      expect(feed.results.map((r) => r.data?.orderStatusChanged)).toEqual([
-        { status: "PAID", message: "Payment received", barista: null },
-        { status: "PREPARING", message: "Preparing", barista: null },
-        { status: "BREWING", message: "Brewing", barista: { name: baristaName } },
-      ]);
-      expect(track.results.at(-1)!.data.orderUpdated).toMatchObject({ id: order.id, status: "BREWING", barista: { name: baristaName } });
-      expect(menu.results.find((r) => r.data?.newCoffee?.id === created.id)).toStrictEqual({ data: { newCoffee: { id: created.id, name, price: 3.35 } } });
+      await changeHereAndExpect(order.id, { feed, track, menu }, { roast: "Two Process", price: 3.35, where: "process 2" });
 
       // And the other way round: followed on the first, changed through the second.
       const feed1 = subscribe(t.ws(tokens.alice), STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);
@@ -455,10 +461,9 @@ describe("several API processes on one database", () => {
 describe("a separate API process (its own OS process, as `npm run start:api` runs it)", () => {
   test("it delivers events for changes made through this one, and this one for changes made through it", async () => {
     const other = await ChildService.startApi();
-    const { createClient } = await import("graphql-ws");
     const clients: Array<{ dispose(): void | Promise<void> }> = [];
     const client = (token: string | null) => {
-      const c = createClient({ url: other.wsUrl, webSocketImpl: WebSocket, connectionParams: token ? { authorization: `Bearer ${token}` } : {}, retryAttempts: 0, lazy: true });
+      const c = wsClient(other.url, token).client;
       clients.push(c);
       return c;
     };
@@ -474,22 +479,7 @@ describe("a separate API process (its own OS process, as `npm run start:api` run
       const menu = subscribe(client(null), NEW_ON_MENU.doc, {}, NEW_ON_MENU.op);
       await waitForListen("coffee:new", { excludePids: exclude });
 
-      await dbSetStatus(order.id, "PAID");
-      ok(await advance(order.id, "PREPARING"));
-      ok(await advance(order.id, "BREWING"));
-      const name = `Other Process Roast ${Date.now().toString(36)}`;
-      const created = ok(await t.gql(ADMIN, { operationName: "AddCoffee", variables: { name, price: 3.45 }, token: tokens.admin })).createCoffee;
-
-      await Promise.all([feed.waitFor(3), track.waitFor(3)]);
-      await waitUntil("the coffee on the other process", () => menu.results.some((r) => r.data?.newCoffee?.id === created.id), 5000);
-      expect(errorsOf(feed)).toEqual([]);
-      expect(feed.results.map((r) => r.data?.orderStatusChanged)).toEqual([
-        { status: "PAID", message: "Payment received", barista: null },
-        { status: "PREPARING", message: "Preparing", barista: null },
-        { status: "BREWING", message: "Brewing", barista: { name: baristaName } },
-      ]);
-      expect(track.results.at(-1)!.data.orderUpdated).toMatchObject({ id: order.id, status: "BREWING", barista: { name: baristaName } });
-      expect(menu.results.find((r) => r.data?.newCoffee?.id === created.id)).toStrictEqual({ data: { newCoffee: { id: created.id, name, price: 3.45 } } });
+      await changeHereAndExpect(order.id, { feed, track, menu }, { roast: "Other Process", price: 3.45, where: "the other process", noErrors: true });
 
       // The other way round.
       const feedHere = subscribe(t.ws(tokens.alice), STATUS_FEED.doc, { orderId: order.id }, STATUS_FEED.op);

@@ -1,9 +1,8 @@
 import { type Caller, DEMO, expectRefused, gqlAs, ok } from "./support/client.ts";
 import { operationsOf } from "./support/contract.ts";
-import { sandbox } from "./support/db.ts";
 import { maxId, money, movementsOfOrder, orderCount, orderEvents, orderIn, orderRow, ownCoffee, type OwnCoffee, ownIngredient, removeIngredients, stockOf } from "./support/fixtures.ts";
 import { sendCallback } from "./support/paymentProvider.ts";
-import { startTestService, type TestService } from "./support/service.ts";
+import { useTestService } from "./support/service.ts";
 import { sleep, waitUntil } from "./support/wait.ts";
 
 // The till, refunds and upkeep against the real service, the real database
@@ -53,8 +52,19 @@ const CINNAMON = "30000000-0000-4000-8000-000000000011"; // demo ingredient with
 const ICE = "30000000-0000-4000-8000-000000000013"; // demo ingredient without a stock row
 const UNKNOWN_ID = "7d7a3c52-5d0e-4b43-9c1e-6b0f2f6a9e01";
 
-let t: TestService;
-let box: Awaited<ReturnType<typeof sandbox>>;
+const t = useTestService({
+  worker: true,
+  sandbox: true,
+  async cleanup() {
+    // The sandbox took this file's orders (their refunds, notifications and
+    // lines go with them) and coffees, demo customers and demo stock back.
+    for (const c of availability) await t.db.query("update app_public.coffees set available = $2 where id = $1 and available <> $2", [c.id, c.available]);
+    await t.db.query("delete from app_public.stock_movements where id > $1", [firstMovementId]);
+    await t.db.query("delete from app_public.payment_alerts where created_at >= $1", [startedAt]);
+    await t.db.query("delete from app_private.login_attempts where id > $1", [firstAttemptId]);
+    await removeIngredients(t, ownIngredients);
+  },
+});
 let coffee: OwnCoffee;
 let startedAt: Date;
 let firstMovementId = 0;
@@ -63,8 +73,6 @@ let availability: Array<{ id: string; available: boolean }> = [];
 const ownIngredients: string[] = [];
 
 beforeAll(async () => {
-  t = await startTestService({ worker: true });
-  box = await sandbox(t);
   startedAt = (await t.db.query("select now() as now")).rows[0].now;
   firstMovementId = await maxId(t, "app_public.stock_movements");
   firstAttemptId = await maxId(t, "app_private.login_attempts");
@@ -72,20 +80,6 @@ beforeAll(async () => {
   coffee = await ownCoffee(t, "Till", "3.40", [18, 150], 10_000);
   ownIngredients.push(...coffee.ingredients.map((i) => i.id));
   await Promise.all((["alice", "bob", "barista", "admin"] as const).map((u) => t.token(u)));
-});
-
-afterAll(async () => {
-  if (t) {
-    // Orders of this file (their refunds, notifications and lines go with
-    // them), its coffees, demo customers and demo stock.
-    await box.restore();
-    for (const c of availability) await t.db.query("update app_public.coffees set available = $2 where id = $1 and available <> $2", [c.id, c.available]);
-    await t.db.query("delete from app_public.stock_movements where id > $1", [firstMovementId]);
-    await t.db.query("delete from app_public.payment_alerts where created_at >= $1", [startedAt]);
-    await t.db.query("delete from app_private.login_attempts where id > $1", [firstAttemptId]);
-    await removeIngredients(t, ownIngredients);
-  }
-  await t?.stop();
 });
 
 const ids = () => coffee.ingredients.map((i) => i.id);

@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
-import { Kind, parse, type OperationDefinitionNode } from "graphql";
 import { createClient, type Client as WsClient } from "graphql-ws";
 import WebSocket from "ws";
-import { operationsOf } from "./contract.ts";
 
 // A client of the API: raw HTTP that reports resets and timeouts as data,
 // GraphQL over HTTP, the demo accounts and signing in as them, graphql-ws
@@ -144,19 +142,8 @@ export async function login(baseUrl: string, who: DemoUser): Promise<string> {
 }
 
 // ---------------------------------------------------------------------------
-// The contract's clients
+// Sending as someone
 // ---------------------------------------------------------------------------
-
-export type ClientName = "kiosk" | "mobile" | "barista" | "admin" | "pos";
-
-/** The role each client of the contract signs in as. */
-export const CLIENT_CALLER: Record<ClientName, Caller> = {
-  kiosk: "anonymous",
-  mobile: "alice",
-  barista: "barista",
-  admin: "admin",
-  pos: "barista",
-};
 
 /** Something that sends GraphQL as a demo user: a TestService (service.ts). */
 export interface Api {
@@ -171,24 +158,6 @@ export async function tokenOf(t: Api, who: Caller): Promise<string | null> {
 /** Sends a query as someone. */
 export async function gqlAs<T = any>(t: Api, who: Caller, query: string, variables?: Record<string, unknown>, operationName?: string) {
   return t.gql<T>(query, { token: await tokenOf(t, who), variables, operationName });
-}
-
-/** Sends a client's whole operations file with `operationName`, as that client's role (or `as`). */
-export async function runOperation<T = any>(
-  t: Api,
-  client: ClientName,
-  operationName: string,
-  variables?: Record<string, unknown>,
-  as: Caller = CLIENT_CALLER[client],
-): Promise<GraphQLResponse<T>> {
-  return gqlAs<T>(t, as, operationsOf(client), variables, operationName);
-}
-
-/** The query operations (name, whether it declares variables) of a client's file. */
-export function queryOperationsOf(client: ClientName): Array<{ name: string; variables: string[] }> {
-  return parse(operationsOf(client))
-    .definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && d.operation === "query")
-    .map((d) => ({ name: d.name!.value, variables: (d.variableDefinitions ?? []).map((v) => v.variable.name.value) }));
 }
 
 // ---------------------------------------------------------------------------

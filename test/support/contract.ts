@@ -2,26 +2,59 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import {
   buildSchema,
+  Kind,
+  parse,
+  type OperationDefinitionNode,
   isEnumType,
   isInputObjectType,
   isObjectType,
   isScalarType,
   type GraphQLSchema,
 } from "graphql";
+import { gqlAs, type Api, type Caller, type GraphQLResponse } from "./client.ts";
 
-// The contract copy (contract/): its schema, the clients' operations, and
-// what a served schema lacks of it.
+// The contract copy (contract/): its schema, the clients' operations (and
+// sending them as each client's role), and what a served schema lacks of it.
+
+export type ClientName = "kiosk" | "mobile" | "barista" | "admin" | "pos";
 
 export const CONTRACT_DIR = path.resolve(__dirname, "../../contract");
 
 /** The text of a client's operations file in the project's contract copy. */
-export function operationsOf(client: "admin" | "barista" | "kiosk" | "mobile" | "pos"): string {
+export function operationsOf(client: ClientName): string {
   return readFileSync(path.join(CONTRACT_DIR, "operations", `${client}.graphql`), "utf8");
 }
 
 /** The text of a dashboard's documents beyond the contract (documents/, README "The café's day"). */
 export function documentsOf(client: "admin" | "barista"): string {
   return readFileSync(path.join(CONTRACT_DIR, "..", "documents", `${client}.graphql`), "utf8");
+}
+
+/** The role each client of the contract signs in as. */
+export const CLIENT_CALLER: Record<ClientName, Caller> = {
+  kiosk: "anonymous",
+  mobile: "alice",
+  barista: "barista",
+  admin: "admin",
+  pos: "barista",
+};
+
+/** Sends a client's whole operations file with `operationName`, as that client's role (or `as`). */
+export async function runOperation<T = any>(
+  t: Api,
+  client: ClientName,
+  operationName: string,
+  variables?: Record<string, unknown>,
+  as: Caller = CLIENT_CALLER[client],
+): Promise<GraphQLResponse<T>> {
+  return gqlAs<T>(t, as, operationsOf(client), variables, operationName);
+}
+
+/** The query operations (name, whether it declares variables) of a client's file. */
+export function queryOperationsOf(client: ClientName): Array<{ name: string; variables: string[] }> {
+  return parse(operationsOf(client))
+    .definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && d.operation === "query")
+    .map((d) => ({ name: d.name!.value, variables: (d.variableDefinitions ?? []).map((v) => v.variable.name.value) }));
 }
 
 export function contractSchema(): GraphQLSchema {

@@ -311,6 +311,12 @@ export async function stockedCoffee(t: Owned, label: string, price: string, perC
   return { id: coffee.id, name: coffee.name, price, ingredientId: coffee.ingredients[0]!.id, perCup };
 }
 
+/** Removes a coffee of stockedCoffee's (its orders must be gone) and its ingredient. */
+export async function removeStockedCoffee(t: Owned, c: StockedCoffee): Promise<void> {
+  await t.db.query("delete from app_public.coffees where id = $1", [c.id]);
+  await t.db.query("delete from app_public.ingredients where id = $1", [c.ingredientId]);
+}
+
 /** Places an order with the mobile app's PlaceOrder as the token's user; returns its id and total (text, 2 decimals). */
 export async function placeOrder(t: Api, token: string, items: Array<{ coffeeId: string; quantity: number }>): Promise<{ id: string; total: string }> {
   const r = await t.gql(operationsOf("mobile"), { operationName: "PlaceOrder", variables: { input: { items } }, token });

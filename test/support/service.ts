@@ -114,24 +114,36 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   };
 }
 
+export interface FileServiceOptions extends StartOptions {
+  /** Put back what the file may change (db.ts's sandbox). */
+  sandbox?: boolean;
+  /** Delete the orders made while the file ran (the others stay as they were). */
+  deleteNewOrders?: boolean;
+  /** The file's own clean-up, after the orders are deleted and the sandbox is restored, before the service stops. */
+  cleanup?: (t: TestService) => Promise<void>;
+}
+
 /**
- * The service of a whole test file: started before its tests (then, with
- * `sandbox`, what the file may change is remembered), and after them
- * `beforeStop` runs, the shared database is put back and the service
- * stops. The object is filled in when the service has started.
+ * The service of a whole test file: started before its tests (then what it
+ * may change is remembered), and after them the shared database is put
+ * back and the service stops. The object is filled in when the service has
+ * started.
  */
-export function useTestService(options: StartOptions & { sandbox?: boolean; beforeStop?: (t: TestService) => Promise<void> } = {}): TestService {
+export function useTestService(options: FileServiceOptions = {}): TestService {
   const t = {} as TestService;
   let box: Sandbox | undefined;
+  let ordersAtStart: string[] = [];
   beforeAll(async () => {
     Object.assign(t, await startTestService(options));
     if (options.sandbox) box = await sandbox(t);
+    if (options.deleteNewOrders) ordersAtStart = (await t.db.query("select id from app_public.orders")).rows.map((r) => r.id);
   });
   afterAll(async () => {
     if (!t.stop) return;
     try {
-      await options.beforeStop?.(t);
+      if (options.deleteNewOrders) await t.db.query("delete from app_public.orders where not (id = any($1::uuid[]))", [ordersAtStart]);
       if (box) await box.restore();
+      await options.cleanup?.(t);
     } finally {
       await t.stop();
     }
