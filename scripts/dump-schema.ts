@@ -64,17 +64,20 @@ export function normalise(dump: string): string {
   );
 }
 
-export async function dumpSchema(url: string): Promise<string> {
+/** The server's major version (pg_dump must be at least as new). */
+export async function serverMajor(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  let major: number;
   try {
-    major = Math.floor(Number((await client.query("show server_version_num")).rows[0].server_version_num) / 10000);
+    return Math.floor(Number((await client.query("show server_version_num")).rows[0].server_version_num) / 10000);
   } finally {
     await client.end();
   }
+}
+
+export async function dumpSchema(url: string): Promise<string> {
   const out = execFileSync(
-    findPgDump(major),
+    findPgDump(await serverMajor(url)),
     ["--schema-only", "--no-owner", "--no-sync", "--exclude-schema=graphile_migrate", "--exclude-schema=graphile_worker", "--dbname", url],
     { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
   );

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { loadConfig } from "../src/config.ts";
 import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls } from "../src/database.ts";
-import { dumpSchema, REGENERATE, SCHEMA_FILE } from "../scripts/dump-schema.ts";
+import { dumpSchema, findPgDump, REGENERATE, SCHEMA_FILE } from "../scripts/dump-schema.ts";
 
 // data/schema.sql is the committed pg_dump of the migrated schema (README
 // "Evolving the schema"). A fresh database, migrated the way the service
@@ -16,7 +16,22 @@ function schemaDumpDatabaseUrl(): string {
   return url.toString();
 }
 
-test("data/schema.sql is the pg_dump of the migrated schema", async () => {
+// pg_dump must be at least as new as the server. The embedded PostgreSQL
+// (the default test server) ships no pg_dump: without a fitting one the test
+// is skipped, saying why, unless REQUIRE_PG_DUMP=1 (.ci/run's pass on the
+// machine's PostgreSQL sets it, so CI always runs it).
+const pgDumpMissing = (() => {
+  try {
+    findPgDump(Number(process.env.CAFE_TEST_SERVER_MAJOR));
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+})();
+if (pgDumpMissing && !process.env.REQUIRE_PG_DUMP) console.warn(`skipped: data/schema.sql is not checked on this server: ${pgDumpMissing}`);
+const testIfPgDump = pgDumpMissing && !process.env.REQUIRE_PG_DUMP ? test.skip : test;
+
+testIfPgDump("data/schema.sql is the pg_dump of the migrated schema", async () => {
   const config = loadConfig({ ...process.env, DATABASE_URL: undefined, NODE_ENV: "test" });
   const url = schemaDumpDatabaseUrl();
   const urls = await resolveDatabaseUrls(config, url);
