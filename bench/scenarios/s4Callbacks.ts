@@ -1,6 +1,7 @@
 // S4 callback ingest: signed payment callbacks, each for a distinct PENDING
-// order. Floor: the same transaction (dedupe key insert, order update,
-// graphile_worker.add_job x3) through pg behind node:http. Afterwards, for
+// order. Floor: the service's own app_private.process_payment_callback() as
+// cafe_system, through pg behind node:http, after the same token and
+// signature checks. Afterwards, for
 // every variant: every accepted callback's order is PAID or later, has
 // exactly one processed key and its three jobs (nothing lost or duplicated).
 // The service runs API-only here (the worker runs apart, as when scaled out),
@@ -87,7 +88,7 @@ export async function s4(ctx: Ctx): Promise<ScenarioResult> {
       },
       {
         variant: "floor",
-        label: "node:http + pg: key, update, add_job x3 in one transaction",
+        label: "node:http + pg: the service's process_payment_callback() in one transaction",
         baseUrl: floor,
         pid: ctx.floorSql.proc.pid,
         request: floorStream.spec,

@@ -5,10 +5,10 @@
 // IPC), in the same transaction shape (BEGIN, set_config of role and claims,
 // the SELECT, COMMIT; BaristaQueue's second statement for the coffee names
 // too), and builds the same JSON by hand.
-// S3: the same inserts as createOrder (an order and its lines, prices taken
-// from the menu) in one transaction, without the checks.
-// S4: the same transaction as a payment callback (dedupe key, order update,
-// graphile_worker.add_job x3) after checking the token and the signature.
+// S3: the service's own create_order() call and the payload's lines, in one
+// transaction as the customer.
+// S4: the service's own app_private.process_payment_callback() as
+// cafe_system, after checking the token and the signature.
 import http from "node:http";
 import { createHmac, timingSafeEqual, createHash } from "node:crypto";
 import pg from "pg";
@@ -216,61 +216,35 @@ async function coffeeDetail(req: http.IncomingMessage, body: any) {
   return { data: { coffee }, ...(s.extensions ? { extensions: s.extensions } : {}) };
 }
 
-const CREATE_ORDER = `
-with lines as (
-  select l.ordinality::int as position, (l.value ->> 'coffee_id')::uuid as coffee_id, (l.value ->> 'quantity')::int as quantity,
-         nullif(l.value ->> 'special_instructions', '') as special_instructions
-  from jsonb_array_elements($1::jsonb) with ordinality l
-), priced as (
-  select lines.*, c.price, c.name from lines join app_public.coffees c on c.id = lines.coffee_id
-), new_order as (
-  insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by)
-  select $2::uuid, $3, sum(quantity * price), now() + interval '5 minutes', $2::uuid from priced
-  returning id, total, status, estimated_ready_time
-), new_items as (
-  insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
-  select new_order.id, position, coffee_id, quantity, price, special_instructions from new_order, priced
-  returning position
-)
-select new_order.id, new_order.total::text, new_order.status::text,
-       to_char(new_order.estimated_ready_time, 'YYYY-MM-DD"T"HH24:MI:SS.USTZH:TZM'),
-       (select json_agg(json_build_array(name, quantity, special_instructions) order by position) from priced)
-from new_order`;
+const ORDER_LINES = `
+select c.name, i.quantity, i.special_instructions
+  from app_public.order_items i join app_public.coffees c on c.id = i.coffee_id
+ where i.order_id = $1 order by i.position`;
 
+/**
+ * The service's own SQL: its captured create_order() call, then the lines the
+ * document asks for, in ONE transaction as the customer (role and claims as
+ * the service sets them). What a hand-written server pays for the same rules.
+ */
 async function placeOrder(req: http.IncomingMessage, body: any) {
-  const settings = settingsFor(req.headers.authorization);
-  const userId = settings.find(([k]) => k === "jwt.claims.user_id")?.[1];
-  const input = body?.variables?.input ?? {};
-  const items = (input.items ?? []).map((i: any) => ({ coffee_id: i.coffeeId, quantity: i.quantity, special_instructions: i.specialInstructions ?? null }));
-  // As the owner (customers may not insert rows themselves); the claims are set as the service sets them.
-  const r = await inTransaction(
-    owner,
-    settings.filter(([k]) => k !== "role"),
-    async (c) => (await c.query({ text: CREATE_ORDER, values: [JSON.stringify(items), userId, input.notes ?? null], rowMode: "array" })).rows[0],
-  );
-  const createOrder = {
-    id: r[0],
-    total: num(r[1]),
-    status: r[2],
-    estimatedReadyTime: r[3],
-    items: (r[4] as any[]).map((l) => ({ coffee: { name: l[0] }, quantity: l[1], specialInstructions: l[2] })),
-  };
-  return { data: { createOrder }, ...(spec.PlaceOrder?.extensions ? { extensions: spec.PlaceOrder.extensions } : {}) };
-}
-
-/** The service's create_order() call alone, in the service's transaction shape (role and claims as the request). */
-async function createOrderFn(req: http.IncomingMessage, body: any) {
   const text = spec.CreateOrderFn?.text;
   if (!text) throw new Error("no captured create_order() statement");
   const settings = settingsFor(req.headers.authorization);
   const input = body?.variables?.input ?? {};
   const items = (input.items ?? []).map((i: any) => ({ coffee_id: i.coffeeId, quantity: i.quantity, special_instructions: i.specialInstructions ?? null }));
-  const rows = await inTransaction(
-    reader,
-    settings,
-    async (c) => (await c.query({ text, values: [JSON.stringify(items), input.notes ?? null], rowMode: "array" })).rows,
-  );
-  return { data: { createOrder: { id: rows[0]?.[0] ?? null } } };
+  const { order, lines } = await inTransaction(reader, settings, async (c) => {
+    const order = (await c.query({ text, values: [JSON.stringify(items), input.notes ?? null] })).rows[0];
+    const lines = (await c.query({ name: "floor_order_lines", text: ORDER_LINES, values: [order.id], rowMode: "array" })).rows;
+    return { order, lines };
+  });
+  const createOrder = {
+    id: order.id,
+    total: num(order.total),
+    status: order.status,
+    estimatedReadyTime: order.estimated_ready_time,
+    items: lines.map((l: any[]) => ({ coffee: { name: l[0] }, quantity: l[1], specialInstructions: l[2] })),
+  };
+  return { data: { createOrder }, ...(spec.PlaceOrder?.extensions ? { extensions: spec.PlaceOrder.extensions } : {}) };
 }
 
 function signatureOk(header: string | undefined, body: Buffer): boolean {
@@ -293,33 +267,20 @@ async function paymentCallback(req: http.IncomingMessage, raw: Buffer): Promise<
       ? `event:${body.event_id}`
       : `sha256:${createHash("sha256").update(raw).digest("hex")}`;
   const bodyHash = createHash("sha256").update(raw).digest("hex");
+  // The service's own function, in the service's transaction shape (as cafe_system).
   const client = await owner.connect();
   try {
     await client.query("begin");
-    const k = await client.query(
-      "insert into app_private.processed_payment_keys (key, body_sha256, order_id, outcome) values ($1, $2, $3, 'processed') on conflict (key) do nothing returning key",
-      [key, bodyHash, orderId],
-    );
-    if (!k.rowCount) {
-      await client.query("rollback");
-      return [200, { status: "duplicate" }];
-    }
-    const o = await client.query(
-      "update app_public.orders set status = 'PAID', payment_method = 'provider', paid_at = now() where id = $1 and status = 'PENDING' and total = $2::numeric returning id",
-      [orderId, amount],
-    );
-    if (!o.rowCount) {
-      await client.query("rollback");
-      return [422, { error: { code: "ORDER_NOT_PAYABLE" } }];
-    }
-    await client.query(
-      `select graphile_worker.add_job('start_preparation', json_build_object('orderId', $1::uuid), job_key := 'start_preparation:' || $1),
-              graphile_worker.add_job('notify_customer', json_build_object('orderId', $1::uuid, 'kind', 'payment_received'), job_key := 'notify_customer:' || $1),
-              graphile_worker.add_job('update_inventory', json_build_object('orderId', $1::uuid), job_key := 'update_inventory:' || $1)`,
-      [orderId],
-    );
+    await client.query("set local role cafe_system");
+    const { rows } = await client.query({
+      name: "floor_payment_callback",
+      text: "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
+      values: [req.socket.remoteAddress ?? "unknown", key, bodyHash, "payment.completed", null, orderId, body.data?.customer ?? null, amount, null, null],
+    });
     await client.query("commit");
-    return [200, { status: "processed", orderId }];
+    const r = rows[0];
+    if (r.code) return [r.http_status, { error: { code: r.code, message: r.message } }];
+    return [200, { status: r.status, ...(r.order_id ? { orderId: r.order_id } : null) }];
   } catch (e) {
     await client.query("rollback").catch(() => {});
     throw e;
@@ -349,7 +310,6 @@ const server = http.createServer((req, res) => {
       if (url === "/s2/BaristaQueue") return send(res, 200, await baristaQueue(req));
       if (url === "/s2/CoffeeDetail") return send(res, 200, await coffeeDetail(req, body));
       if (url === "/s3/PlaceOrder") return send(res, 200, await placeOrder(req, body));
-      if (url === "/s3/create_order") return send(res, 200, await createOrderFn(req, body));
       send(res, 404, { error: "no such route" });
     } catch (e) {
       send(res, 500, { errors: [{ message: (e as Error).message }] });

@@ -1,0 +1,6051 @@
+--
+-- PostgreSQL database dump
+--
+
+SET statement_timeout = 0;
+SET lock_timeout = 0;
+SET idle_in_transaction_session_timeout = 0;
+SET client_encoding = 'UTF8';
+SET standard_conforming_strings = on;
+SELECT pg_catalog.set_config('search_path', '', false);
+SET check_function_bodies = false;
+SET xmloption = content;
+SET client_min_messages = warning;
+SET row_security = off;
+
+--
+-- Name: app_hidden; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA app_hidden;
+
+--
+-- Name: app_private; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA app_private;
+
+--
+-- Name: app_public; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA app_public;
+
+--
+-- Name: citext; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public;
+
+--
+-- Name: EXTENSION citext; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON EXTENSION citext IS 'data type for case-insensitive character strings';
+
+--
+-- Name: pg_trgm; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+
+--
+-- Name: EXTENSION pg_trgm; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON EXTENSION pg_trgm IS 'text similarity measurement and index searching based on trigrams';
+
+--
+-- Name: pgcrypto; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA public;
+
+--
+-- Name: EXTENSION pgcrypto; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON EXTENSION pgcrypto IS 'cryptographic functions';
+
+--
+-- Name: session; Type: TYPE; Schema: app_hidden; Owner: -
+--
+
+CREATE TYPE app_hidden.session AS (
+	user_id uuid,
+	role text,
+	refresh_token text,
+	sign_in_id uuid
+);
+
+--
+-- Name: callback_result; Type: TYPE; Schema: app_private; Owner: -
+--
+
+CREATE TYPE app_private.callback_result AS (
+	http_status integer,
+	status text,
+	code text,
+	message text,
+	order_id uuid
+);
+
+--
+-- Name: allergen; Type: DOMAIN; Schema: app_public; Owner: -
+--
+
+CREATE DOMAIN app_public.allergen AS text NOT NULL
+	CONSTRAINT allergen_check CHECK ((VALUE <> ''::text));
+
+--
+-- Name: coffee_category; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.coffee_category AS ENUM (
+    'FEATURED',
+    'ESPRESSO',
+    'MILK_BASED',
+    'FILTER',
+    'COLD',
+    'SEASONAL'
+);
+
+--
+-- Name: order_line; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.order_line AS (
+	coffee text,
+	quantity integer,
+	notes text
+);
+
+--
+-- Name: TYPE order_line; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TYPE app_public.order_line IS 'The single-line view of an order that point-of-sale clients read after createOrder(coffeeId:, quantity:, notes:).';
+
+--
+-- Name: COLUMN order_line.coffee; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.order_line.coffee IS '@notNull
+The coffee''s name.';
+
+--
+-- Name: COLUMN order_line.quantity; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.order_line.quantity IS '@notNull';
+
+--
+-- Name: COLUMN order_line.notes; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.order_line.notes IS 'The order''s notes.';
+
+--
+-- Name: order_status; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.order_status AS ENUM (
+    'PENDING',
+    'PAID',
+    'PREPARING',
+    'BREWING',
+    'READY',
+    'COMPLETED',
+    'CANCELLED'
+);
+
+--
+-- Name: payment_method; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.payment_method AS ENUM (
+    'CASH',
+    'CARD_PRESENT'
+);
+
+--
+-- Name: roast_level; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.roast_level AS ENUM (
+    'LIGHT',
+    'MEDIUM',
+    'MEDIUM_DARK',
+    'DARK'
+);
+
+--
+-- Name: sales_data; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.sales_data AS (
+	last_week integer,
+	trend numeric
+);
+
+--
+-- Name: TYPE sales_data; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TYPE app_public.sales_data IS '@typeName SalesData
+Cups sold recently.';
+
+--
+-- Name: COLUMN sales_data.last_week; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.sales_data.last_week IS '@notNull
+Cups sold (order lines of orders PAID or later) in the last 7 days.';
+
+--
+-- Name: COLUMN sales_data.trend; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.sales_data.trend IS '@notNull
+Change against the 7 days before, as a fraction: 0.25 is +25%; 0 when both weeks sold nothing, 1 when only this week sold.';
+
+--
+-- Name: add_staff_account(text, text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_id uuid;
+begin
+  perform app_hidden.require_admin();
+  if p_role is null or p_role not in ('barista', 'admin') then
+    raise exception 'A staff role is barista or admin.' using errcode = '22023';
+  end if;
+  perform app_private.check_new_account(p_email, p_name, p_password);
+  begin
+    insert into app_private.accounts (email, password_hash, role)
+    values (lower(p_email), app_private.hash_password(p_password), p_role)
+    returning id into v_id;
+  exception when unique_violation then
+    raise exception 'That e-mail address is already registered.' using errcode = '23505';
+  end;
+  insert into app_public.baristas (id, name, is_admin) values (v_id, btrim(p_name), p_role = 'admin');
+  return v_id;
+end;
+$$;
+
+--
+-- Name: assert_can_follow_order(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.assert_can_follow_order(p_id uuid) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_signed_in();
+  -- Runs as the caller: RLS decides what exists.
+  if not exists (select 1 from app_public.orders where id = p_id) then
+    raise exception 'No order with id %.', p_id using errcode = 'P0002';
+  end if;
+  return true;
+end;
+$$;
+
+--
+-- Name: assert_can_follow_queue(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.assert_can_follow_queue() RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_staff();
+  return true;
+end;
+$$;
+
+--
+-- Name: audit_log(integer, integer); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) RETURNS TABLE(at timestamp with time zone, actor text, action text, entity text, before text, after text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform app_hidden.require_admin();
+  if p_first < 0 or p_offset < 0 then
+    raise exception 'first and offset are 0 or more.' using errcode = '22023';
+  end if;
+  return query
+    select l.at, l.actor, l.action, l.entity, l.before::text, l.after::text
+    from app_private.audit_log l
+    order by l.at desc, l.id desc
+    limit least(coalesce(p_first, 100), 500) offset coalesce(p_offset, 0);
+end;
+$$;
+
+--
+-- Name: FUNCTION audit_log(p_first integer, p_offset integer); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) IS 'Admins only: the audit log, newest first; at most 500 rows (100 when p_first is null; the API passes its DEFAULT_LIST_SIZE).';
+
+--
+-- Name: authenticate(text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.authenticate(p_email text, p_password text, p_source text DEFAULT 'unknown'::text) RETURNS app_hidden.session
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  account app_private.accounts;
+  cost integer := app_private.setting('password_hash_cost')::integer;
+  ok boolean;
+  v_sign_in uuid;
+begin
+  p_source := app_private.source_key(p_source);
+  perform app_private.assert_login_allowed(p_email, p_source);
+  -- FOR SHARE: a concurrent role change or disable waits for this sign-in,
+  -- then revokes it too.
+  select a.* into account from app_private.accounts a where a.email operator(public.=) p_email::public.citext for share;
+  ok := coalesce(account.password_hash, '') = public.crypt(coalesce(p_password, ''), coalesce(account.password_hash, public.gen_salt('bf', cost)))
+        and account.disabled_at is null;
+  insert into app_private.login_attempts (email, source, succeeded) values (left(coalesce(p_email, ''), 254), p_source, ok);
+  if not ok then
+    return null;
+  end if;
+  -- A hash of another cost is redone, unless a concurrent sign-in of the
+  -- account holds its row too (waiting for it could deadlock): next time.
+  if substr(account.password_hash, 5, 2) <> lpad(cost::text, 2, '0') then
+    update app_private.accounts set password_hash = app_private.hash_password(p_password)
+     where id = (select id from app_private.accounts where id = account.id for update skip locked);
+  end if;
+  v_sign_in := gen_random_uuid();
+  return row(account.id, account.role, app_private.issue_refresh_token(account.id, v_sign_in), v_sign_in)::app_hidden.session;
+end;
+$$;
+
+--
+-- Name: change_password(text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.change_password(p_old text, p_new text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  account app_private.accounts;
+begin
+  perform app_hidden.require_signed_in();
+  select * into account from app_private.accounts where id = app_public.current_user_id() for update;
+  if account.id is null or account.password_hash <> public.crypt(coalesce(p_old, ''), account.password_hash) then
+    raise exception 'The current password is wrong.' using errcode = '28000';
+  end if;
+  perform app_private.check_password_strength(p_new, account.email::text);
+  update app_private.accounts set password_hash = app_private.hash_password(p_new) where id = account.id;
+  -- Every other sign-in ends, access tokens included; this one goes on.
+  perform app_private.revoke_sign_ins(account.id, null, 'password changed',
+    nullif(current_setting('jwt.claims.sid', true), '')::uuid);
+  return true;
+end;
+$$;
+
+--
+-- Name: disable_account(text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.disable_account(p_email text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  account app_private.accounts;
+begin
+  perform app_hidden.require_admin();
+  select * into account from app_private.accounts where email operator(public.=) p_email::public.citext for update;
+  if account.id is null then
+    raise exception 'No account has that e-mail address.' using errcode = 'P0002';
+  end if;
+  if account.id = app_public.current_user_id() then
+    raise exception 'You cannot disable your own account.' using errcode = '22023';
+  end if;
+  if account.disabled_at is not null then
+    return false;
+  end if;
+  update app_private.accounts set disabled_at = now() where id = account.id;
+  return true;
+end;
+$$;
+
+--
+-- Name: list_staff(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.list_staff() RETURNS TABLE(email text, name text, role text, disabled_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform app_hidden.require_admin();
+  return query
+    select a.email::text, b.name, a.role, a.disabled_at
+      from app_private.accounts a left join app_public.baristas b on b.id = a.id
+     where a.role in ('barista', 'admin')
+     order by a.role, a.email;
+end;
+$$;
+
+--
+-- Name: logout(text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.logout(p_token text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  t app_private.refresh_tokens;
+begin
+  select * into t from app_private.refresh_tokens
+   where token_sha256 = encode(sha256(convert_to(coalesce(p_token, ''), 'UTF8')), 'hex');
+  if t.id is null then
+    return false;
+  end if;
+  perform app_private.revoke_sign_ins(t.account_id, t.family_id, 'logout');
+  return true;
+end;
+$$;
+
+--
+-- Name: note_registration_attempt(text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.note_registration_attempt(p_source text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  p_source := app_private.source_key(p_source);
+  if (select count(*) from app_private.registration_attempts
+       where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
+     >= app_private.setting('registration_max_per_source') then
+    raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
+  end if;
+  insert into app_private.registration_attempts (source) values (p_source);
+end;
+$$;
+
+--
+-- Name: recent_revoked_sign_ins(integer); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.recent_revoked_sign_ins(p_seconds integer) RETURNS TABLE(sign_in_id uuid, revoked_at_ms bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select r.sign_in_id, floor(extract(epoch from r.revoked_at) * 1000)::bigint
+    from app_private.revoked_sign_ins r
+   where r.revoked_at > now() - make_interval(secs => p_seconds);
+$$;
+
+--
+-- Name: refresh_session(text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.refresh_session(p_token text) RETURNS app_hidden.session
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  t app_private.refresh_tokens;
+  account app_private.accounts;
+begin
+  select * into t from app_private.refresh_tokens
+   where token_sha256 = encode(sha256(convert_to(coalesce(p_token, ''), 'UTF8')), 'hex') for update;
+  if t.id is null or t.revoked_at is not null or t.expires_at < now() then
+    return null;
+  end if;
+  if t.used_at is not null then
+    -- A spent token presented again: stolen, or a confused client. The sign-in ends.
+    perform app_private.revoke_sign_ins(t.account_id, t.family_id, 'refresh token reused');
+    return null;
+  end if;
+  select * into account from app_private.accounts where id = t.account_id for share;
+  if account.disabled_at is not null then
+    return null;
+  end if;
+  update app_private.refresh_tokens set used_at = now() where id = t.id;
+  return row(account.id, account.role, app_private.issue_refresh_token(account.id, t.family_id), t.family_id)::app_hidden.session;
+end;
+$$;
+
+--
+-- Name: register(text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.register(p_email text, p_password text, p_name text) RETURNS app_hidden.session
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_id uuid;
+  v_sign_in uuid := gen_random_uuid();
+begin
+  perform app_private.check_new_account(p_email, p_name, p_password);
+  begin
+    insert into app_private.accounts (email, password_hash, role)
+    values (lower(p_email), app_private.hash_password(p_password), 'customer')
+    returning id into v_id;
+  exception when unique_violation then
+    raise exception 'That e-mail address is already registered.' using errcode = '23505';
+  end;
+  insert into app_public.customers (id, name) values (v_id, btrim(p_name));
+  insert into app_public.profiles (customer_id) values (v_id);
+  return row(v_id, 'customer', app_private.issue_refresh_token(v_id, v_sign_in), v_sign_in)::app_hidden.session;
+end;
+$$;
+
+--
+-- Name: require_admin(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.require_admin() RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_signed_in();
+  if app_public.current_actor() not in ('admin', 'dba') then
+    raise exception 'Only an admin may do this.' using errcode = '42501';
+  end if;
+end;
+$$;
+
+--
+-- Name: require_signed_in(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.require_signed_in() RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  if app_public.current_actor() = 'anonymous' then
+    raise exception 'You must sign in to do this.' using errcode = '28000';
+  end if;
+end;
+$$;
+
+--
+-- Name: require_staff(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.require_staff() RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_signed_in();
+  if not app_public.is_staff() and app_public.current_actor() not in ('system', 'dba') then
+    raise exception 'Only staff may do this.' using errcode = '42501';
+  end if;
+end;
+$$;
+
+--
+-- Name: sales_report(text, text, text, integer); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) RETURNS TABLE(bucket text, orders integer, cups integer, revenue double precision)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_zone text;
+  v_from timestamptz;
+  v_to timestamptz;
+begin
+  perform app_hidden.require_admin();
+  v_zone := app_private.cafe_time_zone();
+  v_from := app_private.parse_report_time(p_from, v_zone, 'from');
+  v_to := app_private.parse_report_time(p_to, v_zone, 'to');
+  if v_from > v_to then
+    raise exception '`from` (%) is after `to` (%).', p_from, p_to using errcode = '22023';
+  end if;
+  if p_group_by in ('HOUR', 'DAY')
+     and extract(epoch from v_to - v_from) / (case p_group_by when 'HOUR' then 3600 else 86400 end) >= p_max_rows - 1 then
+    raise exception 'A report has at most % rows: ask for a shorter range, or group by a longer period.', p_max_rows using errcode = '22023';
+  end if;
+  if p_group_by = 'COFFEE' then
+    return query
+      select c.name::text, count(distinct o.id)::integer, sum(oi.quantity)::integer, sum(oi.quantity * oi.unit_price)::double precision
+      from app_public.orders o
+      join app_public.order_items oi on oi.order_id = o.id
+      join app_public.coffees c on c.id = oi.coffee_id
+      where o.paid_at >= v_from and o.paid_at < v_to and o.paid_at is not null and o.status <> 'CANCELLED'
+      group by c.id, c.name
+      order by 4 desc, 1
+      limit p_max_rows;
+  elsif p_group_by in ('HOUR', 'DAY') then
+    return query
+      select app_private.local_iso(b.start, v_zone, p_group_by = 'HOUR'), b.orders::integer, b.cups::integer, b.revenue::double precision
+      from (
+        select date_trunc(lower(p_group_by), o.paid_at, v_zone) as start, count(*) as orders,
+               sum((select sum(oi.quantity) from app_public.order_items oi where oi.order_id = o.id)) as cups,
+               sum(o.total) as revenue
+        from app_public.orders o
+        where o.paid_at >= v_from and o.paid_at < v_to and o.paid_at is not null and o.status <> 'CANCELLED'
+        group by 1
+      ) b
+      order by b.start
+      limit p_max_rows;
+  else
+    raise exception 'groupBy is HOUR, DAY or COFFEE.' using errcode = '22023';
+  end if;
+end;
+$$;
+
+--
+-- Name: FUNCTION sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY of the café''s time zone, or per COFFEE; at most p_max_rows rows.';
+
+--
+-- Name: announce_revoked_sign_in(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.announce_revoked_sign_in() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_notify('sign_in_revoked', json_build_object(
+    'sid', new.sign_in_id,
+    'at', floor(extract(epoch from new.revoked_at) * 1000)
+  )::text);
+  return null;
+end;
+$$;
+
+--
+-- Name: assert_login_allowed(text, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.assert_login_allowed(p_email text, p_source text) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  window_start timestamptz := now() - make_interval(secs => app_private.setting('login_window_seconds'));
+begin
+  if (select count(*) from app_private.login_attempts
+       where lower(email) = lower(p_email) and source = p_source and not succeeded and attempted_at > window_start)
+     >= app_private.setting('login_max_failures_per_account_and_source')
+  or (select count(*) from app_private.login_attempts
+       where source = p_source and not succeeded and attempted_at > window_start)
+     >= app_private.setting('login_max_failures_per_source') then
+    raise exception 'Too many failed sign-ins; try again in % minutes.', ceil(app_private.setting('login_window_seconds') / 60)
+      using errcode = 'CT004';
+  end if;
+end;
+$$;
+
+--
+-- Name: audit_actor(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.audit_actor() RETURNS text
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_role text := nullif(current_setting('role', true), 'none');
+  v_user uuid := nullif(current_setting('jwt.claims.user_id', true), '')::uuid;
+  v_email text;
+begin
+  if v_role in ('cafe_customer', 'cafe_barista', 'cafe_admin') and v_user is not null then
+    select a.email::text into v_email from app_private.accounts a where a.id = v_user;
+    return coalesce(v_email, v_user::text) || ' (' || substr(v_role, 6) || ')';
+  elsif v_role = 'cafe_system' then
+    return case when session_user::text = 'cafe_authenticator' then 'payment callback (cafe_system)' else 'worker (cafe_system)' end;
+  elsif v_role is not null then
+    return session_user::text || ' as ' || v_role;
+  end if;
+  return session_user::text;
+end;
+$$;
+
+--
+-- Name: audit_ddl(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.audit_ddl() RETURNS event_trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  r record;
+  v_any boolean := false;
+begin
+  if tg_tag not in ('CREATE POLICY', 'ALTER POLICY', 'DROP POLICY', 'GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES',
+                    'CREATE FUNCTION', 'ALTER FUNCTION', 'DROP FUNCTION', 'CREATE PROCEDURE', 'ALTER PROCEDURE', 'DROP PROCEDURE',
+                    'ALTER TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER', 'CREATE EVENT TRIGGER', 'ALTER EVENT TRIGGER', 'DROP EVENT TRIGGER') then
+    return;
+  end if;
+  begin
+    for r in select * from pg_event_trigger_ddl_commands() loop
+      if r.schema_name is null or r.schema_name not in ('graphile_worker', 'graphile_migrate', 'pg_temp') and r.schema_name !~ '^pg_temp' then
+        v_any := true;
+        insert into app_private.audit_log (actor, action, entity, before, after)
+        values (app_private.audit_actor(), r.command_tag, coalesce(r.object_type, 'object') || ' ' || coalesce(r.object_identity, '?'),
+                null, jsonb_build_object('statement', left(current_query(), 2000)));
+      end if;
+    end loop;
+    if not v_any and tg_tag like 'DROP %' then
+      -- Drops are not among ddl_commands(): the statement names the object.
+      insert into app_private.audit_log (actor, action, entity, before, after)
+      values (app_private.audit_actor(), tg_tag, lower(substr(tg_tag, 6)), null, jsonb_build_object('statement', left(current_query(), 2000)));
+    end if;
+  exception when others then
+    raise warning 'audit of % failed: %', tg_tag, sqlerrm;
+  end;
+end;
+$$;
+
+--
+-- Name: available_stock(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.available_stock(p_ingredient_id uuid) RETURNS numeric
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select s.current_stock - app_private.reserved_stock(p_ingredient_id)
+  from app_public.stock_items s where s.ingredient_id = p_ingredient_id;
+$$;
+
+--
+-- Name: cafe_time_zone(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.cafe_time_zone() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce((select text_value from app_private.settings where key = 'cafe_time_zone'), 'UTC');
+$$;
+
+--
+-- Name: check_new_account(text, text, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.check_new_account(p_email text, p_name text, p_password text) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $_$
+begin
+  if p_email is null or p_email !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' or length(p_email) > 254 then
+    raise exception 'That is not an e-mail address.' using errcode = '22023';
+  end if;
+  if p_name is null or btrim(p_name) = '' or length(btrim(p_name)) > 100 then
+    raise exception 'A name has 1 to 100 characters.' using errcode = '22023';
+  end if;
+  perform app_private.check_password_strength(p_password, p_email);
+end;
+$_$;
+
+--
+-- Name: check_password_strength(text, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.check_password_strength(p_password text, p_email text) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if p_password is null or length(p_password) < app_private.setting('password_min_length') then
+    raise exception 'A password needs at least % characters.', app_private.setting('password_min_length') using errcode = '22023';
+  end if;
+  if length(p_password) > 200 then
+    raise exception 'A password has at most 200 characters.' using errcode = '22023';
+  end if;
+  if p_password !~ '[A-Za-z]' or p_password !~ '[^A-Za-z]' then
+    raise exception 'A password needs letters and at least one digit or symbol.' using errcode = '22023';
+  end if;
+  if lower(p_password) = lower(p_email) or lower(p_password) = lower(split_part(p_email, '@', 1)) then
+    raise exception 'A password may not be your e-mail address.' using errcode = '22023';
+  end if;
+end;
+$$;
+
+--
+-- Name: check_price(numeric); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.check_price(p_price numeric) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    AS $$
+begin
+  if p_price is null or p_price <= 0 or p_price >= 100000 then
+    raise exception 'A price must be more than 0 and less than 100000.' using errcode = '22023';
+  end if;
+  if p_price <> round(p_price, 2) then
+    raise exception 'A price has at most two decimals.' using errcode = '22023';
+  end if;
+end;
+$$;
+
+--
+-- Name: ddl_audit_installed(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.ddl_audit_installed() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select exists (select 1 from pg_catalog.pg_event_trigger where evtname = 'cafe_audit_ddl' and evtenabled <> 'D');
+$$;
+
+--
+-- Name: estimate_ready_time(integer); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.estimate_ready_time(p_items integer) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  return now() + make_interval(secs =>
+    app_private.setting('prep_base_seconds')
+    + (coalesce((select sum(oi.quantity)
+                   from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
+                  where o.status in ('PAID', 'PREPARING', 'BREWING')), 0) + p_items)
+      * app_private.setting('prep_seconds_per_item')
+      / greatest(app_private.setting('prep_parallel_baristas'), 1));
+end;
+$$;
+
+--
+-- Name: expire_pending_orders(integer); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.expire_pending_orders(p_limit integer DEFAULT 500) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  n integer;
+begin
+  with due as (
+    select o.id from app_public.orders o
+     where o.status = 'PENDING' and o.expires_at <= now()
+     order by o.expires_at
+     limit greatest(p_limit, 1)
+     for update skip locked
+  )
+  update app_public.orders o set status = 'CANCELLED'
+    from due where o.id = due.id;
+  get diagnostics n = row_count;
+  return n;
+end;
+$$;
+
+--
+-- Name: FUNCTION expire_pending_orders(p_limit integer); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.expire_pending_orders(p_limit integer) IS 'Cancels unpaid orders past their expires_at (as the calling role: cafe_system for the worker); returns how many.';
+
+--
+-- Name: hash_password(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.hash_password(p_password text) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select public.crypt(p_password, public.gen_salt('bf', app_private.setting('password_hash_cost')::integer));
+$$;
+
+--
+-- Name: install_ddl_audit(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.install_ddl_audit() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if not exists (select 1 from pg_catalog.pg_event_trigger where evtname = 'cafe_audit_ddl') then
+    create event trigger cafe_audit_ddl on ddl_command_end execute function app_private.audit_ddl();
+  end if;
+end;
+$$;
+
+--
+-- Name: is_source_blocked(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.is_source_blocked(p_source text) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select exists (select 1 from app_private.blocked_sources where source = p_source and blocked_until > now());
+$$;
+
+--
+-- Name: is_unauthenticated_failure(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.is_unauthenticated_failure(p_code text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select coalesce(p_code in ('UNAUTHORIZED', 'BAD_SIGNATURE', 'PAYLOAD_TOO_LARGE'), false);
+$$;
+
+--
+-- Name: issue_refresh_token(uuid, uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.issue_refresh_token(p_account_id uuid, p_family_id uuid) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  token text := translate(encode(public.gen_random_bytes(32), 'base64'), '+/=', '-_');
+begin
+  insert into app_private.refresh_tokens (family_id, account_id, token_sha256, expires_at)
+  values (coalesce(p_family_id, gen_random_uuid()), p_account_id, encode(sha256(convert_to(token, 'UTF8')), 'hex'),
+          now() + make_interval(days => app_private.setting('refresh_token_days')::integer));
+  return token;
+end;
+$$;
+
+--
+-- Name: job_counts(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.job_counts() RETURNS TABLE(state text, count bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  return query
+    select 'queued'::text, count(*) from graphile_worker.jobs j where j.locked_at is null and j.run_at <= now() and j.attempts < j.max_attempts
+    union all
+    select 'locked'::text, count(*) from graphile_worker.jobs j where j.locked_at is not null
+    union all
+    select 'failed'::text, count(*) from graphile_worker.jobs j where j.last_error is not null;
+end;
+$$;
+
+--
+-- Name: local_iso(timestamp with time zone, text, boolean); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.local_iso(p_at timestamp with time zone, p_zone text, p_hour boolean) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  select case when p_hour then
+    to_char(p_at at time zone p_zone, 'YYYY-MM-DD"T"HH24:MI')
+      || case when (p_at at time zone p_zone) - (p_at at time zone 'UTC') < interval '0' then '-' else '+' end
+      || to_char(abs(extract(epoch from (p_at at time zone p_zone) - (p_at at time zone 'UTC')))::integer / 3600, 'FM00')
+      || ':' || to_char(abs(extract(epoch from (p_at at time zone p_zone) - (p_at at time zone 'UTC')))::integer % 3600 / 60, 'FM00')
+  else to_char(p_at at time zone p_zone, 'YYYY-MM-DD') end;
+$$;
+
+--
+-- Name: log_delivery(text, integer, text, text, text, text, text, text, uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.log_delivery(p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text, p_dedupe_key text DEFAULT NULL::text, p_body_sha256 text DEFAULT NULL::text, p_event text DEFAULT NULL::text, p_order_id uuid DEFAULT NULL::uuid) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  rule app_private.alert_rules;
+  n integer;
+  unauthenticated boolean := app_private.is_unauthenticated_failure(p_code);
+begin
+  -- A blocked source's failures are answered 429 and counted in memory by
+  -- the route; none is written (the route does not call this for them; this
+  -- holds for any other caller too).
+  if unauthenticated and app_private.is_source_blocked(p_source) then
+    return;
+  end if;
+
+  insert into app_private.payment_deliveries (source, http_status, outcome, code, reason, dedupe_key, body_sha256, event, order_id)
+  values (p_source, p_http_status, p_outcome, p_code, left(p_reason, 500), p_dedupe_key, p_body_sha256, left(p_event, 100), p_order_id);
+
+  -- Repeated failures before authentication from one source: alert, then
+  -- block it (one at a time per source, so concurrent failures alert once).
+  if unauthenticated then
+    perform pg_advisory_xact_lock(hashtextextended('auth-failures:' || p_source, 0));
+    select * into rule from app_private.alert_rules where kind = 'auth_failures';
+    select count(*) into n from app_private.payment_deliveries
+     where source = p_source and code in ('UNAUTHORIZED', 'BAD_SIGNATURE', 'PAYLOAD_TOO_LARGE')
+       and received_at > now() - make_interval(secs => rule.window_seconds);
+    if n > rule.threshold and not app_private.is_source_blocked(p_source) then
+      insert into app_private.blocked_sources (source, blocked_until, reason)
+      values (p_source, now() + make_interval(secs => rule.block_seconds), n || ' authentication failures')
+      on conflict (source) do update set blocked_until = excluded.blocked_until, reason = excluded.reason;
+      perform app_private.raise_alert('auth_failures',
+        format('%s failed authentications from %s in %s s; blocked for %s s.', n, p_source, rule.window_seconds, rule.block_seconds),
+        p_source, null);
+    end if;
+    -- Not the provider's doing: no burst alert.
+    return;
+  end if;
+
+  -- A burst of the provider's deliveries (authenticated, all sources): one
+  -- alert a window.
+  select * into rule from app_private.alert_rules where kind = 'burst';
+  select count(*) into n from app_private.payment_deliveries
+   where received_at > now() - make_interval(secs => rule.window_seconds)
+     and not app_private.is_unauthenticated_failure(code);
+  if n > rule.threshold then
+    insert into app_private.alert_windows (kind, window_start)
+    values ('burst', date_bin(make_interval(secs => rule.window_seconds), now(), timestamptz 'epoch'))
+    on conflict do nothing;
+    if found then
+      perform app_private.raise_alert('burst', format('More than %s authenticated callbacks in %s s.', rule.threshold, rule.window_seconds), p_source, null);
+    end if;
+  end if;
+end;
+$$;
+
+--
+-- Name: mark_paid(uuid, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.mark_paid(p_order_id uuid, p_method text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  update app_public.orders set status = 'PAID', payment_method = p_method, paid_at = now() where id = p_order_id;
+  perform graphile_worker.add_job('start_preparation', json_build_object('orderId', p_order_id), job_key := 'start_preparation:' || p_order_id);
+  perform graphile_worker.add_job('notify_customer', json_build_object('orderId', p_order_id, 'kind', 'payment_received'), job_key := 'notify_customer:' || p_order_id);
+  perform graphile_worker.add_job('update_inventory', json_build_object('orderId', p_order_id), job_key := 'update_inventory:' || p_order_id);
+end;
+$$;
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: notifications; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.notifications (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    customer_id uuid NOT NULL,
+    order_id uuid,
+    kind text NOT NULL,
+    message text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE notifications; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.notifications IS 'What the café told a customer (e.g. that a payment arrived).';
+
+--
+-- Name: notify_customer(uuid, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text) RETURNS app_public.notifications
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_notification app_public.notifications;
+begin
+  insert into app_public.notifications (customer_id, order_id, kind, message)
+  select o.customer_id, o.id, p_kind,
+         case p_kind when 'payment_received' then format('Thanks! We received %s for your order; it is being prepared.', o.total)
+                     else app_public.order_status_message(o.status) end
+  from app_public.orders o where o.id = p_order_id
+  on conflict (order_id, kind) do nothing
+  returning * into v_notification;
+  return v_notification; -- null when it was already sent
+end;
+$$;
+
+--
+-- Name: parse_report_time(text, text, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.parse_report_time(p_value text, p_zone text, p_name text) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $_$
+begin
+  if p_value ~ '^\d{4}-\d{2}-\d{2}$' then
+    return p_value::date::timestamp at time zone p_zone;
+  elsif p_value ~ '^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$' then
+    return p_value::timestamp at time zone p_zone;
+  elsif p_value ~ '^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)$' then
+    return p_value::timestamptz;
+  end if;
+  raise exception '% is not an ISO 8601 date or time (e.g. 2026-11-23 or 2026-11-23T08:00:00+01:00).', p_name using errcode = '22023';
+exception
+  when datetime_field_overflow or invalid_datetime_format or invalid_time_zone_displacement_value then
+    raise exception '% is not a valid date or time: %.', p_name, p_value using errcode = '22023';
+end;
+$_$;
+
+--
+-- Name: process_payment_callback(text, text, text, text, text, text, text, numeric, jsonb, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.process_payment_callback(p_source text, p_key text, p_body_sha256 text, p_event text, p_status text, p_order_ref text, p_customer_email text, p_amount numeric, p_items jsonb, p_currency text DEFAULT NULL::text) RETURNS app_private.callback_result
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  known app_private.processed_payment_keys;
+  v_order app_public.orders;
+  v_order_id uuid;
+  v_matches integer;
+  v_customer_email text;
+  v_currency text := upper(app_private.text_setting('currency'));
+  result app_private.callback_result;
+begin
+  -- Copies of one delivery, on any process, queue here.
+  perform pg_advisory_xact_lock(hashtextextended(p_key, 0));
+  select * into known from app_private.processed_payment_keys where key = p_key;
+  if known.key is not null then
+    if known.body_sha256 <> p_body_sha256 then
+      perform app_private.raise_alert('duplicate_key_different_body',
+        format('Key %s arrived again with a different body.', p_key), p_source, known.order_id);
+    end if;
+    result := row(200, 'duplicate', null, 'Already processed.', known.order_id);
+    perform app_private.log_delivery(p_source, 200, 'duplicate', null, null, p_key, p_body_sha256, p_event, known.order_id);
+    return result;
+  end if;
+
+  -- Whether this is a payment is the route's decision (exact comparison, in
+  -- src/payments/schema.ts); here it is only read, never re-derived.
+  if p_event is distinct from 'payment.completed' then
+    -- Logged, not recorded as processed: the key stays free for the event
+    -- that pays (providers may reuse one key across a payment's events).
+    result := row(200, 'ignored', null, 'Not a completed payment: recorded, nothing done.', null);
+    perform app_private.log_delivery(p_source, 200, 'ignored', null,
+      result.message || coalesce(format(' (status %s)', left(p_status, 50)), ''), p_key, p_body_sha256, p_event, null);
+    return result;
+  end if;
+
+  -- A payment without an amount (or, in shape B, without items) never pays.
+  if p_amount is null or p_amount <= 0 or (p_status is not null and (p_items is null or jsonb_typeof(p_items) <> 'array' or jsonb_array_length(p_items) = 0)) then
+    result := row(400, null, 'VALIDATION_FAILED', 'A payment needs a positive amount (and, with a status, its items).', null);
+    perform app_private.log_delivery(p_source, 400, 'rejected', result.code, result.message, p_key, p_body_sha256, p_event, null);
+    return result;
+  end if;
+
+  -- Which order.
+  if p_order_ref is not null then
+    if p_order_ref ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+      v_order_id := p_order_ref::uuid;
+    end if;
+    select * into v_order from app_public.orders where id = v_order_id for update;
+    if v_order.id is not null and p_customer_email is not null then
+      select a.email::text into v_customer_email from app_private.accounts a where a.id = v_order.customer_id;
+      if v_customer_email is null or lower(v_customer_email) <> lower(p_customer_email) then
+        v_order := null;
+      end if;
+    end if;
+  else
+    select count(*), min(o.id::text)::uuid into v_matches, v_order_id
+    from app_public.orders o join app_private.accounts a on a.id = o.customer_id
+    where a.email operator(public.=) p_customer_email::public.citext and o.status = 'PENDING' and o.total = p_amount;
+    if v_matches > 1 then
+      result := row(422, null, 'AMBIGUOUS_ORDER', format('%s pending orders of that customer have that amount; send order_id.', v_matches), null);
+    elsif v_matches = 1 then
+      select * into v_order from app_public.orders where id = v_order_id for update;
+    end if;
+  end if;
+
+  if result.code is null and v_order.id is null then
+    result := row(422, null, 'ORDER_NOT_FOUND', 'No such order (for that customer).', null);
+  end if;
+
+  -- Past its deadline, an unpaid order is cancelled now if the sweep has not
+  -- reached it yet (this function runs as cafe_system: the system's move).
+  if result.code is null and v_order.status = 'PENDING' and v_order.expires_at <= now() then
+    update app_public.orders set status = 'CANCELLED' where id = v_order.id;
+    select * into v_order from app_public.orders where id = v_order.id;
+  end if;
+
+  if result.code is null and p_currency is not null and p_currency is distinct from v_currency then
+    result := row(422, null, 'CURRENCY_MISMATCH', format('The payment is in %s; this café takes %s.', left(p_currency, 3), v_currency), v_order.id);
+    perform app_private.raise_alert('currency_mismatch',
+      format('Payment of %s %s for order %s; the café takes %s.', p_amount, left(p_currency, 3), v_order.id, v_currency), p_source, v_order.id);
+  end if;
+
+  if result.code is null and v_order.status <> 'PENDING' then
+    result := row(422, null, 'ORDER_NOT_PAYABLE', format('The order is %s, not PENDING.', v_order.status), v_order.id);
+    if v_order.status = 'CANCELLED' then
+      -- What was paid is owed back; more than the order's total is flagged.
+      insert into app_public.refunds (order_id, amount, reason, source_key, paid_amount, order_total, above_order_total)
+      values (v_order.id, p_amount, 'payment received for a cancelled order', p_key, p_amount, v_order.total, p_amount > v_order.total)
+      on conflict (source_key) do nothing;
+      if found then
+        perform app_private.raise_alert('refund_needed',
+          format('Payment of %s for cancelled order %s: refund it.', p_amount, v_order.id), p_source, v_order.id);
+        if p_amount > v_order.total then
+          perform app_private.raise_alert('refund_above_total',
+            format('Payment of %s for cancelled order %s, whose total is %s: check with the provider before refunding.', p_amount, v_order.id, v_order.total),
+            p_source, v_order.id);
+        end if;
+      end if;
+    elsif v_order.paid_at is not null then
+      -- Paid already (by the till or another event): money may have been taken twice.
+      perform app_private.raise_alert('multiple_payments',
+        format('Another payment for order %s, already paid (%s) and now %s.', v_order.id, coalesce(v_order.payment_method, 'unknown'), v_order.status),
+        p_source, v_order.id);
+    end if;
+  end if;
+
+  if result.code is null and p_amount <> v_order.total then
+    result := row(422, null, 'AMOUNT_MISMATCH', format('The amount %s is not the order''s total %s.', p_amount, v_order.total), v_order.id);
+    perform app_private.raise_alert('amount_mismatch',
+      format('Payment of %s for order %s, whose total is %s.', p_amount, v_order.id, v_order.total), p_source, v_order.id);
+  end if;
+
+  if result.code is null and p_items is not null then
+    -- Quantities summed per coffee, in any order; product is an id or a name.
+    if exists (
+      with sent as (
+        select c.id as coffee_id, sum((i ->> 'quantity')::integer) as quantity, count(*) filter (where c.id is null) as unknown
+        from jsonb_array_elements(p_items) i
+        left join app_public.coffees c
+          on (i ->> 'product') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' and c.id::text = lower(i ->> 'product')
+          or lower(c.name) = lower(i ->> 'product')
+        group by c.id
+      ), ordered as (
+        select coffee_id, sum(quantity) as quantity from app_public.order_items where order_id = v_order.id group by coffee_id
+      )
+      select 1 from sent full join ordered using (coffee_id)
+      where sent.coffee_id is null or ordered.coffee_id is null or sent.quantity <> ordered.quantity
+    ) then
+      result := row(422, null, 'ITEMS_MISMATCH', 'The items do not match the order''s lines.', v_order.id);
+    end if;
+  end if;
+
+  if result.code is not null then
+    perform app_private.log_delivery(p_source, result.http_status, 'rejected', result.code, result.message, p_key, p_body_sha256, p_event, result.order_id);
+    return result;
+  end if;
+
+  perform app_private.mark_paid(v_order.id, 'provider');
+  insert into app_private.processed_payment_keys (key, body_sha256, order_id, outcome) values (p_key, p_body_sha256, v_order.id, 'processed');
+  result := row(200, 'processed', null, 'Payment recorded.', v_order.id);
+  perform app_private.log_delivery(p_source, 200, 'processed', null, null, p_key, p_body_sha256, p_event, v_order.id);
+  return result;
+end;
+$_$;
+
+--
+-- Name: purge_failed_deliveries(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.purge_failed_deliveries() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  n integer;
+begin
+  delete from app_private.payment_deliveries
+   where outcome = 'rejected'
+     and received_at < now() - make_interval(days => coalesce(app_private.setting('failed_delivery_retention_days'), 30)::integer);
+  get diagnostics n = row_count;
+  return n;
+end;
+$$;
+
+--
+-- Name: raise_alert(text, text, text, uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  insert into app_public.payment_alerts (kind, message, source, order_id) values (p_kind, p_message, p_source, p_order_id);
+  -- The server logs alerts as warnings when it sees this notification.
+  perform pg_notify('payment_alert', json_build_object('kind', p_kind, 'message', p_message, 'source', p_source, 'order_id', p_order_id)::text);
+end;
+$$;
+
+--
+-- Name: recount_reserved_stock(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.recount_reserved_stock() RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform 1 from app_public.stock_items s order by s.ingredient_id for update;
+  perform 1 from app_private.stock_reserved r order by r.ingredient_id for update;
+  delete from app_private.stock_reservations;
+  insert into app_private.stock_reservations (order_id, ingredient_id, amount)
+  select oi.order_id, rl.ingredient_id, sum(oi.quantity * rl.quantity)
+  from app_public.order_items oi
+  join app_public.orders o on o.id = oi.order_id
+  join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+  where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
+  group by oi.order_id, rl.ingredient_id;
+  update app_private.stock_reserved set amount = 0;
+  insert into app_private.stock_reserved (ingredient_id, amount)
+  select r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.ingredient_id order by r.ingredient_id
+  on conflict (ingredient_id) do update set amount = excluded.amount;
+end;
+$$;
+
+--
+-- Name: release_stock(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.release_stock(p_order_id uuid) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform 1 from app_public.stock_items s
+   where s.ingredient_id in (select r.ingredient_id from app_private.stock_reservations r where r.order_id = p_order_id)
+   order by s.ingredient_id for update;
+  with gone as (
+    delete from app_private.stock_reservations r where r.order_id = p_order_id returning r.ingredient_id, r.amount
+  )
+  insert into app_private.stock_reserved (ingredient_id, amount)
+  select g.ingredient_id, -g.amount from gone g order by g.ingredient_id
+  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
+end;
+$$;
+
+--
+-- Name: reserved_stock(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.reserved_stock(p_ingredient_id uuid) RETURNS numeric
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce((select r.amount from app_private.stock_reserved r where r.ingredient_id = p_ingredient_id), 0);
+$$;
+
+--
+-- Name: return_inventory(uuid, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.return_inventory(p_order_id uuid, p_reason text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  line record;
+begin
+  update app_public.orders set inventory_returned_at = now()
+   where id = p_order_id and inventory_taken_at is not null and inventory_returned_at is null;
+  if not found then
+    return;
+  end if;
+  for line in
+    select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
+    from app_public.order_items oi
+    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+    join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+    where oi.order_id = p_order_id
+    group by rl.ingredient_id
+  loop
+    update app_public.stock_items set current_stock = current_stock + line.amount
+     where ingredient_id = line.ingredient_id;
+    insert into app_public.stock_movements (ingredient_id, delta, reason, order_id, actor_role, actor_id)
+    values (line.ingredient_id, line.amount, p_reason, p_order_id, app_public.current_actor(), app_public.current_user_id());
+  end loop;
+end;
+$$;
+
+--
+-- Name: revoke_changed_account(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.revoke_changed_account() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if tg_op = 'DELETE' then
+    perform app_private.revoke_sign_ins(old.id, null, 'account deleted');
+    return old;
+  end if;
+  if new.disabled_at is not null and old.disabled_at is null then
+    perform app_private.revoke_sign_ins(new.id, null, 'account disabled');
+  elsif new.role is distinct from old.role then
+    perform app_private.revoke_sign_ins(new.id, null, 'role changed');
+  end if;
+  return new;
+end;
+$$;
+
+--
+-- Name: revoke_sign_ins(uuid, uuid, text, uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.revoke_sign_ins(p_account uuid, p_sign_in uuid, p_reason text, p_keep uuid DEFAULT NULL::uuid) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  n integer;
+begin
+  update app_private.refresh_tokens set revoked_at = now()
+   where (family_id = p_sign_in or (p_sign_in is null and account_id = p_account))
+     and family_id is distinct from p_keep and revoked_at is null;
+  insert into app_private.revoked_sign_ins (sign_in_id, account_id, reason)
+  select family_id, account_id, p_reason from app_private.refresh_tokens
+   where (family_id = p_sign_in or (p_sign_in is null and account_id = p_account))
+     and family_id is distinct from p_keep
+   group by family_id, account_id
+  having max(created_at) > now() - interval '1 day'
+  on conflict (sign_in_id) do nothing;
+  get diagnostics n = row_count;
+  delete from app_private.revoked_sign_ins where revoked_at < now() - interval '2 days';
+  return n;
+end;
+$$;
+
+--
+-- Name: setting(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.setting(k text) RETURNS numeric
+    LANGUAGE sql STABLE
+    AS $$
+  select value from app_private.settings where key = k;
+$$;
+
+--
+-- Name: source_key(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.source_key(p_source text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  a inet;
+begin
+  begin
+    a := p_source::inet;
+  exception when others then
+    return coalesce(p_source, 'unknown');
+  end;
+  if family(a) = 6 then
+    if host(a) ~ '^::ffff:[0-9.]+$' then
+      return substr(host(a), 8);
+    end if;
+    return network(set_masklen(a, 64))::text;
+  end if;
+  return host(a);
+end;
+$_$;
+
+--
+-- Name: start_preparation(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.start_preparation(p_order_id uuid) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  update app_public.orders set status = 'PREPARING' where id = p_order_id and status = 'PAID';
+  return found;
+end;
+$$;
+
+--
+-- Name: take_inventory(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.take_inventory(p_order_id uuid) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  line record;
+begin
+  update app_public.orders set inventory_taken_at = now()
+   where id = p_order_id and inventory_taken_at is null and status <> 'CANCELLED';
+  if not found then
+    return false;
+  end if;
+  for line in
+    select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
+    from app_public.order_items oi
+    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+    join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+    where oi.order_id = p_order_id
+    group by rl.ingredient_id
+    order by rl.ingredient_id
+  loop
+    update app_public.stock_items set current_stock = greatest(current_stock - line.amount, 0)
+     where ingredient_id = line.ingredient_id;
+    insert into app_public.stock_movements (ingredient_id, delta, reason, order_id, actor_role, actor_id)
+    values (line.ingredient_id, -line.amount, 'order paid', p_order_id, app_public.current_actor(), null);
+  end loop;
+  return true;
+end;
+$$;
+
+--
+-- Name: text_setting(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.text_setting(k text) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  select text_value from app_private.settings where key = k;
+$$;
+
+--
+-- Name: tg__timestamps(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__timestamps() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  new.updated_at := now();
+  return new;
+end;
+$$;
+
+--
+-- Name: tg_audit(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_audit() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_old jsonb := case when tg_op <> 'INSERT' then to_jsonb(old) end;
+  v_new jsonb := case when tg_op <> 'DELETE' then to_jsonb(new) end;
+  v_row jsonb := coalesce(v_new, v_old);
+  v_columns text[] := case when tg_argv[1] = '*' then null else string_to_array(tg_argv[1], ',') end;
+  v_key text;
+begin
+  if v_columns is not null then
+    v_old := case when v_old is not null then (select jsonb_object_agg(k, v_old -> k) from unnest(v_columns) k) end;
+    v_new := case when v_new is not null then (select jsonb_object_agg(k, v_new -> k) from unnest(v_columns) k) end;
+  end if;
+  if tg_op = 'UPDATE' then
+    select jsonb_object_agg(k, v_old -> k), jsonb_object_agg(k, v_new -> k) into v_old, v_new
+    from jsonb_object_keys(v_new) k
+    where v_new -> k is distinct from v_old -> k;
+    if v_new is null then
+      return null;
+    end if;
+  end if;
+  select string_agg(v_row ->> k, ' ') into v_key from unnest(string_to_array(tg_argv[0], ',')) k;
+  insert into app_private.audit_log (actor, action, entity, before, after)
+  values (app_private.audit_actor(), tg_op, tg_table_schema || '.' || tg_table_name || ' ' || coalesce(v_key, ''), v_old, v_new);
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_coffees__notify_new(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_coffees__notify_new() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_notify('coffee:new', json_build_object('id', new.id)::text);
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_order_items__notify(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_order_items__notify() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_notify('order:' || coalesce(new.order_id, old.order_id)::text,
+    json_build_object('id', coalesce(new.order_id, old.order_id))::text);
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_order_items__reserve_stock(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_order_items__reserve_stock() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  with needs as (
+    select ni.order_id, rl.ingredient_id, sum(ni.quantity * rl.quantity) as amount
+    from new_items ni
+    join app_public.orders o on o.id = ni.order_id
+    join app_public.recipe_lines rl on rl.coffee_id = ni.coffee_id
+    where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
+    group by ni.order_id, rl.ingredient_id
+  ), written as (
+    insert into app_private.stock_reservations (order_id, ingredient_id, amount)
+    select n.order_id, n.ingredient_id, n.amount from needs n
+    on conflict (order_id, ingredient_id) do update set amount = app_private.stock_reservations.amount + excluded.amount
+  )
+  insert into app_private.stock_reserved (ingredient_id, amount)
+  select n.ingredient_id, sum(n.amount) from needs n group by n.ingredient_id order by n.ingredient_id
+  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_orders__after_status(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_orders__after_status() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  points_rate numeric := coalesce(app_private.setting('points_per_currency_unit'), 0);
+begin
+  if tg_op = 'UPDATE' and new.status is not distinct from old.status then
+    return null;
+  end if;
+  insert into app_public.order_events (order_id, from_status, to_status, actor_role, actor_id)
+  values (new.id, case when tg_op = 'UPDATE' then old.status end, new.status,
+          app_public.current_actor(), app_public.current_user_id());
+  if tg_op = 'UPDATE' and new.status = 'COMPLETED' then
+    update app_public.customers
+       set points = points + floor(new.total * points_rate)::integer
+     where id = new.customer_id and not is_walk_in;
+  end if;
+  if tg_op = 'UPDATE' and new.status = 'CANCELLED' then
+    -- Ingredients already taken from stock go back, once.
+    if new.inventory_taken_at is not null and new.inventory_returned_at is null then
+      perform app_private.return_inventory(new.id, 'order cancelled');
+    end if;
+    -- Money already taken is owed back.
+    if old.paid_at is not null then
+      insert into app_public.refunds (order_id, amount, reason)
+      values (new.id, new.total, 'order cancelled after payment (' || coalesce(old.payment_method, 'unknown') || ')');
+    end if;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_orders__check_transition(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_orders__check_transition() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+declare
+  actor text := app_public.current_actor();
+begin
+  if tg_op = 'INSERT' then
+    if new.status <> 'PENDING' and actor <> 'dba' then
+      raise exception 'A new order starts PENDING, not %.', new.status using errcode = 'CT001';
+    end if;
+    return new;
+  end if;
+  if new.status is not distinct from old.status then
+    return new;
+  end if;
+  if not exists (
+    select 1 from app_public.order_status_transitions t
+    where t.from_status = old.status and t.to_status = new.status and t.role = actor
+  ) then
+    raise exception 'An order cannot move from % to % (as %).', old.status, new.status, actor
+      using errcode = 'CT001', detail = json_build_object('from', old.status, 'to', new.status, 'role', actor)::text;
+  end if;
+  if new.status = 'BREWING' and actor in ('barista', 'admin') then
+    new.barista_id := app_public.current_user_id();
+  end if;
+  if new.status = 'PAID' and new.paid_at is null then
+    new.paid_at := now();
+  end if;
+  return new;
+end;
+$$;
+
+--
+-- Name: tg_orders__notify(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_orders__notify() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_row text;
+begin
+  perform pg_notify('order:' || new.id::text, json_build_object('id', new.id)::text);
+  if tg_op = 'INSERT' or new.status is distinct from old.status then
+    perform pg_notify('order_status:' || new.id::text, json_build_object(
+      'id', new.id, 'status', new.status, 'barista_id', new.barista_id,
+      'message', app_public.order_status_message(new.status))::text);
+  end if;
+  -- The barista queue: an order enters it when paid and leaves it when
+  -- completed, or cancelled after payment.
+  if (case
+       when tg_op = 'INSERT' then new.status in ('PAID', 'PREPARING', 'BREWING', 'READY')
+       when new.status is not distinct from old.status then false
+       when new.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED') then true
+       else new.status = 'CANCELLED' and old.paid_at is not null
+     end) then
+    v_row := row_to_json(new)::text;
+    if octet_length(v_row) >= 7900 then
+      v_row := (to_jsonb(new) - 'notes')::text;
+    end if;
+    perform pg_notify('order_queue', v_row);
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_orders__release_stock(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_orders__release_stock() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform app_private.release_stock(old.id);
+  if tg_op = 'DELETE' then
+    return old;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_settings__check(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_settings__check() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if new.key = 'cafe_time_zone' then
+    if new.text_value is null then
+      raise exception 'cafe_time_zone is a time zone name in text_value, e.g. Europe/Paris.' using errcode = '22023';
+    end if;
+    perform now() at time zone new.text_value; -- raises 22023 for an unknown zone
+  end if;
+  return new;
+end;
+$$;
+
+--
+-- Name: walk_in_customer_id(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.walk_in_customer_id() RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_id uuid;
+begin
+  select id into v_id from app_public.customers where is_walk_in;
+  if v_id is null then
+    insert into app_public.customers (name, is_walk_in) values ('Walk-in customer', true)
+    on conflict (is_walk_in) where is_walk_in do nothing
+    returning id into v_id;
+    if v_id is null then
+      select id into v_id from app_public.customers where is_walk_in;
+    end if;
+  end if;
+  return v_id;
+end;
+$$;
+
+--
+-- Name: worker_heartbeat(text, text[]); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.worker_heartbeat(p_process text, p_worker_ids text[]) RETURNS text[]
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  dead_after interval := make_interval(secs => app_private.setting('worker_dead_after_seconds'));
+  dead text[];
+begin
+  insert into app_private.worker_heartbeats (worker_id, process, last_seen)
+  select unnest(p_worker_ids), p_process, now()
+  on conflict (worker_id) do update set last_seen = now(), process = excluded.process;
+
+  select array_agg(distinct j.locked_by) into dead
+  from graphile_worker.jobs j
+  where j.locked_by is not null
+    and j.locked_at < now() - dead_after
+    and not exists (
+      select 1 from app_private.worker_heartbeats h
+      where h.worker_id = j.locked_by and h.last_seen > now() - dead_after);
+  if dead is not null then
+    perform graphile_worker.force_unlock_workers(dead);
+  end if;
+  delete from app_private.worker_heartbeats where last_seen < now() - dead_after * 10;
+  return coalesce(dead, '{}');
+end;
+$$;
+
+--
+-- Name: cancel_order(uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.cancel_order(p_id uuid) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_order app_public.orders;
+begin
+  perform app_hidden.require_signed_in();
+  select * into v_order from app_public.orders where id = p_id for update;
+  -- Someone else's order does not exist, as far as a customer can tell.
+  if v_order.id is null
+     or (app_public.current_actor() = 'customer' and v_order.customer_id is distinct from app_public.current_user_id()) then
+    raise exception 'No order with id %.', p_id using errcode = 'P0002';
+  end if;
+  if v_order.status = 'CANCELLED' then
+    return false;
+  end if;
+  update app_public.orders set status = 'CANCELLED' where id = p_id;
+  return true;
+end;
+$$;
+
+--
+-- Name: FUNCTION cancel_order(p_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.cancel_order(p_id uuid) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: coffees; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.coffees (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    price numeric(10,2) NOT NULL,
+    roast app_public.roast_level DEFAULT 'MEDIUM'::app_public.roast_level NOT NULL,
+    category app_public.coffee_category DEFAULT 'ESPRESSO'::app_public.coffee_category NOT NULL,
+    description text,
+    image_url text,
+    limited_time_offer boolean DEFAULT false NOT NULL,
+    available boolean DEFAULT true NOT NULL,
+    roaster_id uuid NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT coffees_image_url_check CHECK ((image_url ~ '^https?://'::text)),
+    CONSTRAINT coffees_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100))),
+    CONSTRAINT coffees_price_check CHECK ((price > (0)::numeric))
+);
+
+--
+-- Name: TABLE coffees; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.coffees IS 'A drink on the menu (or off it: see `available`).';
+
+--
+-- Name: COLUMN coffees.available; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.coffees.available IS 'On sale now. Ordering and the menu only offer available coffees.';
+
+--
+-- Name: coffee_by_id(uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffee_by_id(id uuid) RETURNS app_public.coffees
+    LANGUAGE sql STABLE STRICT
+    AS $$
+  select c.* from app_public.coffees c where c.id = coffee_by_id.id;
+$$;
+
+--
+-- Name: FUNCTION coffee_by_id(id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffee_by_id(id uuid) IS '@fieldName coffee
+One coffee by id; null when there is none.';
+
+--
+-- Name: coffee_list(app_public.coffee_category); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffee_list(category app_public.coffee_category DEFAULT NULL::app_public.coffee_category) RETURNS SETOF app_public.coffees
+    LANGUAGE sql STABLE
+    AS $$
+  select c.* from app_public.coffees c
+  where coffee_list.category is null or c.category = coffee_list.category
+  order by c.name;
+$$;
+
+--
+-- Name: FUNCTION coffee_list(category app_public.coffee_category); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffee_list(category app_public.coffee_category) IS '@fieldName coffees
+@complexity 10
+@behavior -connection +list
+@notNull
+@pageSize 50
+Every coffee (on sale or not), by name; `category` narrows it.';
+
+--
+-- Name: coffees_cost(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_cost(c app_public.coffees) RETURNS numeric
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select cc.cost from app_private.coffee_costs cc
+  where cc.coffee_id = c.id and app_public.is_admin();
+$$;
+
+--
+-- Name: FUNCTION coffees_cost(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_cost(c app_public.coffees) IS 'What a cup costs the café. Admins only: null for everyone else.';
+
+--
+-- Name: ingredients; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.ingredients (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    organic boolean DEFAULT false NOT NULL,
+    allergens app_public.allergen[] DEFAULT '{}'::app_public.allergen[] NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT ingredients_name_check CHECK ((name <> ''::text))
+);
+
+--
+-- Name: TABLE ingredients; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.ingredients IS 'What drinks are made of.';
+
+--
+-- Name: coffees_ingredients(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_ingredients(c app_public.coffees) RETURNS SETOF app_public.ingredients
+    LANGUAGE sql STABLE
+    AS $$
+  select i.* from app_public.recipe_lines rl
+  join app_public.ingredients i on i.id = rl.ingredient_id
+  where rl.coffee_id = c.id
+  order by i.name;
+$$;
+
+--
+-- Name: FUNCTION coffees_ingredients(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) IS '@behavior -connection +list
+@notNull
+What the coffee is made of.';
+
+--
+-- Name: coffees_inventory(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_inventory(c app_public.coffees) RETURNS integer
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  return (
+    select case when count(*) = 0 then null
+      else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
+    end
+    from app_public.recipe_lines rl
+    left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+    left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
+    where rl.coffee_id = c.id);
+end;
+$$;
+
+--
+-- Name: FUNCTION coffees_inventory(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_inventory(c app_public.coffees) IS 'Servings that available ingredient stock can still make (stock minus what open orders need); null when the coffee has no recipe.';
+
+--
+-- Name: coffees_margin(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_margin(c app_public.coffees) RETURNS numeric
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select round((c.price - cc.cost) / c.price, 4) from app_private.coffee_costs cc
+  where cc.coffee_id = c.id and cc.cost is not null and app_public.is_admin();
+$$;
+
+--
+-- Name: FUNCTION coffees_margin(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_margin(c app_public.coffees) IS '(price - cost) / price, as a fraction: 0.7 is 70%. Admins only: null for everyone else.';
+
+--
+-- Name: reviews; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.reviews (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    coffee_id uuid NOT NULL,
+    customer_id uuid,
+    rating integer NOT NULL,
+    comment text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT reviews_rating_check CHECK (((rating >= 1) AND (rating <= 5)))
+);
+
+--
+-- Name: TABLE reviews; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.reviews IS 'A customer''s rating of a coffee.';
+
+--
+-- Name: coffees_reviews(app_public.coffees, integer); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_reviews(c app_public.coffees, "limit" integer DEFAULT NULL::integer) RETURNS SETOF app_public.reviews
+    LANGUAGE sql STABLE
+    AS $$
+  select r.* from app_public.reviews r
+  where r.coffee_id = c.id
+  order by r.created_at desc, r.id
+  limit least(greatest(coalesce("limit", 20), 0), 100);
+$$;
+
+--
+-- Name: FUNCTION coffees_reviews(c app_public.coffees, "limit" integer); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_reviews(c app_public.coffees, "limit" integer) IS '@behavior -connection +list
+@notNull
+@pageSize 20 100
+Newest first; `limit` defaults to 20 and is capped at 100.';
+
+--
+-- Name: coffees_sales_data(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_sales_data(c app_public.coffees) RETURNS app_public.sales_data
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  with weeks as (
+    select
+      coalesce(sum(oi.quantity) filter (where o.time_ordered >= now() - interval '7 days'), 0)::integer as this_week,
+      coalesce(sum(oi.quantity) filter (where o.time_ordered < now() - interval '7 days'), 0)::integer as week_before
+    from app_public.order_items oi
+    join app_public.orders o on o.id = oi.order_id
+    where oi.coffee_id = c.id
+      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
+      and o.time_ordered >= now() - interval '14 days'
+  )
+  select row(this_week,
+    case when week_before = 0 and this_week = 0 then 0
+         when week_before = 0 then 1
+         else round((this_week - week_before)::numeric / week_before, 4) end)::app_public.sales_data
+  from weeks where app_public.is_admin();
+$$;
+
+--
+-- Name: FUNCTION coffees_sales_data(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_sales_data(c app_public.coffees) IS 'Cups sold in the last 7 days and the trend. Admins only: null for everyone else.';
+
+--
+-- Name: coffees_seasonal_ingredients(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) RETURNS SETOF app_public.ingredients
+    LANGUAGE sql STABLE
+    AS $$
+  select i.* from app_public.recipe_lines rl
+  join app_public.ingredients i on i.id = rl.ingredient_id
+  where rl.coffee_id = c.id and rl.seasonal
+  order by i.name;
+$$;
+
+--
+-- Name: FUNCTION coffees_seasonal_ingredients(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) IS '@behavior -connection +list
+@notNull
+The seasonal part of the recipe.';
+
+--
+-- Name: suppliers; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.suppliers (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    contact text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT suppliers_name_check CHECK ((name <> ''::text))
+);
+
+--
+-- Name: TABLE suppliers; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.suppliers IS 'Where the café buys a coffee''s beans. Admins only.';
+
+--
+-- Name: coffees_supplier(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_supplier(c app_public.coffees) RETURNS app_public.suppliers
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select s.* from app_private.coffee_costs cc
+  join app_public.suppliers s on s.id = cc.supplier_id
+  where cc.coffee_id = c.id and app_public.is_admin();
+$$;
+
+--
+-- Name: FUNCTION coffees_supplier(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_supplier(c app_public.coffees) IS 'Where the beans come from. Admins only: null for everyone else.';
+
+--
+-- Name: create_coffee(text, numeric, app_public.roast_level, app_public.coffee_category, uuid, text, text, boolean, boolean); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level DEFAULT NULL::app_public.roast_level, p_category app_public.coffee_category DEFAULT NULL::app_public.coffee_category, p_roaster_id uuid DEFAULT NULL::uuid, p_description text DEFAULT NULL::text, p_image_url text DEFAULT NULL::text, p_available boolean DEFAULT NULL::boolean, p_limited_time_offer boolean DEFAULT NULL::boolean) RETURNS app_public.coffees
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_coffee app_public.coffees;
+  v_roaster_id uuid := p_roaster_id;
+begin
+  perform app_hidden.require_admin();
+  if p_name is null or btrim(p_name) = '' or length(btrim(p_name)) > 100 then
+    raise exception 'A coffee''s name has 1 to 100 characters.' using errcode = '22023';
+  end if;
+  perform app_private.check_price(p_price);
+  if p_image_url is not null and p_image_url !~ '^https?://' then
+    raise exception 'imageUrl must be an http(s) URL.' using errcode = '22023';
+  end if;
+  if v_roaster_id is null then
+    select id into v_roaster_id from app_public.roasters where name = 'House Roastery';
+    if v_roaster_id is null then
+      insert into app_public.roasters (name, location) values ('House Roastery', 'In house')
+      on conflict (name) do update set name = excluded.name
+      returning id into v_roaster_id;
+    end if;
+  elsif not exists (select 1 from app_public.roasters where id = v_roaster_id) then
+    raise exception 'No roaster with id %.', v_roaster_id using errcode = 'P0002';
+  end if;
+  begin
+    insert into app_public.coffees (name, price, roast, category, roaster_id, description, image_url, available, limited_time_offer)
+    values (btrim(p_name), p_price, coalesce(p_roast, 'MEDIUM'), coalesce(p_category, 'ESPRESSO'), v_roaster_id,
+            p_description, p_image_url, coalesce(p_available, true), coalesce(p_limited_time_offer, false))
+    returning * into v_coffee;
+  exception when unique_violation then
+    raise exception 'A coffee named % already exists.', btrim(p_name) using errcode = '23505';
+  end;
+  insert into app_private.coffee_costs (coffee_id) values (v_coffee.id);
+  return v_coffee;
+end;
+$$;
+
+--
+-- Name: FUNCTION create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: orders; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.orders (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    customer_id uuid NOT NULL,
+    barista_id uuid,
+    status app_public.order_status DEFAULT 'PENDING'::app_public.order_status NOT NULL,
+    notes text,
+    total numeric(10,2) DEFAULT 0 NOT NULL,
+    time_ordered timestamp with time zone DEFAULT now() NOT NULL,
+    estimated_ready_time timestamp with time zone,
+    created_by uuid,
+    paid_at timestamp with time zone,
+    payment_method text,
+    inventory_taken_at timestamp with time zone,
+    inventory_returned_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT orders_notes_check CHECK ((length(notes) <= 500)),
+    CONSTRAINT orders_total_check CHECK ((total >= (0)::numeric))
+);
+
+--
+-- Name: TABLE orders; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.orders IS 'An order: its lines are order items, its status moves by the rules in order_status_transitions.';
+
+--
+-- Name: COLUMN orders.total; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.total IS 'Sum of the lines at the prices captured when the order was made.';
+
+--
+-- Name: COLUMN orders.created_by; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.created_by IS '@behavior -*';
+
+--
+-- Name: COLUMN orders.inventory_taken_at; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.inventory_taken_at IS '@behavior -*
+When update_inventory took this order''s ingredients from stock.';
+
+--
+-- Name: COLUMN orders.inventory_returned_at; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.inventory_returned_at IS '@behavior -*';
+
+--
+-- Name: COLUMN orders.expires_at; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.expires_at IS 'When this order, if still unpaid (PENDING), is cancelled and its stock freed. Set when it is made; null: it does not expire.';
+
+--
+-- Name: create_order(jsonb, text, uuid, integer, text, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.create_order(p_items jsonb DEFAULT NULL::jsonb, p_input_notes text DEFAULT NULL::text, p_coffee_id uuid DEFAULT NULL::uuid, p_quantity integer DEFAULT NULL::integer, p_notes text DEFAULT NULL::text, p_customer_id uuid DEFAULT NULL::uuid) RETURNS app_public.orders
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  actor text := app_public.current_actor();
+  v_customer_id uuid;
+  v_lines jsonb;
+  v_notes text;
+  v_order app_public.orders;
+  v_max_qty integer := app_private.setting('max_quantity_per_line');
+  v_max_lines integer := app_private.setting('max_lines_per_order');
+  v_max_open integer := app_private.setting('max_open_orders_per_customer');
+  v_max_open_cups integer := app_private.setting('max_open_cups_per_customer');
+  v_expiry numeric := app_private.setting('pending_order_expiry_seconds');
+  v_open integer;
+  v_open_cups integer;
+  line jsonb;
+  v_coffee app_public.coffees;
+  v_qty integer;
+  v_pos integer := 0;
+  v_total numeric(10,2) := 0;
+  v_cups integer := 0;
+  shortage record;
+  v_items jsonb := '[]';
+  v_ready timestamptz;
+begin
+  perform app_hidden.require_signed_in();
+
+  -- Exactly one form: `input`, or coffeeId + quantity (+ notes).
+  if p_items is not null then
+    if p_coffee_id is not null or p_quantity is not null or p_notes is not null then
+      raise exception 'Give either input or coffeeId/quantity/notes, not both.' using errcode = '22023';
+    end if;
+    v_lines := p_items;
+    v_notes := p_input_notes;
+  else
+    if p_coffee_id is null or p_quantity is null then
+      raise exception 'Give input, or coffeeId and quantity.' using errcode = '22023';
+    end if;
+    v_lines := jsonb_build_array(jsonb_build_object('coffee_id', p_coffee_id, 'quantity', p_quantity));
+    v_notes := p_notes;
+  end if;
+  if jsonb_typeof(v_lines) <> 'array' or jsonb_array_length(v_lines) < 1 then
+    raise exception 'An order needs at least one item.' using errcode = '22023';
+  end if;
+  if jsonb_array_length(v_lines) > v_max_lines then
+    raise exception 'An order may have at most % items.', v_max_lines using errcode = '22023';
+  end if;
+  if length(v_notes) > 500 then
+    raise exception 'Notes may have at most 500 characters.' using errcode = '22023';
+  end if;
+
+  -- Whose order: a customer's own; staff choose, else the walk-in customer.
+  if actor = 'customer' then
+    if p_customer_id is not null and p_customer_id <> app_public.current_user_id() then
+      raise exception 'Customers order for themselves.' using errcode = '42501';
+    end if;
+    v_customer_id := app_public.current_user_id();
+  elsif p_customer_id is not null then
+    if not exists (select 1 from app_public.customers where id = p_customer_id) then
+      raise exception 'No customer with id %.', p_customer_id using errcode = 'P0002';
+    end if;
+    v_customer_id := p_customer_id;
+  else
+    v_customer_id := app_private.walk_in_customer_id();
+  end if;
+
+  -- Validate every line against the menu, at today's prices.
+  for line in select value from jsonb_array_elements(v_lines) loop
+    v_pos := v_pos + 1;
+    v_qty := (line ->> 'quantity')::integer;
+    if v_qty is null or v_qty < 1 or v_qty > v_max_qty then
+      raise exception 'Quantity must be between 1 and % (item %).', v_max_qty, v_pos using errcode = '22023';
+    end if;
+    if length(line ->> 'special_instructions') > 200 then
+      raise exception 'Special instructions may have at most 200 characters (item %).', v_pos using errcode = '22023';
+    end if;
+    select * into v_coffee from app_public.coffees where id = (line ->> 'coffee_id')::uuid;
+    if v_coffee.id is null then
+      raise exception 'No coffee with id % (item %).', line ->> 'coffee_id', v_pos using errcode = 'P0002';
+    end if;
+    if not v_coffee.available then
+      raise exception '% is not on sale.', v_coffee.name using errcode = 'CT003';
+    end if;
+    v_items := v_items || jsonb_build_object('position', v_pos, 'coffee_id', v_coffee.id, 'quantity', v_qty,
+      'unit_price', v_coffee.price, 'special_instructions', nullif(line ->> 'special_instructions', ''));
+    v_total := v_total + v_qty * v_coffee.price;
+    v_cups := v_cups + v_qty;
+  end loop;
+
+  -- A customer's own unpaid orders are capped, in number and in cups (the
+  -- new order included). Only orders they made themselves count: orders
+  -- staff make at the till (for a walk-in or a named customer) are
+  -- supervised, and counting them would let the till block a customer's
+  -- app. One customer's orders are checked one at a time (concurrent
+  -- requests cannot both slip under the cap).
+  if actor = 'customer' then
+    perform pg_advisory_xact_lock(hashtextextended('open-orders:' || v_customer_id::text, 0));
+    select count(distinct o.id), coalesce(sum(oi.quantity), 0)
+      into v_open, v_open_cups
+      from app_public.orders o
+      left join app_public.order_items oi on oi.order_id = o.id
+     where o.customer_id = v_customer_id and o.status = 'PENDING' and o.created_by = v_customer_id;
+    if v_open + 1 > v_max_open then
+      raise exception 'You have % unpaid orders; pay or cancel one first (at most %).', v_open, v_max_open
+        using errcode = 'CT011', detail = json_build_object('open_orders', v_open, 'max_open_orders', v_max_open)::text;
+    end if;
+    if v_open_cups + v_cups > v_max_open_cups then
+      raise exception 'Your unpaid orders would hold % cups; at most % (pay or cancel one first).', v_open_cups + v_cups, v_max_open_cups
+        using errcode = 'CT011', detail = json_build_object('open_cups', v_open_cups, 'max_open_cups', v_max_open_cups)::text;
+    end if;
+  end if;
+
+  v_ready := app_private.estimate_ready_time(v_cups);
+
+  -- Stock. Lock the stock rows this order needs (in a fixed order: no
+  -- deadlocks; a concurrent order waits here until the other commits), then
+  -- insert the order: its lines add what they need to what open orders hold
+  -- (app_private.stock_reserved, by trigger), and refuse it when that is
+  -- more than the shelf holds; the exception rolls everything back.
+  perform 1 from app_public.stock_items s
+   where s.ingredient_id in (
+     select rl.ingredient_id from jsonb_array_elements(v_items) l
+     join app_public.recipe_lines rl on rl.coffee_id = (l ->> 'coffee_id')::uuid)
+   order by s.ingredient_id for update;
+  insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by, expires_at)
+  values (v_customer_id, nullif(v_notes, ''), v_total, v_ready, app_public.current_user_id(),
+          now() + make_interval(secs => coalesce(v_expiry, 600)))
+  returning * into v_order;
+  insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
+  select v_order.id, (l ->> 'position')::integer, (l ->> 'coffee_id')::uuid, (l ->> 'quantity')::integer,
+         (l ->> 'unit_price')::numeric, l ->> 'special_instructions'
+  from jsonb_array_elements(v_items) l;
+  select i.name as ingredient, c.name as coffee into shortage
+  from app_private.stock_reservations n
+  join app_public.stock_items s on s.ingredient_id = n.ingredient_id
+  join app_private.stock_reserved r on r.ingredient_id = n.ingredient_id
+  join app_public.ingredients i on i.id = n.ingredient_id
+  join lateral (
+    select min(c.name) as name from app_public.order_items oi
+    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = n.ingredient_id
+    join app_public.coffees c on c.id = oi.coffee_id
+    where oi.order_id = v_order.id
+  ) c on true
+  where n.order_id = v_order.id and s.current_stock < r.amount
+  order by n.ingredient_id
+  limit 1;
+  if shortage.ingredient is not null then
+    raise exception 'Not enough % in stock for %.', shortage.ingredient, shortage.coffee using errcode = 'CT002';
+  end if;
+  return v_order;
+end;
+$$;
+
+--
+-- Name: FUNCTION create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: current_actor(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.current_actor() RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  select case current_setting('role', true)
+    when 'cafe_anonymous' then 'anonymous'
+    when 'cafe_customer' then 'customer'
+    when 'cafe_barista' then 'barista'
+    when 'cafe_admin' then 'admin'
+    when 'cafe_system' then 'system'
+    else 'dba'
+  end;
+$$;
+
+--
+-- Name: FUNCTION current_actor(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.current_actor() IS '@behavior -queryField -mutationField -typeField
+The acting role: anonymous, customer, barista, admin, system (payments and jobs) or dba (a session that set no role).';
+
+--
+-- Name: customers; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.customers (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    points integer DEFAULT 0 NOT NULL,
+    is_walk_in boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT customers_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100))),
+    CONSTRAINT customers_points_check CHECK ((points >= 0))
+);
+
+--
+-- Name: TABLE customers; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.customers IS 'A customer of the café. Signed-up customers share their id with their account; orders taken at the counter without a customer belong to the walk-in customer.';
+
+--
+-- Name: COLUMN customers.points; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.customers.points IS 'Loyalty points: see app_private.settings points_per_currency_unit.';
+
+--
+-- Name: current_customer(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.current_customer() RETURNS app_public.customers
+    LANGUAGE sql STABLE
+    AS $$
+  select c.* from app_public.customers c
+  where c.id = app_public.current_user_id() and app_public.current_actor() = 'customer';
+$$;
+
+--
+-- Name: FUNCTION current_customer(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.current_customer() IS '@fieldName customer
+The signed-in customer; null when the request carries no customer.';
+
+--
+-- Name: current_user_id(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.current_user_id() RETURNS uuid
+    LANGUAGE sql STABLE
+    AS $$
+  select nullif(current_setting('jwt.claims.user_id', true), '')::uuid;
+$$;
+
+--
+-- Name: FUNCTION current_user_id(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.current_user_id() IS '@behavior -queryField -mutationField -typeField
+The signed-in user''s id (customer or staff), from the verified JWT.';
+
+--
+-- Name: customer_by_email(text); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.customer_by_email(email text) RETURNS app_public.customers
+    LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  result app_public.customers;
+begin
+  perform app_hidden.require_staff();
+  select c.* into result from app_public.customers c
+  join app_private.accounts a on a.id = c.id
+  where a.email operator(public.=) customer_by_email.email::public.citext;
+  return result;
+end;
+$$;
+
+--
+-- Name: FUNCTION customer_by_email(email text); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.customer_by_email(email text) IS 'Staff only: the customer with this e-mail address (the point of sale looks customers up).';
+
+--
+-- Name: customers_recent_orders(app_public.customers, integer); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer DEFAULT NULL::integer) RETURNS SETOF app_public.orders
+    LANGUAGE sql STABLE
+    AS $$
+  select o.* from app_public.orders o
+  where o.customer_id = c.id
+  order by o.time_ordered desc, o.id
+  limit least(greatest(coalesce("limit", 10), 0), 100);
+$$;
+
+--
+-- Name: FUNCTION customers_recent_orders(c app_public.customers, "limit" integer); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer) IS '@behavior -connection +list
+@notNull
+@pageSize 10 100
+Newest first; `limit` defaults to 10 and is capped at 100.';
+
+--
+-- Name: featured_coffee(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.featured_coffee() RETURNS app_public.coffees
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select c.* from app_public.coffees c
+  left join lateral (
+    select coalesce(sum(oi.quantity), 0) as sold
+    from app_public.order_items oi join app_public.orders o on o.id = oi.order_id
+    where oi.coffee_id = c.id and o.time_ordered >= now() - interval '7 days'
+      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
+  ) s on true
+  where c.category = 'FEATURED' and c.available
+  order by s.sold desc, c.name
+  limit 1;
+$$;
+
+--
+-- Name: FUNCTION featured_coffee(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.featured_coffee() IS 'The FEATURED coffee on sale that sold most in the last 7 days (ties: by name).';
+
+--
+-- Name: is_admin(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.is_admin() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select app_public.current_actor() = 'admin';
+$$;
+
+--
+-- Name: FUNCTION is_admin(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.is_admin() IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: is_staff(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.is_staff() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select app_public.current_actor() in ('barista', 'admin');
+$$;
+
+--
+-- Name: FUNCTION is_staff(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.is_staff() IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: stock_items; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.stock_items (
+    ingredient_id uuid NOT NULL,
+    current_stock numeric(12,3) NOT NULL,
+    alert_level numeric(12,3) DEFAULT 0 NOT NULL,
+    unit text DEFAULT 'unit'::text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT stock_items_alert_level_check CHECK ((alert_level >= (0)::numeric)),
+    CONSTRAINT stock_items_current_stock_check CHECK ((current_stock >= (0)::numeric))
+);
+
+--
+-- Name: TABLE stock_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.stock_items IS 'How much of an ingredient is on the shelf, and the level that should raise an alert.';
+
+--
+-- Name: low_stock_items(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.low_stock_items() RETURNS SETOF app_public.stock_items
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_staff();
+  return query
+    select s.* from app_public.stock_items s
+    where s.current_stock <= s.alert_level
+    order by s.current_stock / nullif(s.alert_level, 0), s.ingredient_id;
+end;
+$$;
+
+--
+-- Name: FUNCTION low_stock_items(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.low_stock_items() IS '@behavior -connection +list
+@notNull
+@pageSize 100
+Staff only (barista, admin); others get a FORBIDDEN error. Stock at or below its alert level, emptiest first.';
+
+--
+-- Name: mark_order_paid(uuid, app_public.payment_method); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) RETURNS app_public.orders
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_order app_public.orders;
+begin
+  perform app_hidden.require_staff();
+  select * into v_order from app_public.orders where id = p_id for update;
+  if v_order.id is null then
+    raise exception 'No order with id %.', p_id using errcode = 'P0002';
+  end if;
+  if v_order.status <> 'PENDING' then
+    raise exception 'The order is %, so it cannot be paid.', v_order.status
+      using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', 'PAID')::text;
+  end if;
+  perform app_private.mark_paid(p_id, lower(p_method::text));
+  select * into v_order from app_public.orders where id = p_id;
+  return v_order;
+end;
+$$;
+
+--
+-- Name: FUNCTION mark_order_paid(p_id uuid, p_method app_public.payment_method); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: menu_items(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.menu_items() RETURNS SETOF app_public.coffees
+    LANGUAGE sql STABLE
+    AS $$
+  select c.* from app_public.coffees c
+  where c.available
+  order by c.category, c.name;
+$$;
+
+--
+-- Name: FUNCTION menu_items(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.menu_items() IS '@behavior -connection +list
+@notNull
+@pageSize 50
+What the kiosk shows: every coffee on sale now, by category then name.';
+
+--
+-- Name: refunds; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.refunds (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    order_id uuid NOT NULL,
+    amount numeric(10,2) NOT NULL,
+    reason text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    settled_at timestamp with time zone,
+    settled_by uuid,
+    source_key text,
+    paid_amount numeric(10,2),
+    order_total numeric(10,2),
+    above_order_total boolean DEFAULT false NOT NULL,
+    CONSTRAINT refunds_amount_check CHECK ((amount >= (0)::numeric))
+);
+
+--
+-- Name: TABLE refunds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.refunds IS 'Money the café owes back: a paid order that was cancelled, or a payment for an order that could not be paid. Admins list and settle them.';
+
+--
+-- Name: COLUMN refunds.paid_amount; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.paid_amount IS 'What the payment said was paid (for a payment to an order that could not take it).';
+
+--
+-- Name: COLUMN refunds.order_total; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.order_total IS 'The order''s total when the refund was recorded.';
+
+--
+-- Name: COLUMN refunds.above_order_total; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.above_order_total IS 'More was paid than the order''s total: check with the provider before settling.';
+
+--
+-- Name: open_refunds(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.open_refunds() RETURNS SETOF app_public.refunds
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_admin();
+  return query select r.* from app_public.refunds r where r.settled_at is null order by r.created_at, r.id;
+end;
+$$;
+
+--
+-- Name: FUNCTION open_refunds(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.open_refunds() IS '@behavior -connection +list
+@notNull
+@pageSize 100
+Admins only: refunds owed and not yet settled, oldest first.';
+
+--
+-- Name: order_by_id(uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.order_by_id(id uuid) RETURNS app_public.orders
+    LANGUAGE sql STABLE STRICT
+    AS $$
+  select o.* from app_public.orders o where o.id = order_by_id.id;
+$$;
+
+--
+-- Name: FUNCTION order_by_id(id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.order_by_id(id uuid) IS '@fieldName order
+One order by id, if you may see it; null otherwise.';
+
+--
+-- Name: order_status_message(app_public.order_status); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.order_status_message(s app_public.order_status) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case s
+    when 'PENDING' then 'Order received'
+    when 'PAID' then 'Payment received'
+    when 'PREPARING' then 'Preparing'
+    when 'BREWING' then 'Brewing'
+    when 'READY' then 'Ready for pickup'
+    when 'COMPLETED' then 'Completed'
+    when 'CANCELLED' then 'Cancelled'
+  end;
+$$;
+
+--
+-- Name: FUNCTION order_status_message(s app_public.order_status); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.order_status_message(s app_public.order_status) IS '@behavior -queryField -mutationField -typeField
+Human text for a status: Brewing, Ready for pickup, Completed, ...';
+
+--
+-- Name: orders_order(app_public.orders); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.orders_order(o app_public.orders) RETURNS app_public.order_line
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select row(c.name, oi.quantity, o.notes)::app_public.order_line
+  from app_public.order_items oi join app_public.coffees c on c.id = oi.coffee_id
+  where oi.order_id = o.id
+  order by oi.position limit 1;
+$$;
+
+--
+-- Name: FUNCTION orders_order(o app_public.orders); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.orders_order(o app_public.orders) IS '@notNull
+The order''s first line (lines keep the order in which they were given; an order has at least one).';
+
+--
+-- Name: payment_alerts; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.payment_alerts (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    kind text NOT NULL,
+    message text NOT NULL,
+    source text,
+    order_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    acknowledged_at timestamp with time zone
+);
+
+--
+-- Name: TABLE payment_alerts; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.payment_alerts IS 'Unusual payment-callback patterns (bursts, repeated auth failures, several payments for one order, amount mismatches, payments that need refunding). Admins only.';
+
+--
+-- Name: payment_alert_list(integer); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.payment_alert_list("limit" integer DEFAULT NULL::integer) RETURNS SETOF app_public.payment_alerts
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_admin();
+  return query select a.* from app_public.payment_alerts a order by a.created_at desc, a.id
+    limit least(greatest(coalesce("limit", 50), 0), 500);
+end;
+$$;
+
+--
+-- Name: FUNCTION payment_alert_list("limit" integer); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.payment_alert_list("limit" integer) IS '@fieldName paymentAlerts
+@behavior -connection +list
+@notNull
+@pageSize 50 500
+Admins only: the newest payment alerts first.';
+
+--
+-- Name: restock_ingredient(uuid, numeric, text); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text DEFAULT NULL::text) RETURNS app_public.stock_items
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_item app_public.stock_items;
+begin
+  perform app_hidden.require_admin();
+  if p_amount is null or p_amount = 0 or abs(p_amount) > 1000000 then
+    raise exception 'The amount must be non-zero (negative to write stock off).' using errcode = '22023';
+  end if;
+  if not exists (select 1 from app_public.ingredients where id = p_ingredient_id) then
+    raise exception 'No ingredient with id %.', p_ingredient_id using errcode = 'P0002';
+  end if;
+  insert into app_public.stock_items (ingredient_id, current_stock) values (p_ingredient_id, 0) on conflict do nothing;
+  update app_public.stock_items set current_stock = current_stock + p_amount
+   where ingredient_id = p_ingredient_id returning * into v_item;
+  insert into app_public.stock_movements (ingredient_id, delta, reason, actor_role, actor_id)
+  values (p_ingredient_id, p_amount, coalesce(nullif(btrim(p_reason), ''), case when p_amount > 0 then 'restock' else 'write-off' end),
+          app_public.current_actor(), app_public.current_user_id());
+  return v_item;
+exception when check_violation then
+  raise exception 'Stock cannot go below zero.' using errcode = '22023';
+end;
+$$;
+
+--
+-- Name: FUNCTION restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: search_coffees(text, text); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.search_coffees(query text DEFAULT NULL::text, name text DEFAULT NULL::text) RETURNS SETOF app_public.coffees
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare
+  term text := lower(btrim(coalesce(query, name)));
+begin
+  if (query is null) = (name is null) then
+    raise exception 'Give exactly one of query or name.' using errcode = '22023';
+  end if;
+  if term = '' or length(term) > 100 then
+    raise exception 'The search term must have 1 to 100 characters.' using errcode = '22023';
+  end if;
+  return query
+    select c.* from app_public.coffees c
+    where c.available
+      and (strpos(lower(c.name), term) > 0
+           or similarity(lower(c.name), term) > 0.3
+           or strpos(lower(coalesce(c.description, '')), term) > 0)
+    order by (lower(c.name) = term) desc,
+             starts_with(lower(c.name), term) desc,
+             (strpos(lower(c.name), term) > 0) desc,
+             similarity(lower(c.name), term) desc,
+             c.name
+    limit 50;
+end;
+$$;
+
+--
+-- Name: FUNCTION search_coffees(query text, name text); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.search_coffees(query text, name text) IS '@complexity 50
+@behavior -connection +list
+@notNull
+Coffees on sale whose name (or description) matches, best first: exact, prefix, substring, then similar spellings (pg_trgm). Exactly one of `query` or `name`.';
+
+--
+-- Name: search_customers(text); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.search_customers(query text) RETURNS SETOF app_public.customers
+    LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  term text := lower(btrim(query));
+begin
+  perform app_hidden.require_staff();
+  if length(term) < 2 then
+    raise exception 'Search with at least 2 characters.' using errcode = '22023';
+  end if;
+  return query
+    select c.* from app_public.customers c
+    left join app_private.accounts a on a.id = c.id
+    left join app_public.profiles p on p.customer_id = c.id
+    where not c.is_walk_in and (
+      strpos(lower(a.email::text), term) > 0
+      or strpos(lower(p.username::text), term) > 0
+      or strpos(lower(c.name), term) > 0)
+    order by c.name, c.id
+    limit 20;
+end;
+$$;
+
+--
+-- Name: FUNCTION search_customers(query text); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.search_customers(query text) IS '@behavior -connection +list
+@notNull
+Staff only: customers whose e-mail, username or name contains the text (20 at most).';
+
+--
+-- Name: seasonal_drinks(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.seasonal_drinks() RETURNS SETOF app_public.coffees
+    LANGUAGE sql STABLE
+    AS $$
+  select c.* from app_public.coffees c
+  where c.available and (c.category = 'SEASONAL' or c.limited_time_offer)
+  order by c.name;
+$$;
+
+--
+-- Name: FUNCTION seasonal_drinks(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.seasonal_drinks() IS '@behavior -connection +list
+@notNull
+Coffees on sale in the SEASONAL category or marked limitedTimeOffer.';
+
+--
+-- Name: set_coffee_available(uuid, boolean); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) RETURNS app_public.coffees
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_coffee app_public.coffees;
+begin
+  perform app_hidden.require_admin();
+  update app_public.coffees set available = p_available where id = p_id returning * into v_coffee;
+  if v_coffee.id is null then
+    raise exception 'No coffee with id %.', p_id using errcode = 'P0002';
+  end if;
+  perform pg_notify('coffee:' || p_id::text, json_build_object('id', p_id, 'available', p_available)::text);
+  return v_coffee;
+end;
+$$;
+
+--
+-- Name: FUNCTION set_coffee_available(p_id uuid, p_available boolean); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: set_stock_alert_level(uuid, numeric); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) RETURNS app_public.stock_items
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_item app_public.stock_items;
+begin
+  perform app_hidden.require_admin();
+  if p_alert_level is null or p_alert_level < 0 or p_alert_level > 1000000 then
+    raise exception 'An alert level is between 0 and 1000000.' using errcode = '22023';
+  end if;
+  update app_public.stock_items set alert_level = p_alert_level where ingredient_id = p_ingredient_id returning * into v_item;
+  if v_item.ingredient_id is null then
+    raise exception 'No stock is kept of ingredient %.', p_ingredient_id using errcode = 'P0002';
+  end if;
+  return v_item;
+end;
+$$;
+
+--
+-- Name: FUNCTION set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: settle_refund(uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.settle_refund(p_id uuid) RETURNS app_public.refunds
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_refund app_public.refunds;
+begin
+  perform app_hidden.require_admin();
+  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id())
+   where id = p_id returning * into v_refund;
+  if v_refund.id is null then
+    raise exception 'No refund with id %.', p_id using errcode = 'P0002';
+  end if;
+  return v_refund;
+end;
+$$;
+
+--
+-- Name: FUNCTION settle_refund(p_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.settle_refund(p_id uuid) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: update_coffee_price(uuid, numeric); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.update_coffee_price(p_id uuid, p_new_price numeric) RETURNS app_public.coffees
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_coffee app_public.coffees;
+  v_old numeric(10,2);
+begin
+  perform app_hidden.require_admin();
+  perform app_private.check_price(p_new_price);
+  select price into v_old from app_public.coffees where id = p_id for update;
+  if v_old is null then
+    raise exception 'No coffee with id %.', p_id using errcode = 'P0002';
+  end if;
+  update app_public.coffees set price = p_new_price where id = p_id returning * into v_coffee;
+  if v_old <> p_new_price then
+    insert into app_public.coffee_price_changes (coffee_id, old_price, new_price, changed_by)
+    values (p_id, v_old, p_new_price, app_public.current_user_id());
+  end if;
+  return v_coffee;
+end;
+$$;
+
+--
+-- Name: FUNCTION update_coffee_price(p_id uuid, p_new_price numeric); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.update_coffee_price(p_id uuid, p_new_price numeric) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: update_customer_profile(jsonb); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.update_customer_profile(p_patch jsonb) RETURNS app_public.customers
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  v_id uuid := app_public.current_user_id();
+  v_customer app_public.customers;
+  v_username text;
+  v_avatar text;
+begin
+  perform app_hidden.require_signed_in();
+  if app_public.current_actor() <> 'customer' then
+    raise exception 'Only a signed-in customer has a profile to update.' using errcode = '42501';
+  end if;
+  if p_patch ? 'name' then
+    if p_patch ->> 'name' is null or btrim(p_patch ->> 'name') = '' then
+      raise exception 'Name may not be empty.' using errcode = '22023';
+    end if;
+    if length(btrim(p_patch ->> 'name')) > 100 then
+      raise exception 'Name may have at most 100 characters.' using errcode = '22023';
+    end if;
+    update app_public.customers set name = btrim(p_patch ->> 'name') where id = v_id;
+  end if;
+  if p_patch ? 'username' or p_patch ? 'avatar' then
+    insert into app_public.profiles (customer_id) values (v_id) on conflict do nothing;
+  end if;
+  if p_patch ? 'username' then
+    v_username := p_patch ->> 'username';
+    if v_username is not null and v_username !~ '^[A-Za-z0-9_.]{3,30}$' then
+      raise exception 'A username has 3 to 30 letters, digits, dots or underscores.' using errcode = '22023';
+    end if;
+    begin
+      update app_public.profiles set username = v_username::public.citext where customer_id = v_id;
+    exception when unique_violation then
+      raise exception 'That username is taken.' using errcode = '23505';
+    end;
+  end if;
+  if p_patch ? 'avatar' then
+    v_avatar := p_patch ->> 'avatar';
+    if v_avatar is not null and (v_avatar !~ '^https?://[^\s/]+[^\s]*$' or length(v_avatar) > 500) then
+      raise exception 'An avatar must be an http(s) URL of at most 500 characters.' using errcode = '22023';
+    end if;
+    update app_public.profiles set avatar = v_avatar where customer_id = v_id;
+  end if;
+  select * into v_customer from app_public.customers where id = v_id;
+  if v_customer.id is null then
+    raise exception 'No customer record for this account.' using errcode = 'P0002';
+  end if;
+  return v_customer;
+end;
+$_$;
+
+--
+-- Name: FUNCTION update_customer_profile(p_patch jsonb); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.update_customer_profile(p_patch jsonb) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: update_order_status(uuid, app_public.order_status); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.update_order_status(p_id uuid, p_status app_public.order_status) RETURNS app_public.orders
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_order app_public.orders;
+begin
+  perform app_hidden.require_staff();
+  select * into v_order from app_public.orders where id = p_id for update;
+  if v_order.id is null then
+    raise exception 'No order with id %.', p_id using errcode = 'P0002';
+  end if;
+  if p_status = 'PAID' then
+    raise exception 'An order becomes PAID by a payment (the provider''s callback or markOrderPaid), not by updateOrderStatus.'
+      using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', p_status)::text;
+  end if;
+  if v_order.status = p_status then
+    raise exception 'The order is already %.', p_status
+      using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', p_status)::text;
+  end if;
+  update app_public.orders set status = p_status where id = p_id returning * into v_order;
+  return v_order;
+end;
+$$;
+
+--
+-- Name: FUNCTION update_order_status(p_id uuid, p_status app_public.order_status); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_public.order_status) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: user_by_id(uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.user_by_id(id uuid) RETURNS app_public.customers
+    LANGUAGE plpgsql STABLE STRICT
+    AS $$
+declare
+  result app_public.customers;
+begin
+  perform app_hidden.require_staff();
+  select c.* into result from app_public.customers c where c.id = user_by_id.id;
+  return result;
+end;
+$$;
+
+--
+-- Name: FUNCTION user_by_id(id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.user_by_id(id uuid) IS '@fieldName user
+Staff only (barista, admin; the point of sale signs in as staff).';
+
+--
+-- Name: accounts; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.accounts (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    email public.citext NOT NULL,
+    password_hash text NOT NULL,
+    role text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    disabled_at timestamp with time zone,
+    CONSTRAINT accounts_email_check CHECK ((email OPERATOR(public.~) '^[^@\s]+@[^@\s]+\.[^@\s]+$'::public.citext)),
+    CONSTRAINT accounts_role_check CHECK ((role = ANY (ARRAY['customer'::text, 'barista'::text, 'admin'::text])))
+);
+
+--
+-- Name: COLUMN accounts.disabled_at; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON COLUMN app_private.accounts.disabled_at IS 'When the account was disabled: it can no longer sign in, refresh or act.';
+
+--
+-- Name: alert_rules; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.alert_rules (
+    kind text NOT NULL,
+    threshold integer NOT NULL,
+    window_seconds integer NOT NULL,
+    block_seconds integer DEFAULT 0 NOT NULL,
+    description text NOT NULL,
+    CONSTRAINT alert_rules_block_seconds_check CHECK ((block_seconds >= 0)),
+    CONSTRAINT alert_rules_threshold_check CHECK ((threshold >= 0)),
+    CONSTRAINT alert_rules_window_seconds_check CHECK ((window_seconds > 0))
+);
+
+--
+-- Name: alert_windows; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.alert_windows (
+    kind text NOT NULL,
+    window_start timestamp with time zone NOT NULL
+);
+
+--
+-- Name: audit_log; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.audit_log (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    actor text NOT NULL,
+    action text NOT NULL,
+    entity text NOT NULL,
+    before jsonb,
+    after jsonb
+);
+
+--
+-- Name: TABLE audit_log; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.audit_log IS 'Every change of a rule: who, when, what, before and after. No request role may read or write it directly (no grants, RLS on); admins read it through auditLog. A DBA''s retention job may delete old rows as the owner.';
+
+--
+-- Name: audit_log_id_seq; Type: SEQUENCE; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.audit_log ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_private.audit_log_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: blocked_sources; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.blocked_sources (
+    source text NOT NULL,
+    blocked_until timestamp with time zone NOT NULL,
+    reason text NOT NULL
+);
+
+--
+-- Name: coffee_costs; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.coffee_costs (
+    coffee_id uuid NOT NULL,
+    cost numeric(10,2),
+    supplier_id uuid,
+    CONSTRAINT coffee_costs_cost_check CHECK ((cost >= (0)::numeric))
+);
+
+--
+-- Name: login_attempts; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.login_attempts (
+    id bigint NOT NULL,
+    email text NOT NULL,
+    source text NOT NULL,
+    succeeded boolean NOT NULL,
+    attempted_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: login_attempts_id_seq; Type: SEQUENCE; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.login_attempts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_private.login_attempts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: payment_deliveries; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.payment_deliveries (
+    id bigint NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    source text NOT NULL,
+    dedupe_key text,
+    body_sha256 text,
+    event text,
+    order_id uuid,
+    http_status integer NOT NULL,
+    outcome text NOT NULL,
+    code text,
+    reason text
+);
+
+--
+-- Name: payment_deliveries_id_seq; Type: SEQUENCE; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.payment_deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_private.payment_deliveries_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: processed_payment_keys; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.processed_payment_keys (
+    key text NOT NULL,
+    body_sha256 text NOT NULL,
+    order_id uuid,
+    outcome text NOT NULL,
+    processed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: refresh_tokens; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.refresh_tokens (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    family_id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    token_sha256 text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone,
+    revoked_at timestamp with time zone
+);
+
+--
+-- Name: registration_attempts; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.registration_attempts (
+    id bigint NOT NULL,
+    source text NOT NULL,
+    attempted_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: registration_attempts_id_seq; Type: SEQUENCE; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.registration_attempts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_private.registration_attempts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: revoked_sign_ins; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.revoked_sign_ins (
+    sign_in_id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    reason text NOT NULL,
+    revoked_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT revoked_sign_ins_reason_check CHECK ((reason = ANY (ARRAY['logout'::text, 'refresh token reused'::text, 'password changed'::text, 'account disabled'::text, 'account deleted'::text, 'role changed'::text])))
+);
+
+--
+-- Name: settings; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.settings (
+    key text NOT NULL,
+    value numeric,
+    description text NOT NULL,
+    text_value text,
+    CONSTRAINT settings_one_value CHECK ((num_nonnulls(value, text_value) = 1))
+);
+
+--
+-- Name: stock_reservations; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.stock_reservations (
+    order_id uuid NOT NULL,
+    ingredient_id uuid NOT NULL,
+    amount numeric(14,3) NOT NULL,
+    CONSTRAINT stock_reservations_amount_check CHECK ((amount >= (0)::numeric))
+);
+
+--
+-- Name: TABLE stock_reservations; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.stock_reservations IS 'What each open order needs of each ingredient, written when it was placed.';
+
+--
+-- Name: stock_reserved; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.stock_reserved (
+    ingredient_id uuid NOT NULL,
+    amount numeric(14,3) DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: TABLE stock_reserved; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.stock_reserved IS 'Per ingredient: the sum of the open orders'' stock_reservations.';
+
+--
+-- Name: worker_heartbeats; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.worker_heartbeats (
+    worker_id text NOT NULL,
+    process text NOT NULL,
+    last_seen timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: baristas; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.baristas (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    is_admin boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT baristas_name_check CHECK ((btrim(name) <> ''::text))
+);
+
+--
+-- Name: TABLE baristas; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.baristas IS 'Staff: baristas and admins. Staff ids are their account ids.';
+
+--
+-- Name: coffee_price_changes; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.coffee_price_changes (
+    id bigint NOT NULL,
+    coffee_id uuid NOT NULL,
+    old_price numeric(10,2) NOT NULL,
+    new_price numeric(10,2) NOT NULL,
+    changed_by uuid,
+    changed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE coffee_price_changes; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.coffee_price_changes IS 'Price history: who changed a coffee''s price, when, from what to what. Admins only.';
+
+--
+-- Name: coffee_price_changes_id_seq; Type: SEQUENCE; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.coffee_price_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_public.coffee_price_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: order_events; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.order_events (
+    id bigint NOT NULL,
+    order_id uuid NOT NULL,
+    from_status app_public.order_status,
+    to_status app_public.order_status NOT NULL,
+    actor_role text NOT NULL,
+    actor_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE order_events; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.order_events IS 'Every status an order took: from, to, by whom, when.';
+
+--
+-- Name: order_events_id_seq; Type: SEQUENCE; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.order_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_public.order_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: order_items; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.order_items (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    order_id uuid NOT NULL,
+    "position" integer NOT NULL,
+    coffee_id uuid NOT NULL,
+    quantity integer NOT NULL,
+    unit_price numeric(10,2) NOT NULL,
+    special_instructions text,
+    CONSTRAINT order_items_position_check CHECK (("position" >= 1)),
+    CONSTRAINT order_items_quantity_check CHECK ((quantity >= 1)),
+    CONSTRAINT order_items_special_instructions_check CHECK ((length(special_instructions) <= 200)),
+    CONSTRAINT order_items_unit_price_check CHECK ((unit_price > (0)::numeric))
+);
+
+--
+-- Name: TABLE order_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.order_items IS 'A line of an order, at the unit price captured when the order was made.';
+
+--
+-- Name: order_status_transitions; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.order_status_transitions (
+    from_status app_public.order_status NOT NULL,
+    to_status app_public.order_status NOT NULL,
+    role text NOT NULL,
+    CONSTRAINT order_status_transitions_role_check CHECK ((role = ANY (ARRAY['customer'::text, 'barista'::text, 'admin'::text, 'system'::text, 'dba'::text])))
+);
+
+--
+-- Name: TABLE order_status_transitions; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.order_status_transitions IS 'Which role may move an order from one status to another. Checked by a trigger on every UPDATE of orders.status.';
+
+--
+-- Name: profiles; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.profiles (
+    customer_id uuid NOT NULL,
+    username public.citext,
+    avatar text,
+    CONSTRAINT profiles_avatar_check CHECK (((avatar ~ '^https?://[^\s]+$'::text) AND (length(avatar) <= 500))),
+    CONSTRAINT profiles_username_check CHECK ((username OPERATOR(public.~) '^[A-Za-z0-9_.]{3,30}$'::public.citext))
+);
+
+--
+-- Name: TABLE profiles; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.profiles IS 'What a customer shows of themselves.';
+
+--
+-- Name: recipe_lines; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.recipe_lines (
+    coffee_id uuid NOT NULL,
+    ingredient_id uuid NOT NULL,
+    quantity numeric(10,3) NOT NULL,
+    seasonal boolean DEFAULT false NOT NULL,
+    CONSTRAINT recipe_lines_quantity_check CHECK ((quantity > (0)::numeric))
+);
+
+--
+-- Name: TABLE recipe_lines; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.recipe_lines IS 'How much of an ingredient one serving of a coffee takes.';
+
+--
+-- Name: COLUMN recipe_lines.seasonal; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.recipe_lines.seasonal IS 'A seasonal ingredient (shown by seasonalDrinks).';
+
+--
+-- Name: roasters; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.roasters (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    location text,
+    sustainability_rating numeric(3,1),
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT roasters_name_check CHECK ((name <> ''::text)),
+    CONSTRAINT roasters_sustainability_rating_check CHECK (((sustainability_rating >= (0)::numeric) AND (sustainability_rating <= (10)::numeric)))
+);
+
+--
+-- Name: TABLE roasters; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.roasters IS 'Who roasts the beans.';
+
+--
+-- Name: COLUMN roasters.sustainability_rating; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.roasters.sustainability_rating IS 'From 0 to 10.';
+
+--
+-- Name: stock_movements; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.stock_movements (
+    id bigint NOT NULL,
+    ingredient_id uuid NOT NULL,
+    delta numeric(12,3) NOT NULL,
+    reason text NOT NULL,
+    order_id uuid,
+    actor_role text NOT NULL,
+    actor_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE stock_movements; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.stock_movements IS 'Every change of stock: who, when, how much, why. Staff only.';
+
+--
+-- Name: stock_movements_id_seq; Type: SEQUENCE; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.stock_movements ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME app_public.stock_movements_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: accounts accounts_email_key; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.accounts
+    ADD CONSTRAINT accounts_email_key UNIQUE (email);
+
+--
+-- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.accounts
+    ADD CONSTRAINT accounts_pkey PRIMARY KEY (id);
+
+--
+-- Name: alert_rules alert_rules_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.alert_rules
+    ADD CONSTRAINT alert_rules_pkey PRIMARY KEY (kind);
+
+--
+-- Name: alert_windows alert_windows_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.alert_windows
+    ADD CONSTRAINT alert_windows_pkey PRIMARY KEY (kind, window_start);
+
+--
+-- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.audit_log
+    ADD CONSTRAINT audit_log_pkey PRIMARY KEY (id);
+
+--
+-- Name: blocked_sources blocked_sources_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.blocked_sources
+    ADD CONSTRAINT blocked_sources_pkey PRIMARY KEY (source);
+
+--
+-- Name: coffee_costs coffee_costs_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.coffee_costs
+    ADD CONSTRAINT coffee_costs_pkey PRIMARY KEY (coffee_id);
+
+--
+-- Name: login_attempts login_attempts_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.login_attempts
+    ADD CONSTRAINT login_attempts_pkey PRIMARY KEY (id);
+
+--
+-- Name: payment_deliveries payment_deliveries_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.payment_deliveries
+    ADD CONSTRAINT payment_deliveries_pkey PRIMARY KEY (id);
+
+--
+-- Name: processed_payment_keys processed_payment_keys_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.processed_payment_keys
+    ADD CONSTRAINT processed_payment_keys_pkey PRIMARY KEY (key);
+
+--
+-- Name: refresh_tokens refresh_tokens_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.refresh_tokens
+    ADD CONSTRAINT refresh_tokens_pkey PRIMARY KEY (id);
+
+--
+-- Name: refresh_tokens refresh_tokens_token_sha256_key; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.refresh_tokens
+    ADD CONSTRAINT refresh_tokens_token_sha256_key UNIQUE (token_sha256);
+
+--
+-- Name: registration_attempts registration_attempts_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.registration_attempts
+    ADD CONSTRAINT registration_attempts_pkey PRIMARY KEY (id);
+
+--
+-- Name: revoked_sign_ins revoked_sign_ins_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.revoked_sign_ins
+    ADD CONSTRAINT revoked_sign_ins_pkey PRIMARY KEY (sign_in_id);
+
+--
+-- Name: settings settings_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.settings
+    ADD CONSTRAINT settings_pkey PRIMARY KEY (key);
+
+--
+-- Name: stock_reservations stock_reservations_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.stock_reservations
+    ADD CONSTRAINT stock_reservations_pkey PRIMARY KEY (order_id, ingredient_id);
+
+--
+-- Name: stock_reserved stock_reserved_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.stock_reserved
+    ADD CONSTRAINT stock_reserved_pkey PRIMARY KEY (ingredient_id);
+
+--
+-- Name: worker_heartbeats worker_heartbeats_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.worker_heartbeats
+    ADD CONSTRAINT worker_heartbeats_pkey PRIMARY KEY (worker_id);
+
+--
+-- Name: baristas baristas_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.baristas
+    ADD CONSTRAINT baristas_pkey PRIMARY KEY (id);
+
+--
+-- Name: coffee_price_changes coffee_price_changes_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_price_changes
+    ADD CONSTRAINT coffee_price_changes_pkey PRIMARY KEY (id);
+
+--
+-- Name: coffees coffees_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffees
+    ADD CONSTRAINT coffees_pkey PRIMARY KEY (id);
+
+--
+-- Name: customers customers_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.customers
+    ADD CONSTRAINT customers_pkey PRIMARY KEY (id);
+
+--
+-- Name: ingredients ingredients_name_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.ingredients
+    ADD CONSTRAINT ingredients_name_key UNIQUE (name);
+
+--
+-- Name: ingredients ingredients_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.ingredients
+    ADD CONSTRAINT ingredients_pkey PRIMARY KEY (id);
+
+--
+-- Name: notifications notifications_order_id_kind_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.notifications
+    ADD CONSTRAINT notifications_order_id_kind_key UNIQUE (order_id, kind);
+
+--
+-- Name: notifications notifications_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.notifications
+    ADD CONSTRAINT notifications_pkey PRIMARY KEY (id);
+
+--
+-- Name: order_events order_events_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_events
+    ADD CONSTRAINT order_events_pkey PRIMARY KEY (id);
+
+--
+-- Name: order_items order_items_order_id_position_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_items
+    ADD CONSTRAINT order_items_order_id_position_key UNIQUE (order_id, "position");
+
+--
+-- Name: order_items order_items_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_items
+    ADD CONSTRAINT order_items_pkey PRIMARY KEY (id);
+
+--
+-- Name: order_status_transitions order_status_transitions_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_status_transitions
+    ADD CONSTRAINT order_status_transitions_pkey PRIMARY KEY (from_status, to_status, role);
+
+--
+-- Name: orders orders_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.orders
+    ADD CONSTRAINT orders_pkey PRIMARY KEY (id);
+
+--
+-- Name: payment_alerts payment_alerts_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.payment_alerts
+    ADD CONSTRAINT payment_alerts_pkey PRIMARY KEY (id);
+
+--
+-- Name: profiles profiles_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.profiles
+    ADD CONSTRAINT profiles_pkey PRIMARY KEY (customer_id);
+
+--
+-- Name: profiles profiles_username_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.profiles
+    ADD CONSTRAINT profiles_username_key UNIQUE (username);
+
+--
+-- Name: recipe_lines recipe_lines_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.recipe_lines
+    ADD CONSTRAINT recipe_lines_pkey PRIMARY KEY (coffee_id, ingredient_id);
+
+--
+-- Name: refunds refunds_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.refunds
+    ADD CONSTRAINT refunds_pkey PRIMARY KEY (id);
+
+--
+-- Name: refunds refunds_source_key_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.refunds
+    ADD CONSTRAINT refunds_source_key_key UNIQUE (source_key);
+
+--
+-- Name: reviews reviews_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.reviews
+    ADD CONSTRAINT reviews_pkey PRIMARY KEY (id);
+
+--
+-- Name: roasters roasters_name_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.roasters
+    ADD CONSTRAINT roasters_name_key UNIQUE (name);
+
+--
+-- Name: roasters roasters_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.roasters
+    ADD CONSTRAINT roasters_pkey PRIMARY KEY (id);
+
+--
+-- Name: stock_items stock_items_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stock_items
+    ADD CONSTRAINT stock_items_pkey PRIMARY KEY (ingredient_id);
+
+--
+-- Name: stock_movements stock_movements_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stock_movements
+    ADD CONSTRAINT stock_movements_pkey PRIMARY KEY (id);
+
+--
+-- Name: suppliers suppliers_name_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.suppliers
+    ADD CONSTRAINT suppliers_name_key UNIQUE (name);
+
+--
+-- Name: suppliers suppliers_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.suppliers
+    ADD CONSTRAINT suppliers_pkey PRIMARY KEY (id);
+
+--
+-- Name: audit_log_at_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX audit_log_at_idx ON app_private.audit_log USING btree (at DESC, id DESC);
+
+--
+-- Name: login_attempts_email_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX login_attempts_email_idx ON app_private.login_attempts USING btree (lower(email), attempted_at);
+
+--
+-- Name: login_attempts_email_source_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX login_attempts_email_source_idx ON app_private.login_attempts USING btree (lower(email), source, attempted_at);
+
+--
+-- Name: login_attempts_source_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX login_attempts_source_idx ON app_private.login_attempts USING btree (source, attempted_at);
+
+--
+-- Name: payment_deliveries_order_id_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX payment_deliveries_order_id_idx ON app_private.payment_deliveries USING btree (order_id) WHERE (order_id IS NOT NULL);
+
+--
+-- Name: payment_deliveries_received_at_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX payment_deliveries_received_at_idx ON app_private.payment_deliveries USING btree (received_at);
+
+--
+-- Name: payment_deliveries_rejected_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX payment_deliveries_rejected_idx ON app_private.payment_deliveries USING btree (received_at) WHERE (outcome = 'rejected'::text);
+
+--
+-- Name: payment_deliveries_source_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX payment_deliveries_source_idx ON app_private.payment_deliveries USING btree (source, received_at);
+
+--
+-- Name: refresh_tokens_account_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX refresh_tokens_account_idx ON app_private.refresh_tokens USING btree (account_id);
+
+--
+-- Name: refresh_tokens_family_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX refresh_tokens_family_idx ON app_private.refresh_tokens USING btree (family_id);
+
+--
+-- Name: registration_attempts_source_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX registration_attempts_source_idx ON app_private.registration_attempts USING btree (source, attempted_at);
+
+--
+-- Name: revoked_sign_ins_revoked_at_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX revoked_sign_ins_revoked_at_idx ON app_private.revoked_sign_ins USING btree (revoked_at);
+
+--
+-- Name: coffee_price_changes_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX coffee_price_changes_coffee_id_idx ON app_public.coffee_price_changes USING btree (coffee_id, changed_at);
+
+--
+-- Name: coffees_category_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX coffees_category_idx ON app_public.coffees USING btree (category, name);
+
+--
+-- Name: coffees_name_trgm_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX coffees_name_trgm_idx ON app_public.coffees USING gin (lower(name) public.gin_trgm_ops);
+
+--
+-- Name: coffees_name_unique; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE UNIQUE INDEX coffees_name_unique ON app_public.coffees USING btree (lower(name));
+
+--
+-- Name: coffees_roaster_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX coffees_roaster_id_idx ON app_public.coffees USING btree (roaster_id);
+
+--
+-- Name: customers_one_walk_in; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE UNIQUE INDEX customers_one_walk_in ON app_public.customers USING btree (is_walk_in) WHERE is_walk_in;
+
+--
+-- Name: notifications_customer_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX notifications_customer_id_idx ON app_public.notifications USING btree (customer_id, created_at DESC);
+
+--
+-- Name: order_events_order_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX order_events_order_id_idx ON app_public.order_events USING btree (order_id, id);
+
+--
+-- Name: order_items_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX order_items_coffee_id_idx ON app_public.order_items USING btree (coffee_id);
+
+--
+-- Name: orders_barista_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_barista_id_idx ON app_public.orders USING btree (barista_id);
+
+--
+-- Name: orders_customer_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_customer_id_idx ON app_public.orders USING btree (customer_id, time_ordered DESC);
+
+--
+-- Name: orders_expiry_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_expiry_idx ON app_public.orders USING btree (expires_at) WHERE ((status = 'PENDING'::app_public.order_status) AND (expires_at IS NOT NULL));
+
+--
+-- Name: orders_open_by_creator_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_open_by_creator_idx ON app_public.orders USING btree (customer_id) WHERE (status = 'PENDING'::app_public.order_status);
+
+--
+-- Name: orders_open_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_open_idx ON app_public.orders USING btree (id) WHERE ((inventory_taken_at IS NULL) AND (status <> ALL (ARRAY['COMPLETED'::app_public.order_status, 'CANCELLED'::app_public.order_status])));
+
+--
+-- Name: orders_queue_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_queue_idx ON app_public.orders USING btree (time_ordered, id) WHERE (status = ANY (ARRAY['PREPARING'::app_public.order_status, 'BREWING'::app_public.order_status]));
+
+--
+-- Name: orders_sales_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_sales_idx ON app_public.orders USING btree (paid_at) INCLUDE (status, id, total) WHERE (paid_at IS NOT NULL);
+
+--
+-- Name: orders_status_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_status_idx ON app_public.orders USING btree (status, time_ordered);
+
+--
+-- Name: orders_waiting_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX orders_waiting_idx ON app_public.orders USING btree (id) WHERE (status = ANY (ARRAY['PAID'::app_public.order_status, 'PREPARING'::app_public.order_status, 'BREWING'::app_public.order_status]));
+
+--
+-- Name: payment_alerts_created_at_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX payment_alerts_created_at_idx ON app_public.payment_alerts USING btree (created_at DESC);
+
+--
+-- Name: recipe_lines_ingredient_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX recipe_lines_ingredient_id_idx ON app_public.recipe_lines USING btree (ingredient_id);
+
+--
+-- Name: refunds_open_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX refunds_open_idx ON app_public.refunds USING btree (created_at) WHERE (settled_at IS NULL);
+
+--
+-- Name: refunds_order_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX refunds_order_id_idx ON app_public.refunds USING btree (order_id);
+
+--
+-- Name: reviews_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX reviews_coffee_id_idx ON app_public.reviews USING btree (coffee_id, created_at DESC);
+
+--
+-- Name: reviews_customer_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX reviews_customer_id_idx ON app_public.reviews USING btree (customer_id);
+
+--
+-- Name: stock_movements_ingredient_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX stock_movements_ingredient_id_idx ON app_public.stock_movements USING btree (ingredient_id, created_at);
+
+--
+-- Name: stock_movements_order_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX stock_movements_order_id_idx ON app_public.stock_movements USING btree (order_id);
+
+--
+-- Name: settings _100_check; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _100_check BEFORE INSERT OR UPDATE ON app_private.settings FOR EACH ROW EXECUTE FUNCTION app_private.tg_settings__check();
+
+--
+-- Name: accounts _800_revoke_sign_ins; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _800_revoke_sign_ins AFTER UPDATE OF role, disabled_at ON app_private.accounts FOR EACH ROW EXECUTE FUNCTION app_private.revoke_changed_account();
+
+--
+-- Name: accounts _800_revoke_sign_ins_deleted; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _800_revoke_sign_ins_deleted BEFORE DELETE ON app_private.accounts FOR EACH ROW EXECUTE FUNCTION app_private.revoke_changed_account();
+
+--
+-- Name: revoked_sign_ins _900_notify; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_notify AFTER INSERT ON app_private.revoked_sign_ins FOR EACH ROW EXECUTE FUNCTION app_private.announce_revoked_sign_in();
+
+--
+-- Name: alert_rules _950_audit; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_private.alert_rules FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('kind', 'kind,threshold,window_seconds,block_seconds');
+
+--
+-- Name: settings _950_audit; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_private.settings FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('key', 'key,value,text_value');
+
+--
+-- Name: accounts _950_audit_staff; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _950_audit_staff AFTER UPDATE OF role, disabled_at, email ON app_private.accounts FOR EACH ROW WHEN (((old.role = ANY (ARRAY['barista'::text, 'admin'::text])) OR (new.role = ANY (ARRAY['barista'::text, 'admin'::text])))) EXECUTE FUNCTION app_private.tg_audit('id', 'email,role,disabled_at');
+
+--
+-- Name: accounts _950_audit_staff_delete; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _950_audit_staff_delete AFTER DELETE ON app_private.accounts FOR EACH ROW WHEN ((old.role = ANY (ARRAY['barista'::text, 'admin'::text]))) EXECUTE FUNCTION app_private.tg_audit('id', 'id,email,role,disabled_at');
+
+--
+-- Name: accounts _950_audit_staff_insert; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _950_audit_staff_insert AFTER INSERT ON app_private.accounts FOR EACH ROW WHEN ((new.role = ANY (ARRAY['barista'::text, 'admin'::text]))) EXECUTE FUNCTION app_private.tg_audit('id', 'id,email,role,disabled_at');
+
+--
+-- Name: orders _100_timestamps; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg__timestamps();
+
+--
+-- Name: stock_items _100_timestamps; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON app_public.stock_items FOR EACH ROW EXECUTE FUNCTION app_private.tg__timestamps();
+
+--
+-- Name: orders _200_check_transition; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _200_check_transition BEFORE INSERT OR UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__check_transition();
+
+--
+-- Name: order_items _400_reserve_stock; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _400_reserve_stock AFTER INSERT ON app_public.order_items REFERENCING NEW TABLE AS new_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_order_items__reserve_stock();
+
+--
+-- Name: orders _500_after_status; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _500_after_status AFTER INSERT OR UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__after_status();
+
+--
+-- Name: orders _550_release_stock; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _550_release_stock AFTER UPDATE OF status, inventory_taken_at ON app_public.orders FOR EACH ROW WHEN (((old.inventory_taken_at IS NULL) AND (old.status <> ALL (ARRAY['COMPLETED'::app_public.order_status, 'CANCELLED'::app_public.order_status])) AND (NOT ((new.inventory_taken_at IS NULL) AND (new.status <> ALL (ARRAY['COMPLETED'::app_public.order_status, 'CANCELLED'::app_public.order_status])))))) EXECUTE FUNCTION app_private.tg_orders__release_stock();
+
+--
+-- Name: orders _550_release_stock_on_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _550_release_stock_on_delete BEFORE DELETE ON app_public.orders FOR EACH ROW WHEN (((old.inventory_taken_at IS NULL) AND (old.status <> ALL (ARRAY['COMPLETED'::app_public.order_status, 'CANCELLED'::app_public.order_status])))) EXECUTE FUNCTION app_private.tg_orders__release_stock();
+
+--
+-- Name: order_items _900_notify; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_notify AFTER INSERT OR DELETE OR UPDATE ON app_public.order_items FOR EACH ROW EXECUTE FUNCTION app_private.tg_order_items__notify();
+
+--
+-- Name: orders _900_notify; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_notify AFTER INSERT OR UPDATE ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__notify();
+
+--
+-- Name: coffees _900_notify_new; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_notify_new AFTER INSERT ON app_public.coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_coffees__notify_new();
+
+--
+-- Name: coffees _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE ON app_public.coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('id', 'id,name,price,available');
+
+--
+-- Name: order_status_transitions _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.order_status_transitions FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('from_status,to_status,role', '*');
+
+--
+-- Name: coffees _950_audit_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit_update AFTER UPDATE OF price, available ON app_public.coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('id', 'price,available');
+
+--
+-- Name: coffee_costs coffee_costs_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.coffee_costs
+    ADD CONSTRAINT coffee_costs_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: coffee_costs coffee_costs_supplier_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.coffee_costs
+    ADD CONSTRAINT coffee_costs_supplier_id_fkey FOREIGN KEY (supplier_id) REFERENCES app_public.suppliers(id) ON DELETE SET NULL;
+
+--
+-- Name: refresh_tokens refresh_tokens_account_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.refresh_tokens
+    ADD CONSTRAINT refresh_tokens_account_id_fkey FOREIGN KEY (account_id) REFERENCES app_private.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: stock_reservations stock_reservations_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.stock_reservations
+    ADD CONSTRAINT stock_reservations_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE CASCADE;
+
+--
+-- Name: stock_reservations stock_reservations_order_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.stock_reservations
+    ADD CONSTRAINT stock_reservations_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
+
+--
+-- Name: stock_reserved stock_reserved_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.stock_reserved
+    ADD CONSTRAINT stock_reserved_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE CASCADE;
+
+--
+-- Name: coffee_price_changes coffee_price_changes_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_price_changes
+    ADD CONSTRAINT coffee_price_changes_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT coffee_price_changes_coffee_id_fkey ON coffee_price_changes; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT coffee_price_changes_coffee_id_fkey ON app_public.coffee_price_changes IS '@fieldName coffee
+@notNull
+@foreignFieldName priceChangeList';
+
+--
+-- Name: coffees coffees_roaster_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffees
+    ADD CONSTRAINT coffees_roaster_id_fkey FOREIGN KEY (roaster_id) REFERENCES app_public.roasters(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT coffees_roaster_id_fkey ON coffees; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT coffees_roaster_id_fkey ON app_public.coffees IS '@fieldName roaster
+@notNull
+@foreignFieldName coffees';
+
+--
+-- Name: notifications notifications_customer_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.notifications
+    ADD CONSTRAINT notifications_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES app_public.customers(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT notifications_customer_id_fkey ON notifications; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT notifications_customer_id_fkey ON app_public.notifications IS '@fieldName customer
+@notNull
+@foreignFieldName notificationList';
+
+--
+-- Name: notifications notifications_order_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.notifications
+    ADD CONSTRAINT notifications_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT notifications_order_id_fkey ON notifications; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT notifications_order_id_fkey ON app_public.notifications IS '@fieldName parentOrder
+@foreignFieldName notificationList';
+
+--
+-- Name: order_events order_events_order_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_events
+    ADD CONSTRAINT order_events_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT order_events_order_id_fkey ON order_events; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT order_events_order_id_fkey ON app_public.order_events IS '@fieldName parentOrder
+@notNull
+@foreignFieldName eventList';
+
+--
+-- Name: order_items order_items_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_items
+    ADD CONSTRAINT order_items_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT order_items_coffee_id_fkey ON order_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT order_items_coffee_id_fkey ON app_public.order_items IS '@fieldName coffee
+@notNull
+@foreignFieldName orderItemList';
+
+--
+-- Name: order_items order_items_order_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_items
+    ADD CONSTRAINT order_items_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT order_items_order_id_fkey ON order_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT order_items_order_id_fkey ON app_public.order_items IS '@fieldName parentOrder
+@notNull
+@foreignSimpleFieldName items
+@behavior -connection +list';
+
+--
+-- Name: orders orders_barista_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.orders
+    ADD CONSTRAINT orders_barista_id_fkey FOREIGN KEY (barista_id) REFERENCES app_public.baristas(id) ON DELETE SET NULL;
+
+--
+-- Name: CONSTRAINT orders_barista_id_fkey ON orders; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT orders_barista_id_fkey ON app_public.orders IS '@fieldName barista
+@foreignFieldName orderList';
+
+--
+-- Name: orders orders_customer_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.orders
+    ADD CONSTRAINT orders_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES app_public.customers(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT orders_customer_id_fkey ON orders; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT orders_customer_id_fkey ON app_public.orders IS '@fieldName customer
+@notNull
+@foreignFieldName orderList';
+
+--
+-- Name: profiles profiles_customer_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.profiles
+    ADD CONSTRAINT profiles_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES app_public.customers(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT profiles_customer_id_fkey ON profiles; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT profiles_customer_id_fkey ON app_public.profiles IS '@fieldName customer
+@foreignFieldName profile';
+
+--
+-- Name: recipe_lines recipe_lines_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.recipe_lines
+    ADD CONSTRAINT recipe_lines_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: recipe_lines recipe_lines_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.recipe_lines
+    ADD CONSTRAINT recipe_lines_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE RESTRICT;
+
+--
+-- Name: refunds refunds_order_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.refunds
+    ADD CONSTRAINT refunds_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT refunds_order_id_fkey ON refunds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT refunds_order_id_fkey ON app_public.refunds IS '@fieldName parentOrder
+@notNull
+@foreignFieldName refundList';
+
+--
+-- Name: reviews reviews_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.reviews
+    ADD CONSTRAINT reviews_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT reviews_coffee_id_fkey ON reviews; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT reviews_coffee_id_fkey ON app_public.reviews IS '@fieldName coffee
+@notNull
+@foreignFieldName reviewList';
+
+--
+-- Name: reviews reviews_customer_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.reviews
+    ADD CONSTRAINT reviews_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES app_public.customers(id) ON DELETE SET NULL;
+
+--
+-- Name: CONSTRAINT reviews_customer_id_fkey ON reviews; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT reviews_customer_id_fkey ON app_public.reviews IS '@fieldName reviewer';
+
+--
+-- Name: stock_items stock_items_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stock_items
+    ADD CONSTRAINT stock_items_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT stock_items_ingredient_id_fkey ON stock_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT stock_items_ingredient_id_fkey ON app_public.stock_items IS '@fieldName ingredient
+@notNull
+@foreignFieldName stockItem';
+
+--
+-- Name: stock_movements stock_movements_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stock_movements
+    ADD CONSTRAINT stock_movements_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT stock_movements_ingredient_id_fkey ON stock_movements; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT stock_movements_ingredient_id_fkey ON app_public.stock_movements IS '@fieldName ingredient
+@notNull
+@foreignFieldName movementList';
+
+--
+-- Name: stock_movements stock_movements_order_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stock_movements
+    ADD CONSTRAINT stock_movements_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE SET NULL;
+
+--
+-- Name: CONSTRAINT stock_movements_order_id_fkey ON stock_movements; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT stock_movements_order_id_fkey ON app_public.stock_movements IS '@fieldName parentOrder
+@foreignFieldName stockMovementList';
+
+--
+-- Name: audit_log; Type: ROW SECURITY; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.audit_log ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: baristas; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.baristas ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: coffee_price_changes; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.coffee_price_changes ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: coffees; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.coffees ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: customers; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.customers ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: ingredients; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.ingredients ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: notifications; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.notifications ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: order_events; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.order_events ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: order_items; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.order_items ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: order_status_transitions; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.order_status_transitions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: orders; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.orders ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: payment_alerts; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.payment_alerts ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: profiles; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.profiles ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: recipe_lines; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.recipe_lines ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: refunds; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.refunds ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: reviews; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.reviews ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: roasters; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.roasters ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: coffee_price_changes select_admin; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_admin ON app_public.coffee_price_changes FOR SELECT TO cafe_admin USING (true);
+
+--
+-- Name: payment_alerts select_admin; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_admin ON app_public.payment_alerts FOR SELECT TO cafe_admin USING (true);
+
+--
+-- Name: refunds select_admin; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING (true);
+
+--
+-- Name: suppliers select_admin; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USING (true);
+
+--
+-- Name: coffees select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.coffees FOR SELECT USING (true);
+
+--
+-- Name: ingredients select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.ingredients FOR SELECT USING (true);
+
+--
+-- Name: recipe_lines select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.recipe_lines FOR SELECT USING (true);
+
+--
+-- Name: reviews select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.reviews FOR SELECT USING (true);
+
+--
+-- Name: roasters select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.roasters FOR SELECT USING (true);
+
+--
+-- Name: customers select_own; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_own ON app_public.customers FOR SELECT TO cafe_customer USING ((id = app_public.current_user_id()));
+
+--
+-- Name: notifications select_own; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_own ON app_public.notifications FOR SELECT TO cafe_customer USING ((customer_id = app_public.current_user_id()));
+
+--
+-- Name: order_events select_own; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_own ON app_public.order_events FOR SELECT TO cafe_customer USING ((EXISTS ( SELECT 1
+   FROM app_public.orders o
+  WHERE ((o.id = order_events.order_id) AND (o.customer_id = app_public.current_user_id())))));
+
+--
+-- Name: order_items select_own; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_own ON app_public.order_items FOR SELECT TO cafe_customer USING ((EXISTS ( SELECT 1
+   FROM app_public.orders o
+  WHERE ((o.id = order_items.order_id) AND (o.customer_id = app_public.current_user_id())))));
+
+--
+-- Name: orders select_own; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_own ON app_public.orders FOR SELECT TO cafe_customer USING ((customer_id = app_public.current_user_id()));
+
+--
+-- Name: profiles select_own; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_own ON app_public.profiles FOR SELECT TO cafe_customer USING ((customer_id = app_public.current_user_id()));
+
+--
+-- Name: baristas select_own_orders; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_own_orders ON app_public.baristas FOR SELECT TO cafe_customer USING ((EXISTS ( SELECT 1
+   FROM app_public.orders o
+  WHERE ((o.barista_id = baristas.id) AND (o.customer_id = app_public.current_user_id())))));
+
+--
+-- Name: baristas select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.baristas FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+
+--
+-- Name: customers select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.customers FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+
+--
+-- Name: notifications select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.notifications FOR SELECT TO cafe_barista, cafe_admin USING (true);
+
+--
+-- Name: order_events select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.order_events FOR SELECT TO cafe_barista, cafe_admin USING (true);
+
+--
+-- Name: order_items select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.order_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+
+--
+-- Name: order_status_transitions select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.order_status_transitions FOR SELECT TO cafe_barista, cafe_admin USING (true);
+
+--
+-- Name: orders select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.orders FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+
+--
+-- Name: profiles select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.profiles FOR SELECT TO cafe_barista, cafe_admin USING (true);
+
+--
+-- Name: stock_items select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.stock_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+
+--
+-- Name: stock_movements select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.stock_movements FOR SELECT TO cafe_barista, cafe_admin USING (true);
+
+--
+-- Name: stock_items; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.stock_items ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: stock_movements; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.stock_movements ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: suppliers; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.suppliers ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: SCHEMA app_hidden; Type: ACL; Schema: -; Owner: -
+--
+
+GRANT USAGE ON SCHEMA app_hidden TO cafe_anonymous;
+GRANT USAGE ON SCHEMA app_hidden TO cafe_customer;
+GRANT USAGE ON SCHEMA app_hidden TO cafe_barista;
+GRANT USAGE ON SCHEMA app_hidden TO cafe_admin;
+GRANT USAGE ON SCHEMA app_hidden TO cafe_system;
+
+--
+-- Name: SCHEMA app_private; Type: ACL; Schema: -; Owner: -
+--
+
+GRANT USAGE ON SCHEMA app_private TO cafe_system;
+
+--
+-- Name: SCHEMA app_public; Type: ACL; Schema: -; Owner: -
+--
+
+GRANT USAGE ON SCHEMA app_public TO cafe_anonymous;
+GRANT USAGE ON SCHEMA app_public TO cafe_customer;
+GRANT USAGE ON SCHEMA app_public TO cafe_barista;
+GRANT USAGE ON SCHEMA app_public TO cafe_admin;
+GRANT USAGE ON SCHEMA app_public TO cafe_system;
+
+--
+-- Name: FUNCTION add_staff_account(p_email text, p_name text, p_role text, p_password text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_admin;
+
+--
+-- Name: FUNCTION assert_can_follow_order(p_id uuid); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.assert_can_follow_order(p_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_order(p_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_order(p_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_order(p_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_order(p_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION assert_can_follow_queue(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.assert_can_follow_queue() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_admin;
+
+--
+-- Name: FUNCTION audit_log(p_first integer, p_offset integer); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) TO cafe_admin;
+
+--
+-- Name: FUNCTION authenticate(p_email text, p_password text, p_source text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.authenticate(p_email text, p_password text, p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.authenticate(p_email text, p_password text, p_source text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.authenticate(p_email text, p_password text, p_source text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.authenticate(p_email text, p_password text, p_source text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.authenticate(p_email text, p_password text, p_source text) TO cafe_admin;
+
+--
+-- Name: FUNCTION change_password(p_old text, p_new text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_admin;
+
+--
+-- Name: FUNCTION disable_account(p_email text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.disable_account(p_email text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_admin;
+
+--
+-- Name: FUNCTION list_staff(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.list_staff() FROM PUBLIC;
+
+--
+-- Name: FUNCTION logout(p_token text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.logout(p_token text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.logout(p_token text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.logout(p_token text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.logout(p_token text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.logout(p_token text) TO cafe_admin;
+
+--
+-- Name: FUNCTION note_registration_attempt(p_source text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_admin;
+
+--
+-- Name: FUNCTION recent_revoked_sign_ins(p_seconds integer); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.recent_revoked_sign_ins(p_seconds integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.recent_revoked_sign_ins(p_seconds integer) TO cafe_system;
+
+--
+-- Name: FUNCTION refresh_session(p_token text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.refresh_session(p_token text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.refresh_session(p_token text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.refresh_session(p_token text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.refresh_session(p_token text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.refresh_session(p_token text) TO cafe_admin;
+
+--
+-- Name: FUNCTION register(p_email text, p_password text, p_name text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_admin;
+
+--
+-- Name: FUNCTION require_admin(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.require_admin() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.require_admin() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.require_admin() TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.require_admin() TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.require_admin() TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.require_admin() TO cafe_system;
+
+--
+-- Name: FUNCTION require_signed_in(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.require_signed_in() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.require_signed_in() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.require_signed_in() TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.require_signed_in() TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.require_signed_in() TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.require_signed_in() TO cafe_system;
+
+--
+-- Name: FUNCTION require_staff(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.require_staff() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.require_staff() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.require_staff() TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.require_staff() TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.require_staff() TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.require_staff() TO cafe_system;
+
+--
+-- Name: FUNCTION sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_admin;
+
+--
+-- Name: FUNCTION announce_revoked_sign_in(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.announce_revoked_sign_in() FROM PUBLIC;
+
+--
+-- Name: FUNCTION assert_login_allowed(p_email text, p_source text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.assert_login_allowed(p_email text, p_source text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION audit_actor(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.audit_actor() FROM PUBLIC;
+
+--
+-- Name: FUNCTION audit_ddl(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.audit_ddl() FROM PUBLIC;
+
+--
+-- Name: FUNCTION available_stock(p_ingredient_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.available_stock(p_ingredient_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION cafe_time_zone(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.cafe_time_zone() FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_new_account(p_email text, p_name text, p_password text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.check_new_account(p_email text, p_name text, p_password text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_password_strength(p_password text, p_email text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.check_password_strength(p_password text, p_email text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_price(p_price numeric); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.check_price(p_price numeric) FROM PUBLIC;
+
+--
+-- Name: FUNCTION ddl_audit_installed(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.ddl_audit_installed() FROM PUBLIC;
+
+--
+-- Name: FUNCTION estimate_ready_time(p_items integer); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.estimate_ready_time(p_items integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION expire_pending_orders(p_limit integer); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.expire_pending_orders(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.expire_pending_orders(p_limit integer) TO cafe_system;
+
+--
+-- Name: FUNCTION hash_password(p_password text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.hash_password(p_password text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION install_ddl_audit(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.install_ddl_audit() FROM PUBLIC;
+
+--
+-- Name: FUNCTION is_source_blocked(p_source text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.is_source_blocked(p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.is_source_blocked(p_source text) TO cafe_system;
+
+--
+-- Name: FUNCTION is_unauthenticated_failure(p_code text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.is_unauthenticated_failure(p_code text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.is_unauthenticated_failure(p_code text) TO cafe_system;
+
+--
+-- Name: FUNCTION issue_refresh_token(p_account_id uuid, p_family_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.issue_refresh_token(p_account_id uuid, p_family_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION job_counts(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.job_counts() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.job_counts() TO cafe_system;
+
+--
+-- Name: FUNCTION local_iso(p_at timestamp with time zone, p_zone text, p_hour boolean); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.local_iso(p_at timestamp with time zone, p_zone text, p_hour boolean) FROM PUBLIC;
+
+--
+-- Name: FUNCTION log_delivery(p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text, p_dedupe_key text, p_body_sha256 text, p_event text, p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.log_delivery(p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text, p_dedupe_key text, p_body_sha256 text, p_event text, p_order_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.log_delivery(p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text, p_dedupe_key text, p_body_sha256 text, p_event text, p_order_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION mark_paid(p_order_id uuid, p_method text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.mark_paid(p_order_id uuid, p_method text) FROM PUBLIC;
+
+--
+-- Name: TABLE notifications; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.notifications TO cafe_customer;
+GRANT SELECT ON TABLE app_public.notifications TO cafe_barista;
+GRANT SELECT ON TABLE app_public.notifications TO cafe_admin;
+GRANT SELECT ON TABLE app_public.notifications TO cafe_anonymous;
+
+--
+-- Name: FUNCTION notify_customer(p_order_id uuid, p_kind text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text) TO cafe_system;
+
+--
+-- Name: FUNCTION parse_report_time(p_value text, p_zone text, p_name text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.parse_report_time(p_value text, p_zone text, p_name text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION process_payment_callback(p_source text, p_key text, p_body_sha256 text, p_event text, p_status text, p_order_ref text, p_customer_email text, p_amount numeric, p_items jsonb, p_currency text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.process_payment_callback(p_source text, p_key text, p_body_sha256 text, p_event text, p_status text, p_order_ref text, p_customer_email text, p_amount numeric, p_items jsonb, p_currency text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.process_payment_callback(p_source text, p_key text, p_body_sha256 text, p_event text, p_status text, p_order_ref text, p_customer_email text, p_amount numeric, p_items jsonb, p_currency text) TO cafe_system;
+
+--
+-- Name: FUNCTION purge_failed_deliveries(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.purge_failed_deliveries() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.purge_failed_deliveries() TO cafe_system;
+
+--
+-- Name: FUNCTION raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION recount_reserved_stock(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.recount_reserved_stock() FROM PUBLIC;
+
+--
+-- Name: FUNCTION release_stock(p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.release_stock(p_order_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION reserved_stock(p_ingredient_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.reserved_stock(p_ingredient_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION return_inventory(p_order_id uuid, p_reason text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.return_inventory(p_order_id uuid, p_reason text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION revoke_changed_account(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.revoke_changed_account() FROM PUBLIC;
+
+--
+-- Name: FUNCTION revoke_sign_ins(p_account uuid, p_sign_in uuid, p_reason text, p_keep uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.revoke_sign_ins(p_account uuid, p_sign_in uuid, p_reason text, p_keep uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION setting(k text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.setting(k text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION source_key(p_source text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.source_key(p_source text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION start_preparation(p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.start_preparation(p_order_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.start_preparation(p_order_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION take_inventory(p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.take_inventory(p_order_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.take_inventory(p_order_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION text_setting(k text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.text_setting(k text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.text_setting(k text) TO cafe_system;
+
+--
+-- Name: FUNCTION tg__timestamps(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__timestamps() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_audit(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_audit() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_coffees__notify_new(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_coffees__notify_new() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_order_items__notify(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_order_items__notify() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_order_items__reserve_stock(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_order_items__reserve_stock() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_orders__after_status(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_orders__after_status() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_orders__check_transition(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_orders__check_transition() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_orders__notify(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_orders__notify() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_orders__release_stock(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_orders__release_stock() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_settings__check(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_settings__check() FROM PUBLIC;
+
+--
+-- Name: FUNCTION walk_in_customer_id(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.walk_in_customer_id() FROM PUBLIC;
+
+--
+-- Name: FUNCTION worker_heartbeat(p_process text, p_worker_ids text[]); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.worker_heartbeat(p_process text, p_worker_ids text[]) FROM PUBLIC;
+
+--
+-- Name: FUNCTION cancel_order(p_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.cancel_order(p_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_admin;
+
+--
+-- Name: TABLE coffees; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.coffees TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_customer;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_barista;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_admin;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_system;
+
+--
+-- Name: FUNCTION coffee_by_id(id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffee_by_id(id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffee_by_id(id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffee_by_id(id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffee_by_id(id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffee_by_id(id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffee_list(category app_public.coffee_category); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffees_cost(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_cost(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_cost(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_cost(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_cost(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_cost(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: TABLE ingredients; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.ingredients TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.ingredients TO cafe_customer;
+GRANT SELECT ON TABLE app_public.ingredients TO cafe_barista;
+GRANT SELECT ON TABLE app_public.ingredients TO cafe_admin;
+GRANT SELECT ON TABLE app_public.ingredients TO cafe_system;
+
+--
+-- Name: FUNCTION coffees_ingredients(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffees_inventory(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffees_margin(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_margin(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_margin(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_margin(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_margin(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_margin(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: TABLE reviews; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.reviews TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.reviews TO cafe_customer;
+GRANT SELECT ON TABLE app_public.reviews TO cafe_barista;
+GRANT SELECT ON TABLE app_public.reviews TO cafe_admin;
+GRANT SELECT ON TABLE app_public.reviews TO cafe_system;
+
+--
+-- Name: FUNCTION coffees_reviews(c app_public.coffees, "limit" integer); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_reviews(c app_public.coffees, "limit" integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_reviews(c app_public.coffees, "limit" integer) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_reviews(c app_public.coffees, "limit" integer) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_reviews(c app_public.coffees, "limit" integer) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_reviews(c app_public.coffees, "limit" integer) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffees_sales_data(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_sales_data(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_sales_data(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_sales_data(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_sales_data(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_sales_data(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffees_seasonal_ingredients(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: TABLE suppliers; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.suppliers TO cafe_admin;
+GRANT SELECT ON TABLE app_public.suppliers TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.suppliers TO cafe_customer;
+GRANT SELECT ON TABLE app_public.suppliers TO cafe_barista;
+
+--
+-- Name: FUNCTION coffees_supplier(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_supplier(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_supplier(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_supplier(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_supplier(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_supplier(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: FUNCTION create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) TO cafe_admin;
+
+--
+-- Name: TABLE orders; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.orders TO cafe_customer;
+GRANT SELECT ON TABLE app_public.orders TO cafe_barista;
+GRANT SELECT ON TABLE app_public.orders TO cafe_admin;
+GRANT SELECT ON TABLE app_public.orders TO cafe_system;
+GRANT SELECT ON TABLE app_public.orders TO cafe_anonymous;
+
+--
+-- Name: FUNCTION create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION current_actor(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.current_actor() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.current_actor() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.current_actor() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.current_actor() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.current_actor() TO cafe_admin;
+GRANT ALL ON FUNCTION app_public.current_actor() TO cafe_system;
+
+--
+-- Name: TABLE customers; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.customers TO cafe_customer;
+GRANT SELECT ON TABLE app_public.customers TO cafe_barista;
+GRANT SELECT ON TABLE app_public.customers TO cafe_admin;
+GRANT SELECT ON TABLE app_public.customers TO cafe_system;
+GRANT SELECT ON TABLE app_public.customers TO cafe_anonymous;
+
+--
+-- Name: FUNCTION current_customer(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.current_customer() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.current_customer() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.current_customer() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.current_customer() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.current_customer() TO cafe_admin;
+
+--
+-- Name: FUNCTION current_user_id(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.current_user_id() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.current_user_id() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.current_user_id() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.current_user_id() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.current_user_id() TO cafe_admin;
+GRANT ALL ON FUNCTION app_public.current_user_id() TO cafe_system;
+
+--
+-- Name: FUNCTION customer_by_email(email text); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.customer_by_email(email text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.customer_by_email(email text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.customer_by_email(email text) TO cafe_admin;
+
+--
+-- Name: FUNCTION customers_recent_orders(c app_public.customers, "limit" integer); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer) TO cafe_admin;
+
+--
+-- Name: FUNCTION featured_coffee(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.featured_coffee() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_admin;
+
+--
+-- Name: FUNCTION is_admin(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.is_admin() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.is_admin() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.is_admin() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.is_admin() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.is_admin() TO cafe_admin;
+GRANT ALL ON FUNCTION app_public.is_admin() TO cafe_system;
+
+--
+-- Name: FUNCTION is_staff(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.is_staff() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.is_staff() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.is_staff() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.is_staff() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.is_staff() TO cafe_admin;
+GRANT ALL ON FUNCTION app_public.is_staff() TO cafe_system;
+
+--
+-- Name: TABLE stock_items; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_barista;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_admin;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_system;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_customer;
+
+--
+-- Name: FUNCTION low_stock_items(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.low_stock_items() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.low_stock_items() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.low_stock_items() TO cafe_admin;
+
+--
+-- Name: FUNCTION mark_order_paid(p_id uuid, p_method app_public.payment_method); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) TO cafe_admin;
+
+--
+-- Name: FUNCTION menu_items(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.menu_items() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_admin;
+
+--
+-- Name: TABLE refunds; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.refunds TO cafe_admin;
+GRANT SELECT ON TABLE app_public.refunds TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.refunds TO cafe_customer;
+GRANT SELECT ON TABLE app_public.refunds TO cafe_barista;
+
+--
+-- Name: FUNCTION open_refunds(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.open_refunds() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.open_refunds() TO cafe_admin;
+
+--
+-- Name: FUNCTION order_by_id(id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.order_by_id(id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION order_status_message(s app_public.order_status); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.order_status_message(s app_public.order_status) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.order_status_message(s app_public.order_status) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.order_status_message(s app_public.order_status) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.order_status_message(s app_public.order_status) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.order_status_message(s app_public.order_status) TO cafe_admin;
+GRANT ALL ON FUNCTION app_public.order_status_message(s app_public.order_status) TO cafe_system;
+
+--
+-- Name: FUNCTION orders_order(o app_public.orders); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.orders_order(o app_public.orders) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.orders_order(o app_public.orders) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.orders_order(o app_public.orders) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.orders_order(o app_public.orders) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.orders_order(o app_public.orders) TO cafe_admin;
+
+--
+-- Name: TABLE payment_alerts; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.payment_alerts TO cafe_admin;
+GRANT SELECT ON TABLE app_public.payment_alerts TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.payment_alerts TO cafe_customer;
+GRANT SELECT ON TABLE app_public.payment_alerts TO cafe_barista;
+
+--
+-- Name: FUNCTION payment_alert_list("limit" integer); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.payment_alert_list("limit" integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.payment_alert_list("limit" integer) TO cafe_admin;
+
+--
+-- Name: FUNCTION restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text) TO cafe_admin;
+
+--
+-- Name: FUNCTION search_coffees(query text, name text); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.search_coffees(query text, name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.search_coffees(query text, name text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.search_coffees(query text, name text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.search_coffees(query text, name text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.search_coffees(query text, name text) TO cafe_admin;
+
+--
+-- Name: FUNCTION search_customers(query text); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.search_customers(query text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.search_customers(query text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.search_customers(query text) TO cafe_admin;
+
+--
+-- Name: FUNCTION seasonal_drinks(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.seasonal_drinks() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_admin;
+
+--
+-- Name: FUNCTION set_coffee_available(p_id uuid, p_available boolean); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) TO cafe_admin;
+
+--
+-- Name: FUNCTION set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) TO cafe_admin;
+
+--
+-- Name: FUNCTION settle_refund(p_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.settle_refund(p_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.settle_refund(p_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION update_coffee_price(p_id uuid, p_new_price numeric); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.update_coffee_price(p_id uuid, p_new_price numeric) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.update_coffee_price(p_id uuid, p_new_price numeric) TO cafe_admin;
+
+--
+-- Name: FUNCTION update_customer_profile(p_patch jsonb); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.update_customer_profile(p_patch jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.update_customer_profile(p_patch jsonb) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.update_customer_profile(p_patch jsonb) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.update_customer_profile(p_patch jsonb) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.update_customer_profile(p_patch jsonb) TO cafe_admin;
+
+--
+-- Name: FUNCTION update_order_status(p_id uuid, p_status app_public.order_status); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_public.order_status) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_public.order_status) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_public.order_status) TO cafe_admin;
+
+--
+-- Name: FUNCTION user_by_id(id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.user_by_id(id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.user_by_id(id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.user_by_id(id uuid) TO cafe_admin;
+
+--
+-- Name: TABLE baristas; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.baristas TO cafe_customer;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_barista;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_admin;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_system;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_anonymous;
+
+--
+-- Name: TABLE coffee_price_changes; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.coffee_price_changes TO cafe_admin;
+GRANT SELECT ON TABLE app_public.coffee_price_changes TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.coffee_price_changes TO cafe_customer;
+GRANT SELECT ON TABLE app_public.coffee_price_changes TO cafe_barista;
+
+--
+-- Name: TABLE order_events; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.order_events TO cafe_customer;
+GRANT SELECT ON TABLE app_public.order_events TO cafe_barista;
+GRANT SELECT ON TABLE app_public.order_events TO cafe_admin;
+GRANT SELECT ON TABLE app_public.order_events TO cafe_anonymous;
+
+--
+-- Name: TABLE order_items; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.order_items TO cafe_customer;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_barista;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_admin;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_system;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_anonymous;
+
+--
+-- Name: TABLE order_status_transitions; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.order_status_transitions TO cafe_barista;
+GRANT SELECT ON TABLE app_public.order_status_transitions TO cafe_admin;
+GRANT SELECT ON TABLE app_public.order_status_transitions TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.order_status_transitions TO cafe_customer;
+
+--
+-- Name: TABLE profiles; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.profiles TO cafe_customer;
+GRANT SELECT ON TABLE app_public.profiles TO cafe_barista;
+GRANT SELECT ON TABLE app_public.profiles TO cafe_admin;
+GRANT SELECT ON TABLE app_public.profiles TO cafe_anonymous;
+
+--
+-- Name: TABLE recipe_lines; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.recipe_lines TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.recipe_lines TO cafe_customer;
+GRANT SELECT ON TABLE app_public.recipe_lines TO cafe_barista;
+GRANT SELECT ON TABLE app_public.recipe_lines TO cafe_admin;
+GRANT SELECT ON TABLE app_public.recipe_lines TO cafe_system;
+
+--
+-- Name: TABLE roasters; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.roasters TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.roasters TO cafe_customer;
+GRANT SELECT ON TABLE app_public.roasters TO cafe_barista;
+GRANT SELECT ON TABLE app_public.roasters TO cafe_admin;
+GRANT SELECT ON TABLE app_public.roasters TO cafe_system;
+
+--
+-- Name: TABLE stock_movements; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.stock_movements TO cafe_barista;
+GRANT SELECT ON TABLE app_public.stock_movements TO cafe_admin;
+GRANT SELECT ON TABLE app_public.stock_movements TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.stock_movements TO cafe_customer;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR FUNCTIONS; Type: DEFAULT ACL; Schema: -; Owner: -
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE cafe_owner REVOKE ALL ON FUNCTIONS  FROM PUBLIC;
+
+--
+-- PostgreSQL database dump complete
+--
