@@ -7,7 +7,7 @@
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
 import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/database.ts";
-import { liftOpenOrderCaps } from "../../test/support/testDatabase.ts";
+import { liftOpenOrderCaps } from "../../test/support/db.ts";
 
 export const DEV_ROLE_PASSWORD = loadConfig({ NODE_ENV: "development" }).DATABASE_ROLE_PASSWORD;
 
