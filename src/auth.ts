@@ -6,7 +6,7 @@ import { SafeError } from "postgraphile/grafast";
 // claim picks the Postgres role a request runs as; only the three sign-in
 // roles are accepted, whatever a token says. The `sid` claim names the
 // sign-in (refresh-token family) the token belongs to: a revoked sign-in's
-// tokens are refused (src/revocations.ts).
+// tokens are refused (src/db/revocations.ts).
 
 export type AccountRole = "customer" | "barista" | "admin";
 const ROLES: ReadonlySet<string> = new Set<AccountRole>(["customer", "barista", "admin"]);

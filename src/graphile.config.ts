@@ -31,7 +31,7 @@ declare global {
       config: Config;
       /** The caller's address (X-Forwarded-For only where TRUST_PROXY says so). */
       clientIp: string;
-      /** Waits until this process knows of the sign-ins revoked so far (src/revocations.ts). */
+      /** Waits until this process knows of the sign-ins revoked so far (src/db/revocations.ts). */
       revocationsCaughtUp?: () => Promise<void>;
     }
   }

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import client from "prom-client";
 import type pg from "pg";
-import { asSystem } from "./asSystem.ts";
+import { asSystem } from "./db/asSystem.ts";
 
 // Prometheus metrics (GET /metrics). Labels are bounded: operation names
 // outside the contract's documents count as "other", so a client cannot

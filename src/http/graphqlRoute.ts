@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
-import type { DatabaseHealth } from "../dbHealth.ts";
+import type { DatabaseHealth } from "../db/dbHealth.ts";
 import type { Viewer } from "../auth.ts";
 import { VIEWER } from "../graphile.config.ts";
 import { RateLimiter } from "./rateLimiter.ts";

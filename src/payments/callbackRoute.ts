@@ -5,8 +5,8 @@ import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
 import { PAYMENT_EVENT, parseDelivery } from "./schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
-import { asSystem as asSystemOn } from "../asSystem.ts";
-import type { DatabaseHealth } from "../dbHealth.ts";
+import { asSystem as asSystemOn } from "../db/asSystem.ts";
+import type { DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "../http/bearer.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->

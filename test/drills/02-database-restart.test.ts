@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { dropDatabase, startEmbeddedPostgres, type EmbeddedServer } from "../../src/database.ts";
+import { dropDatabase, startEmbeddedPostgres, type EmbeddedServer } from "../../src/db/database.ts";
 import { subscribe } from "../support/harness.ts";
 import {
   ChildService,

@@ -9,7 +9,7 @@ import pg from "pg";
 import { createClient, type Client as WsClient } from "graphql-ws";
 import WebSocket from "ws";
 import { loadConfig } from "../../src/config.ts";
-import { dropDatabase, prepareDatabase, resolveDatabaseUrls, type DatabaseUrls } from "../../src/database.ts";
+import { dropDatabase, prepareDatabase, resolveDatabaseUrls, type DatabaseUrls } from "../../src/db/database.ts";
 import { liftOpenOrderCaps } from "./testDatabase.ts";
 
 // Shared tools of the drills (test/drills/): own databases on the test

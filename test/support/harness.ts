@@ -4,7 +4,7 @@ import pg from "pg";
 import { createClient, type Client as WsClient } from "graphql-ws";
 import WebSocket from "ws";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { resolveDatabaseUrls, type DatabaseUrls } from "../../src/database.ts";
+import { resolveDatabaseUrls, type DatabaseUrls } from "../../src/db/database.ts";
 import { startService, type Service } from "../../src/main.ts";
 import { CONTRACT_DIR } from "./contract.ts";
 

@@ -1,7 +1,7 @@
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
-import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/database.ts";
+import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/db/database.ts";
 
 // The test database: on TEST_DATABASE_URL (a superuser URL; its database is
 // dropped and created anew) where set, else on an embedded PostgreSQL kept

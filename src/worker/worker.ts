@@ -2,10 +2,10 @@ import { EventEmitter } from "node:events";
 import os from "node:os";
 import pg from "pg";
 import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
-import type { Config } from "./config.ts";
-import type { DatabaseUrls } from "./database.ts";
-import { logger } from "./logger.ts";
-import { asSystem } from "./asSystem.ts";
+import type { Config } from "../config.ts";
+import type { DatabaseUrls } from "../db/database.ts";
+import { logger } from "../logger.ts";
+import { asSystem } from "../db/asSystem.ts";
 import { crontab, taskList } from "./tasks/index.ts";
 
 // graphile-worker in this process: jobs are rows in the same database, added

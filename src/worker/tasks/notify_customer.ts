@@ -1,5 +1,5 @@
 import type { Task } from "graphile-worker";
-import { logger } from "../logger.ts";
+import { logger } from "../../logger.ts";
 import { asSystem, orderIdOf } from "./asSystem.ts";
 
 /** Payload: { orderId, kind }. Records a notification once, then hands it to the sender. */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { logger } from "./logger.ts";
+import { logger } from "../logger.ts";
 
 /**
  * Whether the database answers, known without asking it on every request:
