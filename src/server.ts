@@ -1,6 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import express from "express";
-import proxyaddr from "proxy-addr";
 import pg from "pg";
 import { postgraphile } from "postgraphile";
 import { grafserv } from "postgraphile/grafserv/node";
@@ -17,6 +16,7 @@ import { registerPoolAndQueueMetrics } from "./metrics.ts";
 import { CALLBACK_PATH, paymentCallbackRouter } from "./payments/callbackRoute.ts";
 import { declaredLength, installLingeringClose, MAX_BODY_BYTES, noteRequest, refuseTooLarge } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
+import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeGraphQLRoute, makeRateLimiter } from "./http/graphqlRoute.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { installMetricsRoute } from "./http/metricsRoute.ts";
@@ -40,25 +40,6 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** TRUST_PROXY for proxy-addr: which hops' X-Forwarded-For to believe. */
-function trustProxyList(value: string): string[] | ((addr: string, i: number) => boolean) {
-  if (value === "false" || value === "") return [];
-  if (value === "true") return () => true;
-  if (/^\d+$/.test(value)) {
-    const hops = Number(value);
-    return (_addr, i) => i < hops;
-  }
-  return value.split(",").map((v) => v.trim());
-}
-
-/** TRUST_PROXY as Express understands it: false, true, a hop count, or addresses. */
-function trustProxySetting(value: string): boolean | number | string {
-  if (value === "false" || value === "") return false;
-  if (value === "true") return true;
-  if (/^\d+$/.test(value)) return Number(value);
-  return value;
-}
-
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
   const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 });
   pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection failed"));
@@ -68,14 +49,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
   const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(config.JWT_SECRET, authorization, revokedSignIns.has);
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) => viewerFrom(params?.authorization as string | undefined);
-  const trustList = trustProxyList(config.TRUST_PROXY);
-  const trust = typeof trustList === "function" ? trustList : proxyaddr.compile(trustList);
-  // Without trusted proxies the address is the socket's (what proxyaddr
-  // answers then), without parsing X-Forwarded-For on every request.
-  const clientAddress =
-    typeof trustList !== "function" && trustList.length === 0
-      ? (req: IncomingMessage) => req.socket.remoteAddress ?? ""
-      : (req: IncomingMessage) => proxyaddr(req as Parameters<typeof proxyaddr>[0], trust);
+  const { trust, clientAddress } = makeClientAddress(config.TRUST_PROXY);
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
   const preset = makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp });
   const pgl = postgraphile(preset);
@@ -84,7 +58,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", trustProxySetting(config.TRUST_PROXY));
+  app.set("trust proxy", trust);
   app.use(paymentCallbackRouter(config, pool, health));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

@@ -4,7 +4,7 @@ import pg from "pg";
 import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
 import type { Config } from "../config.ts";
 import type { DatabaseUrls } from "../db/database.ts";
-import { logger } from "../logger.ts";
+import { graphileLogFactory, logger } from "../logger.ts";
 import { asSystem } from "../db/asSystem.ts";
 import { crontab, taskList } from "./tasks/index.ts";
 
@@ -30,10 +30,7 @@ export interface WorkerHandle {
 const HEARTBEAT_MS = 5_000;
 const EXPIRY_SWEEP_MS = 1_000;
 
-const workerLogger = new Logger((scope) => (level, message, meta) => {
-  const log = level === "error" ? logger.error : level === "warning" ? logger.warn : level === "info" ? logger.info : logger.debug;
-  log.call(logger, { component: "graphile-worker", ...scope, ...meta }, message);
-});
+const workerLogger = new Logger(graphileLogFactory("graphile-worker"));
 
 export async function startWorker(config: Config, urls: DatabaseUrls): Promise<WorkerHandle> {
   const pool = new pg.Pool({ connectionString: urls.owner, max: config.WORKER_CONCURRENCY + 2 });
