@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
 import type { DatabaseHealth } from "../db/dbHealth.ts";
-import type { Viewer } from "../auth.ts";
+import type { Viewer } from "../../plugins/services.ts";
 import { VIEWER } from "../graphile.config.ts";
 import { RateLimiter } from "./rateLimiter.ts";
 import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefusal } from "./bodyLimit.ts";

@@ -6,7 +6,7 @@ import type { RateLimiter } from "./rateLimiter.ts";
 import { makeGraphQLWSConfig } from "postgraphile/grafserv";
 import type { GraphQLError } from "postgraphile/graphql";
 import type { Config } from "../config.ts";
-import type { Viewer } from "../auth.ts";
+import type { Viewer } from "../../plugins/services.ts";
 import { codedError } from "../errors.ts";
 import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCodes.ts";
 import { logger } from "../logger.ts";
