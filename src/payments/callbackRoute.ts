@@ -5,7 +5,7 @@ import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
 import { PAYMENT_EVENT, parseDelivery } from "./schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
-import { asSystem as asSystemOn } from "../db/asSystem.ts";
+import { asSystem } from "../db/asSystem.ts";
 import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "../http/bearer.ts";
 import { ERROR_STATUS } from "../../plugins/errorCodes.ts";
@@ -66,8 +66,6 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
   for (const outcome of CALLBACK_OUTCOMES) paymentCallbacks.inc({ outcome }, 0);
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
-  const asSystem = <T>(fn: (client: pg.ClientBase) => Promise<T>) => asSystemOn(pool, fn);
-
   // A blocked source's refusals write nothing: they are counted here, in
   // memory (per process; the number of sources kept is bounded), and in the
   // cafe_payment_callbacks_total{outcome="RATE_LIMITED"} metric, with one log
@@ -91,7 +89,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
   };
 
   const log = (source: string, code: ErrorCode, reason: string) =>
-    asSystem((c) => c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4)", [source, REFUSAL_STATUS[code], code, reason])).catch((err) =>
+    asSystem(pool, (c) => c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4)", [source, REFUSAL_STATUS[code], code, reason])).catch((err) =>
       logger.error({ err }, "could not log a payment delivery"),
     );
 
@@ -133,7 +131,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     // The block list is read only when about to refuse: a validly signed
     // request is never blocked, so it costs those nothing.
     const isBlocked = () =>
-      asSystem(async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b as boolean).catch((err) => {
+      asSystem(pool, async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b as boolean).catch((err) => {
         logger.error({ err: (err as Error).message }, "payment callback: database unavailable");
         health.markDown();
         throw err;
@@ -197,7 +195,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     const key = d.idempotencyKey ? `idem:${d.idempotencyKey}` : d.eventId ? `event:${d.eventId}` : `sha256:${bodyHash}`;
 
     try {
-      const outcome = await asSystem(async (c) => {
+      const outcome = await asSystem(pool, async (c) => {
         const { rows } = await c.query(
           "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
           // Whether this is a payment was decided once, in parseDelivery; the database reads it from p_event.
