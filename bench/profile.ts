@@ -215,7 +215,7 @@ async function main() {
       for (const [f, t] of [...x.fns].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`- ${(t / x.requests).toFixed(1)} ${f}`);
     }
   }
-  const { dropDatabase } = await import("../src/database.ts");
+  const { dropDatabase } = await import("../src/db/database.ts");
   await dropDatabase(db.urls.root, db.name).catch(() => {});
 }
 

@@ -215,7 +215,7 @@ async function main() {
     await Promise.allSettled(children.map((c) => c.stop()));
     if (root) await root.end().catch(() => {});
     if (!opts.keepDatabase) {
-      const { dropDatabase } = await import("../src/database.ts");
+      const { dropDatabase } = await import("../src/db/database.ts");
       await dropDatabase(db.urls.root, db.name).catch((e) => log(`could not drop ${db.name}: ${e.message}`));
     }
     await db.stopServer().catch(() => {});

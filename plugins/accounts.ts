@@ -1,8 +1,7 @@
 import { extendSchema } from "postgraphile/utils";
 import { withPgClientTransaction } from "postgraphile/@dataplan/pg";
 import { context, lambda, object, SafeError, type FieldArgs } from "postgraphile/grafast";
-import { signToken, type AccountRole } from "../src/auth.ts";
-import type { Config } from "../src/config.ts";
+import type { AccountRole, CafeServices } from "./services.ts";
 
 /**
  * Accounts: login, register, refreshToken, logout, changePassword, and the
@@ -10,7 +9,7 @@ import type { Config } from "../src/config.ts";
  * (bcrypt via pgcrypto), throttles sign-ins and registrations, stores
  * refresh tokens hashed and rotates them, decides who may manage staff and
  * which sign-ins are revoked (app_hidden.*); the server only signs the
- * short-lived access token.
+ * short-lived access token (`signSession`, from the preset's `schema.cafe`).
  */
 interface SessionRow {
   user_id: string | null;
@@ -19,15 +18,15 @@ interface SessionRow {
   sign_in_id: string | null;
 }
 
-function payload(config: Config, row: SessionRow | undefined, failure: string) {
-  if (!row?.user_id || !row.role || !row.sign_in_id) throw new SafeError(failure, { code: "UNAUTHENTICATED" });
-  const session = { userId: row.user_id, role: row.role, signInId: row.sign_in_id };
-  const { token, expiresAt } = signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS);
-  return { token, role: row.role, expiresAt: expiresAt.toISOString(), refreshToken: row.refresh_token };
-}
-
 export const AccountsPlugin = extendSchema((build) => {
   const executor = build.input.pgRegistry.pgExecutors.main!;
+  const services: CafeServices | undefined = build.options.cafe;
+  const payload = (row: SessionRow | undefined, failure: string) => {
+    if (!row?.user_id || !row.role || !row.sign_in_id) throw new SafeError(failure, { code: "UNAUTHENTICATED" });
+    if (!services) throw new Error("AccountsPlugin needs the preset's schema.cafe.signSession");
+    const { token, expiresAt } = services.signSession({ userId: row.user_id, role: row.role, signInId: row.sign_in_id });
+    return { token, role: row.role, expiresAt: expiresAt.toISOString(), refreshToken: row.refresh_token };
+  };
   /**
    * Calls one app_hidden function in a transaction as the caller; `then`
    * shapes its rows. `noteFirst` (called with the client's address) is a
@@ -41,39 +40,38 @@ export const AccountsPlugin = extendSchema((build) => {
     fieldArgs: FieldArgs,
     argNames: string[],
     sqlText: string,
-    then: (rows: any[], config: Config) => T,
+    then: (rows: any[]) => T,
     { noteFirst, revokes }: { noteFirst?: string; revokes?: boolean } = {},
   ) => {
     const $rows = withPgClientTransaction(
       executor,
       object({
         values: object(Object.fromEntries(argNames.map((n) => [n, fieldArgs.getRaw(n)]))),
-        config: context().get("config"),
         clientIp: context().get("clientIp"),
         caughtUp: context().get("revocationsCaughtUp"),
       }),
-      async (client, { values, config, clientIp, caughtUp }) => {
+      async (client, { values, clientIp, caughtUp }) => {
         const params = argNames.map((n) => (values as Record<string, unknown>)[n]);
         const source = clientIp ?? "unknown";
         if (!noteFirst) {
           const { rows } = await client.query({ text: sqlText, values: [...params, source] });
-          return { rows: [...rows], config: config as Config, error: null, caughtUp };
+          return { rows: [...rows], error: null, caughtUp };
         }
         await client.query({ text: noteFirst, values: [source] });
         await client.query({ text: "savepoint call" });
         try {
           const { rows } = await client.query({ text: sqlText, values: [...params, source] });
-          return { rows: [...rows], config: config as Config, error: null, caughtUp };
+          return { rows: [...rows], error: null, caughtUp };
         } catch (error) {
           await client.query({ text: "rollback to savepoint call" });
-          return { rows: [], config: config as Config, error, caughtUp };
+          return { rows: [], error, caughtUp };
         }
       },
     );
-    return lambda($rows, async ({ rows, config, error, caughtUp }) => {
+    return lambda($rows, async ({ rows, error, caughtUp }) => {
       if (revokes) await caughtUp?.();
       if (error) throw error;
-      return then(rows, config);
+      return then(rows);
     });
   };
 
@@ -105,48 +103,50 @@ export const AccountsPlugin = extendSchema((build) => {
         disableAccount(email: String!): Boolean!
       }
     `,
-    plans: {
+    objects: {
       Mutation: {
-        login(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["email", "password"], "select s.* from app_hidden.authenticate($1, $2, $3) s", (rows, config) =>
-            payload(config, rows[0], "Wrong e-mail or password."),
-          );
-        },
-        register(_: unknown, fieldArgs: FieldArgs) {
-          return call(
-            fieldArgs,
-            ["email", "password", "name"],
-            "select s.* from app_hidden.register($1, $2, $3) s where $4::text is not null",
-            (rows, config) => payload(config, rows[0], "Could not register."),
-            { noteFirst: "select app_hidden.note_registration_attempt($1)" },
-          );
-        },
-        refreshToken(_: unknown, fieldArgs: FieldArgs) {
-          return call(
-            fieldArgs,
-            ["token"],
-            "select s.* from app_hidden.refresh_session($1) s where $2::text is not null",
-            (rows, config) => payload(config, rows[0], "That refresh token is not valid; sign in again."),
-            { revokes: true },
-          );
-        },
-        logout(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["refreshToken"], "select app_hidden.logout($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true, {
-            revokes: true,
-          });
-        },
-        changePassword(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["oldPassword", "newPassword"], "select app_hidden.change_password($1, $2) as ok where $3::text is not null", (rows) => rows[0]?.ok === true, {
-            revokes: true,
-          });
-        },
-        addStaffAccount(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["email", "name", "role", "password"], "select app_hidden.add_staff_account($1, $2, $3, $4) as id where $5::text is not null", (rows) => rows[0]?.id as string);
-        },
-        disableAccount(_: unknown, fieldArgs: FieldArgs) {
-          return call(fieldArgs, ["email"], "select app_hidden.disable_account($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true, {
-            revokes: true,
-          });
+        plans: {
+          login(_: unknown, fieldArgs: FieldArgs) {
+            return call(fieldArgs, ["email", "password"], "select s.* from app_hidden.authenticate($1, $2, $3) s", (rows) =>
+              payload(rows[0], "Wrong e-mail or password."),
+            );
+          },
+          register(_: unknown, fieldArgs: FieldArgs) {
+            return call(
+              fieldArgs,
+              ["email", "password", "name"],
+              "select s.* from app_hidden.register($1, $2, $3) s where $4::text is not null",
+              (rows) => payload(rows[0], "Could not register."),
+              { noteFirst: "select app_hidden.note_registration_attempt($1)" },
+            );
+          },
+          refreshToken(_: unknown, fieldArgs: FieldArgs) {
+            return call(
+              fieldArgs,
+              ["token"],
+              "select s.* from app_hidden.refresh_session($1) s where $2::text is not null",
+              (rows) => payload(rows[0], "That refresh token is not valid; sign in again."),
+              { revokes: true },
+            );
+          },
+          logout(_: unknown, fieldArgs: FieldArgs) {
+            return call(fieldArgs, ["refreshToken"], "select app_hidden.logout($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true, {
+              revokes: true,
+            });
+          },
+          changePassword(_: unknown, fieldArgs: FieldArgs) {
+            return call(fieldArgs, ["oldPassword", "newPassword"], "select app_hidden.change_password($1, $2) as ok where $3::text is not null", (rows) => rows[0]?.ok === true, {
+              revokes: true,
+            });
+          },
+          addStaffAccount(_: unknown, fieldArgs: FieldArgs) {
+            return call(fieldArgs, ["email", "name", "role", "password"], "select app_hidden.add_staff_account($1, $2, $3, $4) as id where $5::text is not null", (rows) => rows[0]?.id as string);
+          },
+          disableAccount(_: unknown, fieldArgs: FieldArgs) {
+            return call(fieldArgs, ["email"], "select app_hidden.disable_account($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true, {
+              revokes: true,
+            });
+          },
         },
       },
     },

@@ -1,6 +1,57 @@
-import type { ErrorCode } from "../src/errors.ts";
 import { GraphQLError } from "postgraphile/graphql";
 import { SafeError } from "postgraphile/grafast";
+
+/**
+ * Every `extensions.code` a GraphQL client (HTTP or WebSocket) may meet, and
+ * the HTTP status with which this server answers it when the refusal is
+ * the whole answer (null: only ever an execution or validation error,
+ * whose status is grafserv's). The one
+ * list: src/errors.ts maps SQLSTATEs onto it, /metrics counts each code from
+ * 0, src/http/ answers its own refusals with these statuses.
+ */
+export const ERROR_STATUS = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: null,
+  BAD_USER_INPUT: 400,
+  NOT_FOUND: null,
+  INVALID_TRANSITION: null,
+  OUT_OF_STOCK: null,
+  NOT_AVAILABLE: null,
+  CONFLICT: null,
+  RATE_LIMITED: 429,
+  TOO_MANY_OPEN_ORDERS: null,
+  QUERY_TIMEOUT: null,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_SERVER_ERROR: null,
+  GRAPHQL_PARSE_FAILED: null,
+  GRAPHQL_VALIDATION_FAILED: null,
+  // the limits, checked before any SQL (plugins/queryCost.ts)
+  QUERY_TOO_COMPLEX: null,
+  QUERY_TOO_DEEP: null,
+  TOO_MANY_ALIASES: null,
+  TOO_MANY_TOKENS: null,
+  QUERY_TOO_LARGE: null,
+  INTROSPECTION_LIMIT: null,
+  // refusals of the HTTP layer (src/http/, and grafserv's own below)
+  PAYLOAD_TOO_LARGE: 413,
+  METHOD_NOT_ALLOWED: 405,
+  NOT_ACCEPTABLE: 406,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  // untrusted documents (plugins/trustedDocuments.ts)
+  TRUSTED_DOCUMENT_REQUIRED: 403,
+  PERSISTED_DOCUMENT_NOT_FOUND: 400,
+  // refusals of the WebSocket layer (src/http/websocket.ts)
+  TOO_MANY_SUBSCRIPTIONS: null,
+  TOO_MANY_CONNECTIONS: 429,
+  ORIGIN_NOT_ALLOWED: 403,
+} as const satisfies Record<string, number | null>;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+/** A GraphQL answer that is one refusal. */
+export function refusalBody(code: ErrorCode, message: string) {
+  return { errors: [{ message, extensions: { code } }] };
+}
 
 /**
  * Every refusal carries `extensions.code`, also those grafserv answers
@@ -9,12 +60,9 @@ import { SafeError } from "postgraphile/grafast";
  * this only parses answers that are errors alone (`{"errors":...}` with no
  * data, or an HTTP status of 400 or more), so the happy path pays nothing.
  */
-const STATUS_CODES: Record<number, ErrorCode> = {
-  405: "METHOD_NOT_ALLOWED",
-  406: "NOT_ACCEPTABLE",
-  413: "PAYLOAD_TOO_LARGE",
-  415: "UNSUPPORTED_MEDIA_TYPE",
-};
+const STATUS_CODES: Record<number, ErrorCode> = Object.fromEntries(
+  (["METHOD_NOT_ALLOWED", "NOT_ACCEPTABLE", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const).map((code) => [ERROR_STATUS[code], code]),
+);
 
 interface ErrorLike {
   message?: string;

@@ -1,5 +1,5 @@
 import { getOperationAST, type DocumentNode } from "postgraphile/graphql";
-import { requestScope } from "../src/http/requestScope.ts";
+import { servicesOf } from "./services.ts";
 
 /** The name of a document's only operation (none when it has several), found once per parsed document. */
 const onlyNames = new WeakMap<DocumentNode, string | undefined>();
@@ -12,8 +12,8 @@ function onlyOperationName(document: DocumentNode): string | undefined {
 
 /**
  * Names the GraphQL operation a request runs (the one asked for, else the
- * document's only one) in the request's scope, for its access log line
- * (src/http/accessLog.ts).
+ * document's only one) in the request's scope (the preset's
+ * `schema.cafe.requestScope`), for its access log line.
  */
 export const OperationNamePlugin: GraphileConfig.Plugin = {
   name: "OperationNamePlugin",
@@ -21,7 +21,7 @@ export const OperationNamePlugin: GraphileConfig.Plugin = {
   grafast: {
     middleware: {
       prepareArgs(next, event) {
-        const scope = requestScope.getStore();
+        const scope = servicesOf((event.args as { resolvedPreset?: GraphileConfig.ResolvedPreset }).resolvedPreset)?.requestScope();
         if (scope) {
           const { operationName, document } = event.args;
           scope.operationName = operationName ?? onlyOperationName(document);

@@ -1,8 +1,8 @@
 import { extendSchema } from "postgraphile/utils";
 import { listOfCodec, type PgCodec, type PgSelectStep } from "postgraphile/@dataplan/pg";
-import { lambda, type Step } from "postgraphile/grafast";
+import { lambda } from "postgraphile/grafast";
 import { sql } from "postgraphile/pg-sql2";
-import { pageArgument, type PageSize } from "./pageSize.ts";
+import { pageArgument, pageSizeOf, type PageSize } from "./pageSize.ts";
 
 /**
  * `orders(status: [OrderStatus!]): [Order!]!`: the contract wants a list of
@@ -23,27 +23,30 @@ export const OrdersFieldPlugin = extendSchema((build) => {
         orders(status: [OrderStatus!], "At most 500." first: Int, offset: Int): [Order!]!
       }
     `,
-    plans: {
+    objects: {
       Query: {
-        orders(_: unknown, { $status, $first, $offset }: { $status: Step; $first: Step; $offset: Step }) {
-          const $orders = orders.find() as PgSelectStep;
-          const statuses = $orders.placeholder($status, listOfCodec(statusCodec as PgCodec<string, undefined, any, any, undefined, any, any>));
-          // One condition an index can serve whatever $1 is: with the
-          // statuses known (a custom plan) PostgreSQL folds the coalesce and
-          // uses the queue index (migration 000011); a generic plan (after
-          // five runs of the prepared statement) can still use
-          // orders_status_idx, where `$1 is null or status = any($1)` left it
-          // only a sequential scan (158 ms at 1,000,000 orders). No status:
-          // every status.
-          $orders.where(
-            sql`${$orders.alias}.status = any(coalesce(${statuses}, enum_range(null::${statusCodec.sqlType})))`,
-          );
-          $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
-          $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
-          // Paging for long histories, capped.
-          $orders.setFirst(lambda($first, (n: unknown) => Math.min(pageArgument("first", n) ?? ORDERS_PAGE_SIZE.default, ORDERS_PAGE_SIZE.max)));
-          $orders.setOffset(lambda($offset, (n: unknown) => pageArgument("offset", n) ?? 0));
-          return $orders;
+        plans: {
+          orders(_, { $status, $first, $offset }, info) {
+            const $orders = orders.find() as PgSelectStep;
+            const statuses = $orders.placeholder($status, listOfCodec(statusCodec as PgCodec<string, undefined, any, any, undefined, any, any>));
+            // One condition an index can serve whatever $1 is: with the
+            // statuses known (a custom plan) PostgreSQL folds the coalesce and
+            // uses the queue index (migration 000011); a generic plan (after
+            // five runs of the prepared statement) can still use
+            // orders_status_idx, where `$1 is null or status = any($1)` left it
+            // only a sequential scan (158 ms at 1,000,000 orders). No status:
+            // every status.
+            $orders.where(
+              sql`${$orders.alias}.status = any(coalesce(${statuses}, enum_range(null::${statusCodec.sqlType})))`,
+            );
+            $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
+            $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
+            // Paging for long histories, capped.
+            const pageSize = pageSizeOf(info);
+          $orders.setFirst(lambda($first, (n: unknown) => Math.min(pageArgument("first", n) ?? pageSize.default, pageSize.max)));
+            $orders.setOffset(lambda($offset, (n: unknown) => pageArgument("offset", n) ?? 0));
+            return $orders;
+          },
         },
       },
     },

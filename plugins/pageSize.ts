@@ -20,6 +20,13 @@ export interface PageSize {
   max: number;
 }
 
+/** The page size this plugin gave a field (a hand-written one reads it in its plan: one source for what runs and what is priced). */
+export function pageSizeOf(info: { field: { name: string; extensions?: unknown } }): PageSize {
+  const pageSize = (info.field.extensions as { pageSize?: PageSize } | undefined)?.pageSize;
+  if (!pageSize) throw new Error(`${info.field.name} has no page size: name it in makePageSizePlugin's hand-written fields`);
+  return pageSize;
+}
+
 /** A paging argument as given: null/undefined (absent), or a non-negative integer. */
 export function pageArgument(name: string, value: unknown): number | null {
   if (value == null) return null;

@@ -19,10 +19,8 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from "postgraphile/graphql";
-import type { Viewer } from "../src/auth.ts";
 import type { PageSize } from "./pageSize.ts";
-import { logger } from "../src/logger.ts";
-import { observeOperation, operationLabel } from "../src/metrics.ts";
+import { isStaff, servicesOf, type AccountRole } from "./services.ts";
 
 function operationType(document: DocumentNode, operationName: string | null | undefined): string {
   const op = document.definitions.find(
@@ -325,14 +323,13 @@ export function makeCostCache(price: Price): Price {
 }
 
 export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
-  const ceilingFor = (viewer: Viewer | null | undefined) =>
-    viewer && (viewer.role === "barista" || viewer.role === "admin") ? limits.maxCostStaff : limits.maxCost;
+  const ceilingFor = (viewer: { role: AccountRole } | null | undefined) => (isStaff(viewer) ? limits.maxCostStaff : limits.maxCost);
 
   const cachedCost = makeCostCache((schema, document, variables, operationName) => queryCost(schema, document, variables, operationName, limits.defaultListSize));
 
   /** Null when the request may run; else the refusal. */
   function check(args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown }) {
-    const viewer = (args.contextValue as { viewer?: Viewer | null } | undefined)?.viewer;
+    const viewer = (args.contextValue as { viewer?: { role: AccountRole } | null } | undefined)?.viewer;
     const maximum = ceilingFor(viewer);
     let cost: number;
     try {
@@ -377,15 +374,16 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
         execute(next, event) {
           const { cost, maximum, refusal } = check(event.args as any);
           const operationName = event.args.operationName;
+          const services = servicesOf(event.args.resolvedPreset);
           if (refusal) {
-            logger.info({ operationName, cost, maximumCost: maximum }, "query refused: too complex");
+            services?.logger.info({ operationName, cost, maximumCost: maximum }, "query refused: too complex");
             return refusal as any;
           }
-          logger.debug({ operationName, cost }, "query cost");
+          services?.logger.debug({ operationName, cost }, "query cost");
           const started = performance.now();
           const result = next();
           const addCost = (r: any) => {
-            observeOperation(operationLabel(operationName), operationType(event.args.document, operationName), (performance.now() - started) / 1000);
+            services?.observeOperation(operationName, operationType(event.args.document, operationName), (performance.now() - started) / 1000);
             return r && typeof r === "object" && !(Symbol.asyncIterator in r) ? { ...r, extensions: { ...r.extensions, cost: { requested: cost, maximum } } } : r;
           };
           return (result && typeof (result as any).then === "function" ? (result as Promise<unknown>).then(addCost) : addCost(result)) as any;

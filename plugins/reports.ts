@@ -1,7 +1,7 @@
 import { extendSchema } from "postgraphile/utils";
 import { withPgClient } from "postgraphile/@dataplan/pg";
-import { constant, context, lambda, object, type Step } from "postgraphile/grafast";
-import type { PageSize } from "./pageSize.ts";
+import { constant, lambda, object, type Step } from "postgraphile/grafast";
+import { pageSizeOf, type PageSize } from "./pageSize.ts";
 
 /** The most rows a sales report returns (31 days of HOUR buckets): a longer range is BAD_USER_INPUT. */
 export const SALES_REPORT_PAGE_SIZE: PageSize = { default: 744, max: 744 };
@@ -72,23 +72,24 @@ export const ReportsPlugin = extendSchema((build) => {
         auditLog(first: Int, offset: Int): [AuditEntry!]!
       }
     `,
-    plans: {
+    objects: {
       Query: {
-        salesReport(_: unknown, { $from, $to, $groupBy }: Record<string, Step>) {
-          return rowsOf(
-            "select * from app_hidden.sales_report($1, $2, $3, $4)",
-            object({ from: $from!, to: $to!, groupBy: $groupBy!, maxRows: constant(SALES_REPORT_PAGE_SIZE.max) }),
-          );
-        },
-        auditLog(_: unknown, { $first, $offset }: Record<string, Step>) {
-          // Without `first`, the page the cost plugin priced: DEFAULT_LIST_SIZE rows.
-          const $page = lambda([$first!, context().get("config")], ([first, config]) =>
-            Math.min((first as number | null) ?? (config as { DEFAULT_LIST_SIZE: number }).DEFAULT_LIST_SIZE, AUDIT_LOG_MAX_PAGE),
-          );
-          return rowsOf(
-            "select to_json(at) #>> '{}' as at, actor, action, entity, before, after from app_hidden.audit_log($1, $2)",
-            object({ first: $page, offset: $offset! }),
-          );
+        plans: {
+          salesReport(_, { $from, $to, $groupBy }, info) {
+            return rowsOf(
+              "select * from app_hidden.sales_report($1, $2, $3, $4)",
+              object({ from: $from!, to: $to!, groupBy: $groupBy!, maxRows: constant(pageSizeOf(info).max) }),
+            );
+          },
+          auditLog(_, { $first, $offset }, info) {
+            // Without `first`, the page the cost plugin priced: DEFAULT_LIST_SIZE rows.
+            const pageSize = pageSizeOf(info);
+            const $page = lambda($first!, (first) => Math.min((first as number | null) ?? pageSize.default, pageSize.max));
+            return rowsOf(
+              "select to_json(at) #>> '{}' as at, actor, action, entity, before, after from app_hidden.audit_log($1, $2)",
+              object({ first: $page, offset: $offset! }),
+            );
+          },
         },
       },
     },

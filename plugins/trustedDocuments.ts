@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { SafeError } from "postgraphile/grafast";
 import { BREAK, parse, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
+import { ERROR_STATUS } from "./errorCodes.ts";
 
 /**
  * Trusted documents (contract/trusted-documents.json, made by `npm run
@@ -72,8 +73,6 @@ export interface TrustedDocumentsOptions {
 type ParseAndValidateResult = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
 type ParseAndValidate = (query: string) => ParseAndValidateResult;
 
-const STATUS = { PERSISTED_DOCUMENT_NOT_FOUND: 400, TRUSTED_DOCUMENT_REQUIRED: 403, BAD_USER_INPUT: 400 } as const;
-
 export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): GraphileConfig.Plugin {
   const { adHocQueries: policy, callerIsStaff, onRefusal } = options;
   // A Map, not the object: an id such as "__proto__" must find nothing.
@@ -86,9 +85,9 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
   }
   const trustedTexts = new Set(byId.values());
 
-  function refuse(event: ProcessGraphQLRequestBodyEvent, code: keyof typeof STATUS, message: string): never {
+  function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
     onRefusal?.(code, event.request ? "http" : "ws");
-    throw new SafeError(message, { code, statusCode: STATUS[code] });
+    throw new SafeError(message, { code, statusCode: ERROR_STATUS[code] });
   }
 
   return {

@@ -14,7 +14,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 
-import { ROOT_DIR } from "../src/database.ts";
+import { ROOT_DIR } from "../src/db/database.ts";
 
 export const SCHEMA_FILE = path.join(ROOT_DIR, "data", "schema.sql");
 export const REGENERATE = "npm run migrate -- reset --shadow (or: npm run schema:dump -- <database url>)";

@@ -8,7 +8,7 @@ import "../src/envDefaults.ts";
 import pg from "pg";
 import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
 import { makePreset } from "../src/graphile.config.ts";
-import { resolveDatabaseUrls, prepareDatabase, startEmbeddedPostgres } from "../src/database.ts";
+import { resolveDatabaseUrls, prepareDatabase, startEmbeddedPostgres } from "../src/db/database.ts";
 
 async function main() {
   applyEnvFile();

@@ -10,7 +10,7 @@ import { grafserv } from "postgraphile/grafserv/node";
 import { execute, hookArgs } from "postgraphile/grafast";
 import { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, parse, typeFromAST, type GraphQLInputType, type OperationDefinitionNode } from "postgraphile/graphql";
 import { loadConfig } from "../src/config.ts";
-import { resolveDatabaseUrls } from "../src/database.ts";
+import { resolveDatabaseUrls } from "../src/db/database.ts";
 import { makePreset } from "../src/graphile.config.ts";
 import { queryCost } from "../plugins/queryCost.ts";
 import { trustedDocuments } from "./documents.ts";

@@ -1,30 +1,16 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { SafeError } from "postgraphile/grafast";
+import { ACCOUNT_ROLES, type AccountRole, type Session, type Viewer } from "../plugins/services.ts";
 
 // Bearer tokens for /graphql: HS256 JWTs signed with JWT_SECRET. The role
 // claim picks the Postgres role a request runs as; only the three sign-in
 // roles are accepted, whatever a token says. The `sid` claim names the
 // sign-in (refresh-token family) the token belongs to: a revoked sign-in's
-// tokens are refused (src/revocations.ts).
+// tokens are refused (src/db/revocations.ts).
 
-export type AccountRole = "customer" | "barista" | "admin";
-const ROLES: ReadonlySet<string> = new Set<AccountRole>(["customer", "barista", "admin"]);
+const ROLES: ReadonlySet<string> = new Set<AccountRole>(ACCOUNT_ROLES);
 const AUDIENCE = "cafe-api";
-
-export interface Viewer {
-  role: AccountRole;
-  userId: string;
-  /** The sign-in (refresh-token family) the token was issued for. */
-  signInId: string;
-  /** Expiry, seconds since the epoch. */
-  exp: number;
-}
-
-/** Baristas and admins: the staff, who get higher query limits and, under AD_HOC_QUERIES=staff, ad-hoc documents. */
-export function isStaff(viewer: Viewer | null | undefined): boolean {
-  return viewer?.role === "barista" || viewer?.role === "admin";
-}
 
 /** A refused token: a SafeError, so its message and code reach the client. */
 export class AuthError extends SafeError {
@@ -41,12 +27,6 @@ function keyFor(secret: string): KeyObject {
   let key = keys.get(secret);
   if (!key) keys.set(secret, (key = createSecretKey(Buffer.from(secret, "utf8"))));
   return key;
-}
-
-export interface Session {
-  userId: string;
-  role: AccountRole;
-  signInId: string;
 }
 
 export function signToken(secret: string, { userId, role, signInId }: Session, lifetimeSeconds: number): { token: string; expiresAt: Date } {

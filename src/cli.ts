@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
 import pg from "pg";
 import { ConfigError, loadConfig } from "./config.ts";
-import { resolveDatabaseUrls } from "./database.ts";
+import { resolveDatabaseUrls } from "./db/database.ts";
 
 // `npm run cafe -- <command>`: the operator's command line, against the
 // database in DATABASE_URL (as its owner: SQL's current_actor() is 'dba').

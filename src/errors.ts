@@ -5,45 +5,9 @@ import { isSafeError } from "postgraphile/grafast";
 import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
 import { currentRequestId } from "./http/requestScope.ts";
+import { isDatabaseUnavailable } from "./db/dbHealth.ts";
+import { ERROR_CODES, type ErrorCode } from "../plugins/errorCodes.ts";
 
-/** Every `extensions.code` a GraphQL client (HTTP or WebSocket) may meet; /metrics counts each from 0. */
-export const ERROR_CODES = [
-  "UNAUTHENTICATED",
-  "FORBIDDEN",
-  "BAD_USER_INPUT",
-  "NOT_FOUND",
-  "INVALID_TRANSITION",
-  "OUT_OF_STOCK",
-  "NOT_AVAILABLE",
-  "CONFLICT",
-  "RATE_LIMITED",
-  "TOO_MANY_OPEN_ORDERS",
-  "QUERY_TIMEOUT",
-  "SERVICE_UNAVAILABLE",
-  "INTERNAL_SERVER_ERROR",
-  "GRAPHQL_PARSE_FAILED",
-  "GRAPHQL_VALIDATION_FAILED",
-  // the limits, checked before any SQL (plugins/queryCost.ts)
-  "QUERY_TOO_COMPLEX",
-  "QUERY_TOO_DEEP",
-  "TOO_MANY_ALIASES",
-  "TOO_MANY_TOKENS",
-  "QUERY_TOO_LARGE",
-  "INTROSPECTION_LIMIT",
-  // refusals of the HTTP layer (src/server.ts, plugins/errorCodes.ts)
-  "PAYLOAD_TOO_LARGE",
-  "METHOD_NOT_ALLOWED",
-  "NOT_ACCEPTABLE",
-  "UNSUPPORTED_MEDIA_TYPE",
-  // untrusted documents (plugins/trustedDocuments.ts)
-  "TRUSTED_DOCUMENT_REQUIRED",
-  "PERSISTED_DOCUMENT_NOT_FOUND",
-  // refusals of the WebSocket layer (src/http/websocket.ts)
-  "TOO_MANY_SUBSCRIPTIONS",
-  "TOO_MANY_CONNECTIONS",
-  "ORIGIN_NOT_ALLOWED",
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
 for (const code of ERROR_CODES) graphqlErrors.inc({ code }, 0);
 
 /** A refusal with its code, for clients. */
@@ -77,8 +41,6 @@ export const SQLSTATE_CODES: Record<string, ErrorCode> = {
 
 /** Messages of @dataplan/pg's and grafast's SafeErrors about paging arguments. */
 const PAGING_REFUSAL = /cursor|'(first|last|offset)'/i;
-
-const DB_UNAVAILABLE = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03", "08006", "08001", "08003"]);
 
 interface PgLikeError {
   code?: string;
@@ -123,7 +85,7 @@ function mask(error: GraphQLError): GraphQLError {
       extensions: { code, ...(details ? { details } : null) },
     });
   }
-  if (original.code && DB_UNAVAILABLE.has(original.code)) {
+  if (isDatabaseUnavailable(original)) {
     return new GraphQLError("The database is unavailable; try again shortly.", {
       nodes: error.nodes,
       path: error.path,

@@ -14,28 +14,18 @@ import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
 import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/reports.ts";
 import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
-import { isStaff, pgSettingsFor, type Viewer } from "./auth.ts";
+import { pgSettingsFor, signToken } from "./auth.ts";
+import { isStaff, type CafeServices, type Viewer } from "../plugins/services.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
 import { makeQueryCostPlugin } from "../plugins/queryCost.ts";
 import { ErrorCodesPlugin } from "../plugins/errorCodes.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/trustedDocuments.ts";
-import { graphqlErrors } from "./metrics.ts";
+import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
+import { logger } from "./logger.ts";
+import { requestScope } from "./http/requestScope.ts";
 import { OperationNamePlugin } from "../plugins/operationName.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
-
-declare global {
-  namespace Grafast {
-    interface Context {
-      viewer: Viewer | null;
-      config: Config;
-      /** The caller's address (X-Forwarded-For only where TRUST_PROXY says so). */
-      clientIp: string;
-      /** Waits until this process knows of the sign-ins revoked so far (src/revocations.ts). */
-      revocationsCaughtUp?: () => Promise<void>;
-    }
-  }
-}
 
 /** Where a request's verified viewer is kept (set before grafserv sees it). */
 export const VIEWER = Symbol("viewer");
@@ -55,6 +45,16 @@ export interface PresetOptions {
 
 /** contract/trusted-documents.json (`npm run documents`): id -> document text. */
 const TRUSTED_DOCUMENTS: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../contract/trusted-documents.json"), "utf8"));
+
+/** What the plugins need from this server (plugins/services.ts): they import nothing from src/. */
+function servicesFor(config: Config): CafeServices {
+  return {
+    signSession: (session) => signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS),
+    logger,
+    observeOperation: (name, type, seconds) => observeOperation(operationLabel(name), type, seconds),
+    requestScope: () => requestScope.getStore(),
+  };
+}
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
 export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, revocationsCaughtUp }: PresetOptions): GraphileConfig.Preset {
@@ -110,6 +110,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
     pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true, ...(pgSubscriber ? { pgSubscriber } : null) })],
     schema: {
+      cafe: servicesFor(config),
       // Writes are the explicit mutations; generated connections are read-only.
       defaultBehavior: "-node -insert -update -delete",
       pgForbidSetofFunctionsToReturnNull: true,
@@ -132,7 +133,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
         const clientIp = req ? clientAddress(req) : (requestContext.ws?.request ? clientAddress(requestContext.ws.request) : "unknown");
-        return { viewer, config, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer) };
+        return { viewer, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer) };
       },
     },
   };

@@ -42,3 +42,15 @@ process.once("exit", () => accessDestination.flushSync());
 export const accessLogger = pino({ level: "info", base }, accessDestination);
 
 export type Logger = typeof logger;
+
+/**
+ * A @graphile/logger log function factory (graphile-worker's and
+ * graphile-migrate's `new Logger(...)`) writing to `logger`, each line
+ * tagged with the component.
+ */
+export function graphileLogFactory(component: string) {
+  return (scope: object) => (level: string, message: string, meta?: object) => {
+    const log = level === "error" ? logger.error : level === "warning" ? logger.warn : level === "info" ? logger.info : logger.debug;
+    log.call(logger, { component, ...scope, ...meta }, message);
+  };
+}

@@ -1,10 +1,10 @@
 import "./envDefaults.ts";
 import { realpathSync } from "node:fs";
 import { applyEnvFile, ConfigError, loadConfig, type Config } from "./config.ts";
-import { prepareDatabase, resetDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./database.ts";
+import { prepareDatabase, resetDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./db/database.ts";
 import { logger } from "./logger.ts";
 import { startApi, type ApiServer } from "./server.ts";
-import { startWorker, type WorkerHandle } from "./worker.ts";
+import { startWorker, type WorkerHandle } from "./worker/worker.ts";
 
 // `npm start`: prepare the database, then serve the API and run the worker in
 // this process. `--api` or `--worker` runs one of them (to scale out);

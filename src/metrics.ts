@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import client from "prom-client";
 import type pg from "pg";
-import { asSystem } from "./asSystem.ts";
+import { asSystem } from "./db/asSystem.ts";
 
 // Prometheus metrics (GET /metrics). Labels are bounded: operation names
 // outside the contract's documents count as "other", so a client cannot
@@ -91,8 +91,8 @@ export function observeOperation(operation: string, type: string, seconds: numbe
   observe(seconds);
 }
 
-// Their label values start at 0 where they are defined: src/errors.ts
-// (ERROR_CODES), src/payments/callbackRoute.ts (CALLBACK_OUTCOMES).
+// Their label values start at 0 where they are counted: src/errors.ts
+// (ERROR_CODES of plugins/errorCodes.ts), src/payments/callbackRoute.ts (CALLBACK_OUTCOMES).
 export const graphqlErrors = new client.Counter({
   name: "cafe_graphql_errors_total",
   help: "GraphQL errors by extensions.code.",

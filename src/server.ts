@@ -1,25 +1,27 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import express from "express";
-import proxyaddr from "proxy-addr";
-import pg from "pg";
+import type pg from "pg";
 import { postgraphile } from "postgraphile";
 import { grafserv } from "postgraphile/grafserv/node";
 import type { Config } from "./config.ts";
-import type { DatabaseUrls } from "./database.ts";
+import type { DatabaseUrls } from "./db/database.ts";
 import { viewerFromAuthorization } from "./auth.ts";
 import { makePreset } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
-import { RevokedSignIns } from "./revocations.ts";
-import { PAYMENT_ALERT_TOPIC } from "./topics.ts";
-import { DatabaseHealth } from "./dbHealth.ts";
+import { RevokedSignIns } from "./db/revocations.ts";
+import { DatabaseHealth } from "./db/dbHealth.ts";
+import { openApiPool } from "./db/pool.ts";
 import { registerPoolAndQueueMetrics } from "./metrics.ts";
 import { CALLBACK_PATH, paymentCallbackRouter } from "./payments/callbackRoute.ts";
+import { installPaymentAlerts } from "./payments/alerts.ts";
 import { declaredLength, installLingeringClose, MAX_BODY_BYTES, noteRequest, refuseTooLarge } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
+import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeGraphQLRoute, makeRateLimiter } from "./http/graphqlRoute.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { installMetricsRoute } from "./http/metricsRoute.ts";
+import { installHealthRoutes } from "./http/healthRoutes.ts";
 import { installWebSocket } from "./http/websocket.ts";
 import { pathOf, trackRequest } from "./http/accessLog.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope, type RequestScope } from "./http/requestScope.ts";
@@ -40,64 +42,37 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** TRUST_PROXY for proxy-addr: which hops' X-Forwarded-For to believe. */
-function trustProxyList(value: string): string[] | ((addr: string, i: number) => boolean) {
-  if (value === "false" || value === "") return [];
-  if (value === "true") return () => true;
-  if (/^\d+$/.test(value)) {
-    const hops = Number(value);
-    return (_addr, i) => i < hops;
-  }
-  return value.split(",").map((v) => v.trim());
-}
-
-/** TRUST_PROXY as Express understands it: false, true, a hop count, or addresses. */
-function trustProxySetting(value: string): boolean | number | string {
-  if (value === "false" || value === "") return false;
-  if (value === "true") return true;
-  if (/^\d+$/.test(value)) return Number(value);
-  return value;
-}
-
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
-  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 });
-  pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection failed"));
+  // The database: the authenticator's pool and its health, LISTEN/NOTIFY,
+  // the sign-ins Postgres revoked (src/db/).
+  const pool = openApiPool(config, urls);
   const health = new DatabaseHealth(pool);
-
   const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
+
+  // Who calls: the address TRUST_PROXY lets us believe, the bearer token.
+  const { trust, clientAddress } = makeClientAddress(config.TRUST_PROXY);
   const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(config.JWT_SECRET, authorization, revokedSignIns.has);
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) => viewerFrom(params?.authorization as string | undefined);
-  const trustList = trustProxyList(config.TRUST_PROXY);
-  const trust = typeof trustList === "function" ? trustList : proxyaddr.compile(trustList);
-  // Without trusted proxies the address is the socket's (what proxyaddr
-  // answers then), without parsing X-Forwarded-For on every request.
-  const clientAddress =
-    typeof trustList !== "function" && trustList.length === 0
-      ? (req: IncomingMessage) => req.socket.remoteAddress ?? ""
-      : (req: IncomingMessage) => proxyaddr(req as Parameters<typeof proxyaddr>[0], trust);
+
+  // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
-  const preset = makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp });
-  const pgl = postgraphile(preset);
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
+  // Everything else: Express.
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", trustProxySetting(config.TRUST_PROXY));
+  app.set("trust proxy", trust);
   app.use(paymentCallbackRouter(config, pool, health));
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  app.get("/readyz", async (_req, res) => {
-    if (await health.probe()) res.json({ status: "ready", database: "up" });
-    else res.status(503).json({ status: "unavailable", database: "down" });
-  });
+  installHealthRoutes(app, health);
   installMetricsRoute(app, config);
   app.use((_req, res) => {
     res.status(404).json({ error: { code: "NOT_FOUND", message: "No such route." } });
   });
 
+  // The HTTP server: /graphql's checks, the other routes' headers and body limit.
   const securityHeaders = makeSecurityHeaders();
   const cors = makeCors(config);
   const limiter = makeRateLimiter(config);
@@ -132,6 +107,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     requestScope.run(scope, route, req, res, path);
   });
   installLingeringClose(server);
+  // WebSockets on /graphql: graphql-ws.
   const websockets = installWebSocket(server, {
     config,
     serv,
@@ -143,18 +119,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   });
 
   const unregisterMetrics = registerPoolAndQueueMetrics(pool, websockets.sockets, () => subscriber.listeningTopics.length);
-
-  // Payment alerts are rows for admins and warnings in the log.
-  const alerts = subscriber.subscribe(PAYMENT_ALERT_TOPIC);
-  void (async () => {
-    for await (const payload of alerts) {
-      try {
-        logger.warn({ alert: JSON.parse(payload) }, "payment alert");
-      } catch {
-        logger.warn({ alert: payload }, "payment alert");
-      }
-    }
-  })();
+  const stopPaymentAlerts = installPaymentAlerts(subscriber);
 
   // Slow clients may not hold connections for ever (slow-loris).
   server.headersTimeout = 15_000;
@@ -189,7 +154,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), 5_000).unref();
         });
-        await alerts.return?.();
+        await stopPaymentAlerts();
         await pgl.release();
         revokedSignIns.stop();
         subscriber.release();

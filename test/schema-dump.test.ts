@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { loadConfig } from "../src/config.ts";
-import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls } from "../src/database.ts";
+import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls } from "../src/db/database.ts";
 import { dumpSchema, findPgDump, REGENERATE, SCHEMA_FILE } from "../scripts/dump-schema.ts";
 
 // data/schema.sql is the committed pg_dump of the migrated schema (README

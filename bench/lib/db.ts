@@ -6,7 +6,7 @@
 // order_events for a million historical orders), then ANALYZE.
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
-import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/database.ts";
+import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/db/database.ts";
 import { liftOpenOrderCaps } from "../../test/support/db.ts";
 
 export const DEV_ROLE_PASSWORD = loadConfig({ NODE_ENV: "development" }).DATABASE_ROLE_PASSWORD;

@@ -19,7 +19,7 @@ import { postgraphile } from "postgraphile";
 import { loadConfig } from "../../src/config.ts";
 import { makePreset, VIEWER } from "../../src/graphile.config.ts";
 import { queryCost } from "../../plugins/queryCost.ts";
-import type { Viewer } from "../../src/auth.ts";
+import type { Viewer } from "../../plugins/services.ts";
 import { summarize } from "../lib/stats.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

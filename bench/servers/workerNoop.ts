@@ -1,5 +1,5 @@
 // S5's floor: graphile-worker (the same version, concurrency, poll interval
-// and pool size as the service's worker, src/worker.ts) running a task that
+// and pool size as the service's worker, src/worker/worker.ts) running a task that
 // does nothing. Jobs carrying {t} report when they ran over IPC (for the
 // enqueue -> done latency); the others report nothing.
 import pg from "pg";

@@ -1,6 +1,7 @@
 import type http from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCodes.ts";
 
 // Bodies over a route's limit are answered 413 with `Connection: close`,
 // and the client must be able to read that answer. Node closes such a
@@ -69,11 +70,17 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(payload);
 }
 
+/** A GraphQL refusal answered before grafserv, with its code's HTTP status (plugins/errorCodes.ts). */
+export function sendRefusal(res: ServerResponse, code: ErrorCode, message: string): void {
+  sendJson(res, ERROR_STATUS[code] ?? 400, refusalBody(code, message));
+}
+
 /** 413 in the route's error shape; the connection then closes (lingering). */
 export function refuseTooLarge(res: ServerResponse, limit: number, shape: "graphql" | "rest"): void {
   const message = `The request body may have at most ${limit} bytes.`;
   res.setHeader("connection", "close");
-  sendJson(res, 413, shape === "graphql" ? { errors: [{ message, extensions: { code: "PAYLOAD_TOO_LARGE" } }] } : { error: { code: "PAYLOAD_TOO_LARGE", message } });
+  if (shape === "graphql") sendRefusal(res, "PAYLOAD_TOO_LARGE", message);
+  else sendJson(res, ERROR_STATUS.PAYLOAD_TOO_LARGE, { error: { code: "PAYLOAD_TOO_LARGE", message } });
 }
 
 /**

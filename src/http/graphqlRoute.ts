@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
-import type { DatabaseHealth } from "../dbHealth.ts";
-import type { Viewer } from "../auth.ts";
+import type { DatabaseHealth } from "../db/dbHealth.ts";
+import type { Viewer } from "../../plugins/services.ts";
 import { VIEWER } from "../graphile.config.ts";
 import { RateLimiter } from "./rateLimiter.ts";
-import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendJson } from "./bodyLimit.ts";
+import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefusal } from "./bodyLimit.ts";
 
 // /graphql over HTTP, the hot path, before grafserv: security headers, CORS
 // (browsers only), the per-source rate limit, the body limit, the database's
@@ -42,7 +42,7 @@ export function makeGraphQLRoute({ config, health, limiter, clientAddress, viewe
     if (Number.isNaN(length) && req.headers["transfer-encoding"] !== undefined) closeAfter413(res);
     if (!health.up) {
       res.setHeader("retry-after", "2");
-      sendJson(res, 503, { errors: [{ message: "The database is unavailable; try again shortly.", extensions: { code: "SERVICE_UNAVAILABLE" } }] });
+      sendRefusal(res, "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
       return;
     }
     try {
@@ -50,7 +50,7 @@ export function makeGraphQLRoute({ config, health, limiter, clientAddress, viewe
     } catch (e) {
       const message = e instanceof Error && e.message ? e.message : "Your token is not valid.";
       res.setHeader("www-authenticate", 'Bearer realm="cafe-api"');
-      sendJson(res, 401, { errors: [{ message, extensions: { code: "UNAUTHENTICATED" } }] });
+      sendRefusal(res, "UNAUTHENTICATED", message);
       return;
     }
     next(req, res);
@@ -58,7 +58,7 @@ export function makeGraphQLRoute({ config, health, limiter, clientAddress, viewe
   const limited = (req: AuthedRequest, res: ServerResponse) => {
     if (!limiter || limiter.take(clientAddress(req))) return handle(req, res);
     res.setHeader("retry-after", "1");
-    sendJson(res, 429, { errors: [{ message: "Too many requests; slow down.", extensions: { code: "RATE_LIMITED" } }] });
+    sendRefusal(res, "RATE_LIMITED", "Too many requests; slow down.");
   };
   return (req: AuthedRequest, res: ServerResponse) => {
     for (const [name, value] of headers) res.setHeader(name, value);

@@ -6,8 +6,9 @@ import type { RateLimiter } from "./rateLimiter.ts";
 import { makeGraphQLWSConfig } from "postgraphile/grafserv";
 import type { GraphQLError } from "postgraphile/graphql";
 import type { Config } from "../config.ts";
-import type { Viewer } from "../auth.ts";
-import { codedError, type ErrorCode } from "../errors.ts";
+import type { Viewer } from "../../plugins/services.ts";
+import { codedError } from "../errors.ts";
+import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCodes.ts";
 import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";
@@ -100,10 +101,11 @@ function untilExpiry<T>(iterable: AsyncIterable<T>, expiresAtMs: number): AsyncI
 }
 
 /** Answers an upgrade request with an HTTP refusal instead of a socket. */
-function refuseUpgrade(req: IncomingMessage, socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+function refuseUpgrade(req: IncomingMessage, socket: Duplex, code: "ORIGIN_NOT_ALLOWED" | "TOO_MANY_CONNECTIONS" | "RATE_LIMITED", message: string, headers: Record<string, string> = {}): void {
+  const status = ERROR_STATUS[code];
   graphqlErrors.inc({ code });
   logger.info({ requestId: requestIdFrom(req.headers[REQUEST_ID_HEADER]), method: req.method, route: "/graphql", status, code }, "websocket refused");
-  const body = JSON.stringify({ errors: [{ message, extensions: { code } }] });
+  const body = JSON.stringify(refusalBody(code, message));
   const head = Object.entries({ connection: "close", "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...headers })
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join("");
@@ -216,13 +218,13 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
       return;
     }
     if (!options.originAllowed(req.headers.origin) && !sameOrigin(req)) {
-      refuseUpgrade(req, socket, 403, "ORIGIN_NOT_ALLOWED", "This origin may not open a WebSocket here.");
+      refuseUpgrade(req, socket, "ORIGIN_NOT_ALLOWED", "This origin may not open a WebSocket here.");
       return;
     }
     const source = clientAddress(req);
     const open = socketsBySource.get(source) ?? 0;
     if (open >= config.WS_MAX_SOCKETS_PER_SOURCE) {
-      refuseUpgrade(req, socket, 429, "TOO_MANY_CONNECTIONS", `At most ${config.WS_MAX_SOCKETS_PER_SOURCE} WebSockets per source; close one first.`, { "retry-after": "5" });
+      refuseUpgrade(req, socket, "TOO_MANY_CONNECTIONS", `At most ${config.WS_MAX_SOCKETS_PER_SOURCE} WebSockets per source; close one first.`, { "retry-after": "5" });
       return;
     }
     // Counted from now (the rate limiter answers asynchronously) until the
@@ -235,7 +237,7 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
     });
     const accept = () => wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
     if (!limiter) return accept();
-    limiter.consume(source).then(accept, () => refuseUpgrade(req, socket, 429, "RATE_LIMITED", "Too many requests; slow down.", { "retry-after": "1" }));
+    limiter.consume(source).then(accept, () => refuseUpgrade(req, socket, "RATE_LIMITED", "Too many requests; slow down.", { "retry-after": "1" }));
   });
 
   return {

@@ -5,9 +5,10 @@ import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
 import { PAYMENT_EVENT, parseDelivery } from "./schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
-import { asSystem as asSystemOn } from "../asSystem.ts";
-import type { DatabaseHealth } from "../dbHealth.ts";
+import { asSystem } from "../db/asSystem.ts";
+import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "../http/bearer.ts";
+import { ERROR_STATUS } from "../../plugins/errorCodes.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
 // size while reading (413) -> token and signature over the raw bytes (401)
@@ -18,25 +19,26 @@ import { bearerToken, sameSecret } from "../http/bearer.ts";
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
 
-const ERROR_CODES = [
-  "RATE_LIMITED",
-  "PAYLOAD_TOO_LARGE",
-  "UNAUTHORIZED",
-  "BAD_SIGNATURE",
-  "UNSUPPORTED_MEDIA_TYPE",
-  "INVALID_JSON",
-  "VALIDATION_FAILED",
-  "SERVICE_UNAVAILABLE",
-  "INTERNAL_ERROR",
-] as const;
-type ErrorCode = (typeof ERROR_CODES)[number];
+/** This route's refusals (the payment provider's contract, not GraphQL's) and their statuses; those shared with /graphql keep its status. */
+const REFUSAL_STATUS = {
+  RATE_LIMITED: ERROR_STATUS.RATE_LIMITED,
+  PAYLOAD_TOO_LARGE: ERROR_STATUS.PAYLOAD_TOO_LARGE,
+  UNAUTHORIZED: 401,
+  BAD_SIGNATURE: 401,
+  UNSUPPORTED_MEDIA_TYPE: ERROR_STATUS.UNSUPPORTED_MEDIA_TYPE,
+  INVALID_JSON: 400,
+  VALIDATION_FAILED: 400,
+  SERVICE_UNAVAILABLE: ERROR_STATUS.SERVICE_UNAVAILABLE,
+  INTERNAL_ERROR: 500,
+} as const;
+type ErrorCode = keyof typeof REFUSAL_STATUS;
 
 /** Every outcome a delivery may have (the metrics count each from 0): ours, then app_private.process_payment_callback's. */
 export const CALLBACK_OUTCOMES: readonly string[] = [
   "processed",
   "duplicate",
   "ignored",
-  ...ERROR_CODES,
+  ...Object.keys(REFUSAL_STATUS),
   "ORDER_NOT_FOUND",
   "AMOUNT_MISMATCH",
   "ITEMS_MISMATCH",
@@ -64,8 +66,6 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
   for (const outcome of CALLBACK_OUTCOMES) paymentCallbacks.inc({ outcome }, 0);
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
-  const asSystem = <T>(fn: (client: pg.ClientBase) => Promise<T>) => asSystemOn(pool, fn);
-
   // A blocked source's refusals write nothing: they are counted here, in
   // memory (per process; the number of sources kept is bounded), and in the
   // cafe_payment_callbacks_total{outcome="RATE_LIMITED"} metric, with one log
@@ -85,15 +85,15 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       logger.warn({ source, refusedWhileBlocked: entry.count }, "payment callback: blocked source still sending (not written to the delivery log)");
       entry.loggedAt = now;
     }
-    return fail(res, 429, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
+    return fail(res, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
   };
 
-  const log = (source: string, status: number, code: string, reason: string) =>
-    asSystem((c) => c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4)", [source, status, code, reason])).catch((err) =>
+  const log = (source: string, code: ErrorCode, reason: string) =>
+    asSystem(pool, (c) => c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4)", [source, REFUSAL_STATUS[code], code, reason])).catch((err) =>
       logger.error({ err }, "could not log a payment delivery"),
     );
 
-  function fail(res: Response, status: number, code: ErrorCode, message: string, details?: Array<{ path: string; message: string }>) {
+  function fail(res: Response, code: ErrorCode, message: string, details?: Array<{ path: string; message: string }>, status: number = REFUSAL_STATUS[code]) {
     paymentCallbacks.inc({ outcome: code });
     res.status(status).json({ error: { code, message, ...(details ? { details } : null) } });
   }
@@ -126,12 +126,12 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     if (!health.up) {
       // The provider retries; nothing was recorded.
       res.setHeader("retry-after", "5");
-      return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
+      return fail(res, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
     }
     // The block list is read only when about to refuse: a validly signed
     // request is never blocked, so it costs those nothing.
     const isBlocked = () =>
-      asSystem(async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b as boolean).catch((err) => {
+      asSystem(pool, async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b as boolean).catch((err) => {
         logger.error({ err: (err as Error).message }, "payment callback: database unavailable");
         health.markDown();
         throw err;
@@ -150,7 +150,7 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       // do not count towards a block, so each one is answered 413.
       if (await isBlocked().catch(() => false)) return refuseBlocked(res, source);
       res.setHeader("connection", "close");
-      return fail(res, 413, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_CALLBACK_BYTES} bytes.`);
+      return fail(res, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_CALLBACK_BYTES} bytes.`);
     }
 
     // Who is calling: the provider's token, then its signature over these bytes.
@@ -160,42 +160,42 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     if (!tokenOk || !signatureOk) {
       const code = tokenOk ? "BAD_SIGNATURE" : "UNAUTHORIZED";
       if (await isBlocked().catch(() => false)) return refuseBlocked(res, source);
-      await log(source, 401, code, tokenOk ? "signature does not match the body" : "missing or wrong bearer token");
+      await log(source, code, tokenOk ? "signature does not match the body" : "missing or wrong bearer token");
       res.setHeader("www-authenticate", 'Bearer realm="payment-callback"');
       return tokenOk
-        ? fail(res, 401, "BAD_SIGNATURE", "X-Signature must be sha256=<hex HMAC-SHA256 of the body>.")
-        : fail(res, 401, "UNAUTHORIZED", "A valid Authorization: Bearer <webhook token> is required.");
+        ? fail(res, "BAD_SIGNATURE", "X-Signature must be sha256=<hex HMAC-SHA256 of the body>.")
+        : fail(res, "UNAUTHORIZED", "A valid Authorization: Bearer <webhook token> is required.");
     }
 
     const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
     if (encoding !== "identity") {
-      await log(source, 415, "UNSUPPORTED_MEDIA_TYPE", `content encoding ${encoding}`);
-      return fail(res, 415, "UNSUPPORTED_MEDIA_TYPE", "Send the body uncompressed (no Content-Encoding).");
+      await log(source, "UNSUPPORTED_MEDIA_TYPE", `content encoding ${encoding}`);
+      return fail(res, "UNSUPPORTED_MEDIA_TYPE", "Send the body uncompressed (no Content-Encoding).");
     }
     const contentType = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
     if (contentType !== "application/json") {
-      await log(source, 415, "UNSUPPORTED_MEDIA_TYPE", `content type ${contentType || "(none)"}`);
-      return fail(res, 415, "UNSUPPORTED_MEDIA_TYPE", "Send Content-Type: application/json.");
+      await log(source, "UNSUPPORTED_MEDIA_TYPE", `content type ${contentType || "(none)"}`);
+      return fail(res, "UNSUPPORTED_MEDIA_TYPE", "Send Content-Type: application/json.");
     }
 
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString("utf8"));
     } catch {
-      await log(source, 400, "INVALID_JSON", "body is not JSON");
-      return fail(res, 400, "INVALID_JSON", "The body is not valid JSON.");
+      await log(source, "INVALID_JSON", "body is not JSON");
+      return fail(res, "INVALID_JSON", "The body is not valid JSON.");
     }
     const result = parseDelivery(parsed);
     if (!result.ok) {
-      await log(source, 400, "VALIDATION_FAILED", result.details.map((d) => `${d.path}: ${d.message}`).join("; "));
-      return fail(res, 400, "VALIDATION_FAILED", "The body has invalid fields.", result.details);
+      await log(source, "VALIDATION_FAILED", result.details.map((d) => `${d.path}: ${d.message}`).join("; "));
+      return fail(res, "VALIDATION_FAILED", "The body has invalid fields.", result.details);
     }
     const d = result.delivery;
     const bodyHash = sha256(body).toString("hex");
     const key = d.idempotencyKey ? `idem:${d.idempotencyKey}` : d.eventId ? `event:${d.eventId}` : `sha256:${bodyHash}`;
 
     try {
-      const outcome = await asSystem(async (c) => {
+      const outcome = await asSystem(pool, async (c) => {
         const { rows } = await c.query(
           "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
           // Whether this is a payment was decided once, in parseDelivery; the database reads it from p_event.
@@ -211,25 +211,24 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       }
       return res.status(200).json({ status: outcome.status, ...(outcome.order_id ? { orderId: outcome.order_id } : null) });
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === "ECONNREFUSED" || code === "57P01" || code === "08006" || code === "57P03" || /timeout|terminated/i.test((err as Error).message)) {
+      if (isDatabaseUnavailable(err)) {
         health.markDown();
-        return fail(res, 503, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
+        return fail(res, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
       }
       logger.error({ err }, "payment callback failed");
-      await log(source, 500, "INTERNAL_ERROR", "unexpected error");
-      return fail(res, 500, "INTERNAL_ERROR", "The payment could not be processed; retry later.");
+      await log(source, "INTERNAL_ERROR", "unexpected error");
+      return fail(res, "INTERNAL_ERROR", "The payment could not be processed; retry later.");
     }
   });
 
   router.all(CALLBACK_PATH, (_req: Request, res: Response) => {
     res.setHeader("allow", "POST");
-    fail(res, 405 as number, "VALIDATION_FAILED", "Use POST.");
+    fail(res, "VALIDATION_FAILED", "Use POST.", undefined, 405);
   });
 
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     logger.error({ err }, "payment callback route error");
-    fail(res, 500, "INTERNAL_ERROR", "Unexpected error.");
+    fail(res, "INTERNAL_ERROR", "Unexpected error.");
   });
   return router;
 }

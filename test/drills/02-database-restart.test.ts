@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { dropDatabase, startEmbeddedPostgres, type EmbeddedServer } from "../../src/database.ts";
+import { dropDatabase, startEmbeddedPostgres, type EmbeddedServer } from "../../src/db/database.ts";
 import { errorCode, gql, login, request, subscribe, wsClient } from "../support/client.ts";
 import { report } from "../support/figures.ts";
 import { createPendingOrders } from "../support/fixtures.ts";

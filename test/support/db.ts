@@ -1,7 +1,7 @@
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
-import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/database.ts";
+import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/db/database.ts";
 import { DEMO } from "./client.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -243,7 +243,7 @@ function textOf(arg: unknown): string | undefined {
 
 /** Transaction wrapping and role/claim settings: not "work". */
 const OVERHEAD = /^(begin|commit|start transaction)\b|^select\s+set_config\(/;
-/** The API's health ping (src/dbHealth.ts), every 2 s on the same pool: never caused by a request. */
+/** The API's health ping (src/db/dbHealth.ts), every 2 s on the same pool: never caused by a request. */
 const HEALTH_PING = /^select 1;?\s*$/;
 
 /**

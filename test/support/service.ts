@@ -6,7 +6,7 @@ import path from "node:path";
 import pg from "pg";
 import type { Client as WsClient } from "graphql-ws";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { resolveDatabaseUrls, type DatabaseUrls } from "../../src/database.ts";
+import { resolveDatabaseUrls, type DatabaseUrls } from "../../src/db/database.ts";
 import { startService, type Service } from "../../src/main.ts";
 import { registry } from "../../src/metrics.ts";
 import { gql, login, request, wsClient, type DemoUser, type GqlOptions, type GraphQLResponse } from "./client.ts";

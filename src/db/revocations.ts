@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { asSystem } from "./asSystem.ts";
-import { logger } from "./logger.ts";
-import type { ReconnectingPgSubscriber } from "./subscriber.ts";
+import { logger } from "../logger.ts";
+import type { ReconnectingPgSubscriber } from "../subscriber.ts";
 
 // Revoked sign-ins, on every API process. Postgres decides what is revoked
 // (app_private.revoke_sign_ins: logout, a reused refresh token, a password

@@ -5,15 +5,15 @@ import os from "node:os";
 import pg from "pg";
 import { Logger as MigrateLogger, migrate } from "graphile-migrate";
 import { runMigrations as runWorkerMigrations } from "graphile-worker";
-import { ConfigError, isDevelopmentDefault, productionDefaultError, type Config } from "./config.ts";
-import { logger } from "./logger.ts";
+import { ConfigError, isDevelopmentDefault, productionDefaultError, type Config } from "../config.ts";
+import { graphileLogFactory, logger } from "../logger.ts";
 
 // Getting a database ready: an embedded PostgreSQL where none is configured,
 // the roles, the database itself, the committed migrations, the worker's
 // schema and the demo data. Every step is idempotent, so `npm start` runs
 // them all on every start.
 
-export const ROOT_DIR = path.resolve(import.meta.dirname, "..");
+export const ROOT_DIR = path.resolve(import.meta.dirname, "../..");
 export const MIGRATIONS_DIR = path.join(ROOT_DIR, "migrations");
 export const DEMO_DATA_FILE = path.join(ROOT_DIR, "data", "demo.sql");
 const COMMITTED_DIR = path.join(MIGRATIONS_DIR, "committed");
@@ -369,10 +369,7 @@ async function installDdlAudit(urls: DatabaseUrls, owner: pg.Client): Promise<vo
   if (!rows[0].installed) logger.warn(`DDL changes (policies, grants, functions) are not audited: a superuser must run \`${INSTALL_DDL_AUDIT}\` once`);
 }
 
-const migrateLogger = new MigrateLogger((scope) => (level, message) => {
-  const log = level === "error" ? logger.error : level === "warning" ? logger.warn : level === "info" ? logger.info : logger.debug;
-  log.call(logger, { component: "graphile-migrate", ...scope }, message);
-});
+const migrateLogger = new MigrateLogger(graphileLogFactory("graphile-migrate"));
 
 /** Drops a database (tests and `npm run db:reset`); needs a superuser. */
 export async function dropDatabase(rootUrl: string, name: string): Promise<void> {

@@ -1,5 +1,19 @@
 import type pg from "pg";
-import { logger } from "./logger.ts";
+import { logger } from "../logger.ts";
+
+/** Error codes of a database that is down, restarting or unreachable (node's and Postgres's SQLSTATEs). */
+const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03", "08006", "08001", "08003"]);
+
+/**
+ * Whether an error says the database is unavailable (not that a statement
+ * failed): a connection refused or cut, the server shutting down, or pg's
+ * own connection timeout or termination (those carry no code). A statement
+ * timeout (57014) is QUERY_TIMEOUT: src/errors.ts maps it first.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: string; message?: string };
+  return (code !== undefined && UNAVAILABLE_CODES.has(code)) || /timeout|terminated/i.test(message ?? "");
+}
 
 /**
  * Whether the database answers, known without asking it on every request:

@@ -1,14 +1,10 @@
 import type { Task } from "graphile-worker";
-import { asSystem, orderIdOf } from "./asSystem.ts";
+import { asSystemInJob, orderIdOf } from "./job.ts";
 
 /** Payload: { orderId }. Moves a PAID order to PREPARING; a no-op when it has moved on. */
-export interface StartPreparationPayload {
-  orderId: string;
-}
-
 export const start_preparation: Task = async (payload, helpers) => {
   const orderId = orderIdOf(payload);
-  const moved = await asSystem(helpers, async (client) => {
+  const moved = await asSystemInJob(helpers, async (client) => {
     const { rows } = await client.query<{ moved: boolean }>("select app_private.start_preparation($1) as moved", [orderId]);
     return rows[0]!.moved;
   });

@@ -1,5 +1,5 @@
 import type { Task } from "graphile-worker";
-import { asSystem } from "./asSystem.ts";
+import { asSystemInJob } from "./job.ts";
 
 /**
  * No payload. Deletes refused payment deliveries older than the setting
@@ -7,7 +7,7 @@ import { asSystem } from "./asSystem.ts";
  * Scheduled hourly by the worker's crontab (`crontab` in ./index.ts).
  */
 export const purge_failed_deliveries: Task = async (_payload, helpers) => {
-  const deleted = await asSystem(helpers, async (client) => {
+  const deleted = await asSystemInJob(helpers, async (client) => {
     const { rows } = await client.query<{ n: number }>("select app_private.purge_failed_deliveries() as n");
     return rows[0]!.n;
   });

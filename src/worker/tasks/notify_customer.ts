@@ -1,6 +1,6 @@
 import type { Task } from "graphile-worker";
-import { logger } from "../logger.ts";
-import { asSystem, orderIdOf } from "./asSystem.ts";
+import { logger } from "../../logger.ts";
+import { asSystemInJob, orderIdOf } from "./job.ts";
 
 /** Payload: { orderId, kind }. Records a notification once, then hands it to the sender. */
 export interface NotifyCustomerPayload {
@@ -16,25 +16,19 @@ export interface Notification {
   message: string;
 }
 
-/** Delivers a notification (push, e-mail, SMS...). The default only logs it; replace it with setNotificationSender. */
-export type NotificationSender = (notification: Notification) => Promise<void>;
-
-let sender: NotificationSender = async (n) => {
+/** Delivers a notification (push, e-mail, SMS...): for now, a line in the log. */
+async function send(n: Notification): Promise<void> {
   logger.info({ notification: { id: n.id, customer: n.customer_id, order: n.order_id, kind: n.kind } }, `notify customer: ${n.message}`);
-};
-
-export function setNotificationSender(next: NotificationSender): void {
-  sender = next;
 }
 
 export const notify_customer: Task = async (payload, helpers) => {
   const orderId = orderIdOf(payload);
   const kind = (payload as NotifyCustomerPayload).kind ?? "payment_received";
-  const notification = await asSystem(helpers, async (client) => {
+  const notification = await asSystemInJob(helpers, async (client) => {
     const { rows } = await client.query<Notification>("select n.* from app_private.notify_customer($1, $2) n where n.id is not null", [orderId, kind]);
     return rows[0] ?? null;
   });
   // Recorded once (unique per order and kind); a retry after a failed send
   // finds it recorded and does not send again: at most one message.
-  if (notification) await sender(notification);
+  if (notification) await send(notification);
 };

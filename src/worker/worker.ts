@@ -2,10 +2,10 @@ import { EventEmitter } from "node:events";
 import os from "node:os";
 import pg from "pg";
 import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
-import type { Config } from "./config.ts";
-import type { DatabaseUrls } from "./database.ts";
-import { logger } from "./logger.ts";
-import { asSystem } from "./asSystem.ts";
+import type { Config } from "../config.ts";
+import type { DatabaseUrls } from "../db/database.ts";
+import { graphileLogFactory, logger } from "../logger.ts";
+import { asSystem } from "../db/asSystem.ts";
 import { crontab, taskList } from "./tasks/index.ts";
 
 // graphile-worker in this process: jobs are rows in the same database, added
@@ -30,10 +30,7 @@ export interface WorkerHandle {
 const HEARTBEAT_MS = 5_000;
 const EXPIRY_SWEEP_MS = 1_000;
 
-const workerLogger = new Logger((scope) => (level, message, meta) => {
-  const log = level === "error" ? logger.error : level === "warning" ? logger.warn : level === "info" ? logger.info : logger.debug;
-  log.call(logger, { component: "graphile-worker", ...scope, ...meta }, message);
-});
+const workerLogger = new Logger(graphileLogFactory("graphile-worker"));
 
 export async function startWorker(config: Config, urls: DatabaseUrls): Promise<WorkerHandle> {
   const pool = new pg.Pool({ connectionString: urls.owner, max: config.WORKER_CONCURRENCY + 2 });

@@ -1,14 +1,10 @@
 import type { Task } from "graphile-worker";
-import { asSystem, orderIdOf } from "./asSystem.ts";
+import { asSystemInJob, orderIdOf } from "./job.ts";
 
 /** Payload: { orderId }. Takes the order's ingredients from stock, once. */
-export interface UpdateInventoryPayload {
-  orderId: string;
-}
-
 export const update_inventory: Task = async (payload, helpers) => {
   const orderId = orderIdOf(payload);
-  const taken = await asSystem(helpers, async (client) => {
+  const taken = await asSystemInJob(helpers, async (client) => {
     const { rows } = await client.query<{ taken: boolean }>("select app_private.take_inventory($1) as taken", [orderId]);
     return rows[0]!.taken;
   });

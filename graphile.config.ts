@@ -1,0 +1,22 @@
+import pg from "pg";
+import { viewerFromAuthorization } from "./src/auth.ts";
+import { applyEnvFile, loadConfig } from "./src/config.ts";
+import { makePreset } from "./src/graphile.config.ts";
+
+// The service's preset as a static default export, for the graphile tools
+// that look for graphile.config.* in the current folder (e.g.
+// `node scripts/node.mjs node_modules/.bin/postgraphile` serves the schema
+// on its own; graphile's `graphile config print` shows the preset). The
+// configuration is the environment's (and .env's), as for `npm start`; the
+// pool connects to DATABASE_URL only when first used. The service itself
+// (src/server.ts) builds the same preset with its own pool, subscriber,
+// proxy rules and revocation list.
+applyEnvFile();
+const config = loadConfig();
+
+export default makePreset({
+  config,
+  pool: new pg.Pool({ connectionString: config.DATABASE_URL }),
+  clientAddress: (req) => req.socket.remoteAddress ?? "",
+  viewerFromConnectionParams: (params) => viewerFromAuthorization(config.JWT_SECRET, params?.authorization as string | undefined),
+});

@@ -1,0 +1,70 @@
+/**
+ * What the plugins need from the server they run in, handed to them through
+ * the preset's schema options (`schema: { cafe }`, src/graphile.config.ts):
+ * schema plugins read `build.options.cafe`, middleware
+ * `resolvedPreset.schema.cafe`. So plugins/ imports nothing from src/; src/
+ * imports the facts kept here (roles, sessions).
+ */
+
+/** The sign-in roles: only these are accepted in a token, whatever it says. */
+export const ACCOUNT_ROLES = ["customer", "barista", "admin"] as const;
+export type AccountRole = (typeof ACCOUNT_ROLES)[number];
+
+/** Baristas and admins: the staff, who get higher query limits and, under AD_HOC_QUERIES=staff, ad-hoc documents. */
+export function isStaff(viewer: Pick<Viewer, "role"> | null | undefined): boolean {
+  return viewer?.role === "barista" || viewer?.role === "admin";
+}
+
+/** A verified caller (src/auth.ts reads it from a bearer token). */
+export interface Viewer {
+  role: AccountRole;
+  userId: string;
+  /** The sign-in (refresh-token family) the token was issued for. */
+  signInId: string;
+  /** Expiry, seconds since the epoch. */
+  exp: number;
+}
+
+/** A sign-in an access token is issued for. */
+export interface Session {
+  userId: string;
+  role: AccountRole;
+  signInId: string;
+}
+
+export interface PluginLogger {
+  info(fields: object, message: string): void;
+  debug(fields: object, message: string): void;
+}
+
+export interface CafeServices {
+  /** Signs a short-lived access token for a session. */
+  signSession(session: Session): { token: string; expiresAt: Date };
+  logger: PluginLogger;
+  /** Counts a GraphQL operation and observes its duration. */
+  observeOperation(operationName: string | null | undefined, operationType: string, seconds: number): void;
+  /** The scope of the request being served (its access log line reads `operationName`), if any. */
+  requestScope(): { operationName?: string } | undefined;
+}
+
+declare global {
+  namespace Grafast {
+    interface Context {
+      viewer: Viewer | null;
+      /** The caller's address (X-Forwarded-For only where TRUST_PROXY says so). */
+      clientIp: string;
+      /** Waits until this process knows of the sign-ins revoked so far (src/db/revocations.ts). */
+      revocationsCaughtUp?: () => Promise<void>;
+    }
+  }
+  namespace GraphileBuild {
+    interface SchemaOptions {
+      cafe?: CafeServices;
+    }
+  }
+}
+
+/** The services of the preset a middleware event carries. */
+export function servicesOf(resolvedPreset: GraphileConfig.ResolvedPreset | undefined): CafeServices | undefined {
+  return resolvedPreset?.schema?.cafe;
+}

@@ -1,0 +1,11 @@
+import pg from "pg";
+import type { Config } from "../config.ts";
+import type { DatabaseUrls } from "./database.ts";
+import { logger } from "../logger.ts";
+
+/** The API's pool: the authenticator (who may only SET ROLE to the request roles), DATABASE_POOL_SIZE connections. */
+export function openApiPool(config: Config, urls: DatabaseUrls): pg.Pool {
+  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 });
+  pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection failed"));
+  return pool;
+}
