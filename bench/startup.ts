@@ -7,8 +7,8 @@
 // /healthz, reads the process's memory from /proc, and stops it.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
+import { freePort } from "./lib/proc.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const runs = Number(process.argv[2] ?? 7);
@@ -22,15 +22,6 @@ const variants = {
   "node (type stripping)": [] as string[],
   "node --import tsx": ["--import", "tsx"],
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function memoryKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

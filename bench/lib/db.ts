@@ -8,6 +8,7 @@ import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
 import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/db/database.ts";
 import { liftOpenOrderCaps } from "../../test/support/db.ts";
+import type { Options } from "./options.ts";
 
 export const DEV_ROLE_PASSWORD = loadConfig({ NODE_ENV: "development" }).DATABASE_ROLE_PASSWORD;
 
@@ -76,14 +77,7 @@ export function redact(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
 }
 
-export interface DataSize {
-  coffees: number;
-  customers: number;
-  orders: number;
-  queue: number;
-  pending: number;
-  reviewsPerCoffee: number;
-}
+export type DataSize = Pick<Options, "coffees" | "customers" | "orders" | "queue" | "pending" | "reviewsPerCoffee">;
 
 /** Deterministic ids: md5 of a label, cast to uuid. */
 const id = (label: string, n: string) => `md5('${label}-' || ${n})::uuid`;

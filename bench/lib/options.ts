@@ -46,7 +46,33 @@ export interface Options {
   rateGenerator: "paced" | "autocannon";
 }
 
-const PROFILES: Record<ProfileName, Omit<Options, "profile" | "keepDatabase" | "logLevel" | "poolSize" | "rateGenerator">> = {
+type Profile = Omit<Options, "profile" | "keepDatabase" | "logLevel" | "poolSize" | "rateGenerator">;
+
+/** The quick profile; the full one is it with longer runs, a 100x scale and more calls. */
+const QUICK: Profile = {
+  coffees: 200,
+  customers: 5000,
+  orders: 10_000,
+  queue: 100,
+  pending: 20,
+  reviewsPerCoffee: 10,
+  scales: [1, 10],
+  connections: 16,
+  warmupSeconds: 0.5,
+  peakSeconds: 1.5,
+  latencySeconds: 1.5,
+  latencyLoad: 0.5,
+  s4Orders: 5000,
+  s5Rate: 25,
+  s5Seconds: 4,
+  s5Backlog: 900,
+  s6Subscribers: [10, 100, 1000],
+  s7Iterations: 200,
+  s3OpenOrders: [0, 500, 2000],
+  probeCalls: 20,
+};
+
+const PROFILES: Record<ProfileName, Profile> = {
   smoke: {
     coffees: 20,
     customers: 50,
@@ -69,46 +95,16 @@ const PROFILES: Record<ProfileName, Omit<Options, "profile" | "keepDatabase" | "
     s3OpenOrders: [0, 100],
     probeCalls: 5,
   },
-  quick: {
-    coffees: 200,
-    customers: 5000,
-    orders: 10_000,
-    queue: 100,
-    pending: 20,
-    reviewsPerCoffee: 10,
-    scales: [1, 10],
-    connections: 16,
-    warmupSeconds: 0.5,
-    peakSeconds: 1.5,
-    latencySeconds: 1.5,
-    latencyLoad: 0.5,
-    s4Orders: 5000,
-    s5Rate: 25,
-    s5Seconds: 4,
-    s5Backlog: 900,
-    s6Subscribers: [10, 100, 1000],
-    s7Iterations: 200,
-    s3OpenOrders: [0, 500, 2000],
-    probeCalls: 20,
-  },
+  quick: QUICK,
   full: {
-    coffees: 200,
-    customers: 5000,
-    orders: 10_000,
-    queue: 100,
-    pending: 20,
-    reviewsPerCoffee: 10,
+    ...QUICK,
     scales: [1, 10, 100],
-    connections: 16,
     warmupSeconds: 2,
     peakSeconds: 10,
     latencySeconds: 10,
-    latencyLoad: 0.5,
     s4Orders: 20_000,
-    s5Rate: 25,
     s5Seconds: 15,
     s5Backlog: 6000,
-    s6Subscribers: [10, 100, 1000],
     s7Iterations: 2000,
     s3OpenOrders: [0, 500, 2000, 5000],
     probeCalls: 40,

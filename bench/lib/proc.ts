@@ -3,9 +3,11 @@
 // bench talks to them over HTTP, IPC and (for SQL capture) SIGUSR2.
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { sleep } from "./stats.ts";
+import { freePort } from "../../test/support/ports.ts";
+
+export { freePort };
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const CHILD_HOOK = path.join(ROOT, "bench/lib/childHook.ts");
@@ -22,18 +24,6 @@ export interface Child {
   send(msg: unknown): void;
   logTail(lines?: number): string;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export interface StartOptions {

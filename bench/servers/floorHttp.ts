@@ -3,6 +3,7 @@
 // (given in BENCH_FLOOR_ANSWER). What any HTTP JSON endpoint costs on this
 // machine.
 import http from "node:http";
+import { stopOn } from "./child.ts";
 
 // The service's answer arrives over IPC before S1 runs ({type: "answer", text}).
 let answer = Buffer.from(process.env.BENCH_FLOOR_ANSWER ?? '{"data":{"__typename":"Query"}}');
@@ -30,10 +31,7 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 server.listen(port, "127.0.0.1", () => process.send?.({ ready: true, port: (server.address() as { port: number }).port }));
-const stop = () => {
+stopOn(() => {
   server.close();
   server.closeAllConnections();
-  process.exit(0);
-};
-process.on("SIGTERM", stop);
-process.on("disconnect", stop);
+});

@@ -15,6 +15,8 @@ import pg from "pg";
 import jwt from "jsonwebtoken";
 import { parse as parseArray } from "postgres-array";
 import { findArray, findColumn, selectLayout } from "../lib/sqlLayout.ts";
+import { asSystem, inTransaction } from "../../src/db/asSystem.ts";
+import { stopOn } from "./child.ts";
 
 const port = Number(process.env.PORT ?? 0);
 const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
@@ -59,17 +61,11 @@ function settingsFor(authorization: string | undefined): Array<[string, string]>
   ];
 }
 
-async function inTransaction<T>(pool: pg.Pool, settings: Array<[string, string]> | null, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+/** A pooled connection, in the service's transaction shape (BEGIN, set_config of role and claims, ..., COMMIT). */
+async function withSettings<T>(pool: pg.Pool, settings: Array<[string, string]> | null, fn: (c: pg.ClientBase) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("begin");
-    if (settings) await client.query(SET_CONFIG, [JSON.stringify(settings)]);
-    const result = await fn(client);
-    await client.query("commit");
-    return result;
-  } catch (e) {
-    await client.query("rollback").catch(() => {});
-    throw e;
+    return await inTransaction(client, settings && { text: SET_CONFIG, values: [JSON.stringify(settings)] }, fn);
   } finally {
     client.release();
   }
@@ -136,7 +132,7 @@ async function baristaQueue(req: http.IncomingMessage) {
   const s = spec.BaristaQueue!;
   const L = (layouts.queue ??= queueLayout(s));
   const settings = settingsFor(req.headers.authorization);
-  const rows = await inTransaction(
+  const rows = await withSettings(
     reader,
     settings,
     async (c) => (await c.query({ text: s.orders.text, values: s.orders.values, rowMode: "array", ...(s.orders.name ? { name: s.orders.name } : {}) })).rows,
@@ -162,7 +158,7 @@ async function baristaQueue(req: http.IncomingMessage) {
     if (s.dedupe) ids = [...new Set(ids)];
     const names = new Map<string, string>();
     if (ids.length) {
-      const coffeeRows = await inTransaction(
+      const coffeeRows = await withSettings(
         reader,
         settings,
         async (c) =>
@@ -189,7 +185,7 @@ async function coffeeDetail(req: http.IncomingMessage, body: any) {
   const values = [...s.select.values];
   values[s.idIndex] = body?.variables?.id;
   const settings = settingsFor(req.headers.authorization);
-  const rows = await inTransaction(
+  const rows = await withSettings(
     reader,
     settings,
     async (c) => (await c.query({ text: s.select.text, values, rowMode: "array", ...(s.select.name ? { name: s.select.name } : {}) })).rows,
@@ -232,7 +228,7 @@ async function placeOrder(req: http.IncomingMessage, body: any) {
   const settings = settingsFor(req.headers.authorization);
   const input = body?.variables?.input ?? {};
   const items = (input.items ?? []).map((i: any) => ({ coffee_id: i.coffeeId, quantity: i.quantity, special_instructions: i.specialInstructions ?? null }));
-  const { order, lines } = await inTransaction(reader, settings, async (c) => {
+  const { order, lines } = await withSettings(reader, settings, async (c) => {
     const order = (await c.query({ text, values: [JSON.stringify(items), input.notes ?? null] })).rows[0];
     const lines = (await c.query({ name: "floor_order_lines", text: ORDER_LINES, values: [order.id], rowMode: "array" })).rows;
     return { order, lines };
@@ -268,25 +264,16 @@ async function paymentCallback(req: http.IncomingMessage, raw: Buffer): Promise<
       : `sha256:${createHash("sha256").update(raw).digest("hex")}`;
   const bodyHash = createHash("sha256").update(raw).digest("hex");
   // The service's own function, in the service's transaction shape (as cafe_system).
-  const client = await owner.connect();
-  try {
-    await client.query("begin");
-    await client.query("set local role cafe_system");
-    const { rows } = await client.query({
+  const r = await asSystem(owner, async (c) => {
+    const { rows } = await c.query({
       name: "floor_payment_callback",
       text: "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
       values: [req.socket.remoteAddress ?? "unknown", key, bodyHash, "payment.completed", null, orderId, body.data?.customer ?? null, amount, null, null],
     });
-    await client.query("commit");
-    const r = rows[0];
-    if (r.code) return [r.http_status, { error: { code: r.code, message: r.message } }];
-    return [200, { status: r.status, ...(r.order_id ? { orderId: r.order_id } : null) }];
-  } catch (e) {
-    await client.query("rollback").catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+    return rows[0];
+  });
+  if (r.code) return [r.http_status, { error: { code: r.code, message: r.message } }];
+  return [200, { status: r.status, ...(r.order_id ? { orderId: r.order_id } : null) }];
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown) {
@@ -318,11 +305,8 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 server.listen(port, "127.0.0.1", () => process.send?.({ ready: true, port: (server.address() as { port: number }).port }));
-const stop = async () => {
+stopOn(async () => {
   server.close();
   server.closeAllConnections();
   await Promise.allSettled([reader.end(), owner.end()]);
-  process.exit(0);
-};
-process.on("SIGTERM", stop);
-process.on("disconnect", stop);
+});

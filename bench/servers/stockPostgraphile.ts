@@ -10,6 +10,7 @@ import { postgraphile } from "postgraphile";
 import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
 import { makePgService } from "postgraphile/adaptors/pg";
 import { grafserv } from "postgraphile/grafserv/node";
+import { runChild, stopOn } from "./child.ts";
 
 const url = process.env.BENCH_AUTHENTICATOR_URL!;
 const secret = process.env.JWT_SECRET!;
@@ -51,18 +52,12 @@ async function main() {
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const address = server.address() as { port: number };
   process.send?.({ ready: true, port: address.port });
-  const stop = async () => {
+  stopOn(async () => {
     server.close();
     server.closeAllConnections();
     await pgl.release();
     await pool.end();
-    process.exit(0);
-  };
-  process.on("SIGTERM", stop);
-  process.on("disconnect", stop);
+  });
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runChild(main);

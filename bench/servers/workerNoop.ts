@@ -4,6 +4,7 @@
 // enqueue -> done latency); the others report nothing.
 import pg from "pg";
 import { Logger, run } from "graphile-worker";
+import { runChild, stopOn } from "./child.ts";
 
 async function main() {
   const concurrency = Number(process.env.WORKER_CONCURRENCY ?? 4);
@@ -27,16 +28,10 @@ async function main() {
     },
   });
   process.send?.({ ready: true, port: 0 });
-  const stop = async () => {
+  stopOn(async () => {
     await runner.stop();
     await pool.end();
-    process.exit(0);
-  };
-  process.on("SIGTERM", stop);
-  process.on("disconnect", stop);
+  });
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runChild(main);

@@ -5,10 +5,15 @@ import type pg from "pg";
  * rules, grants and policies name for the payment route, the worker's tasks
  * and the metrics. The one place that opens such a transaction.
  */
-export async function inTransactionAsSystem<T>(client: pg.ClientBase, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+export function inTransactionAsSystem<T>(client: pg.ClientBase, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+  return inTransaction(client, "set local role cafe_system", fn);
+}
+
+/** Runs `fn` in a transaction on `client` after `prelude` (a role, settings): committed, or rolled back when it throws. */
+export async function inTransaction<T>(client: pg.ClientBase, prelude: string | pg.QueryConfig | null, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
   await client.query("begin");
   try {
-    await client.query("set local role cafe_system");
+    if (prelude) await client.query(prelude);
     const result = await fn(client);
     await client.query("commit");
     return result;

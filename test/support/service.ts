@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -13,6 +12,7 @@ import { gql, login, request, wsClient, type DemoUser, type GqlOptions, type Gra
 import { freshDatabase, sandbox, testDatabaseUrl, type DrillDb, type Sandbox } from "./db.ts";
 import { createPendingOrders, type PendingOrder } from "./fixtures.ts";
 import { SECRETS } from "./paymentProvider.ts";
+import { freePort } from "./ports.ts";
 import { sleep, waitUntil, within } from "./wait.ts";
 
 // The service under test: started in this process (startTestService, and
@@ -208,17 +208,6 @@ export function openStreams(t: TestService): number {
 // As a child process: `node src/main.ts [--api|--worker]`, as npm start
 // ---------------------------------------------------------------------------
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export type ChildMode = "api" | "worker" | "all";
 
