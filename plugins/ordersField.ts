@@ -31,7 +31,7 @@ export const OrdersFieldPlugin = extendSchema((build) => {
             const statuses = $orders.placeholder($status, listOfCodec(statusCodec as PgCodec<string, undefined, any, any, undefined, any, any>));
             // One condition an index can serve whatever $1 is: with the
             // statuses known (a custom plan) PostgreSQL folds the coalesce and
-            // uses the queue index (migration 000011); a generic plan (after
+            // uses the queue index (orders_queue_idx); a generic plan (after
             // five runs of the prepared statement) can still use
             // orders_status_idx, where `$1 is null or status = any($1)` left it
             // only a sequential scan (158 ms at 1,000,000 orders). No status:

@@ -10,8 +10,8 @@ export const AUDIT_LOG_MAX_PAGE = 500;
 
 /**
  * The owner's reports, admins only: `salesReport` and `auditLog`. Each is
- * one SQL function (app_hidden.sales_report, app_hidden.audit_log, migration
- * 000018) that decides who may call it, checks its input and does the
+ * one SQL function (app_hidden.sales_report, app_hidden.audit_log, in the
+ * baseline's cafes-day section) that decides who may call it, checks its input and does the
  * work; this plugin only gives them their GraphQL shapes. Both are lists,
  * priced like any list by the cost plugin (`first`, else DEFAULT_LIST_SIZE).
  */
