@@ -1,11 +1,13 @@
 import { extendSchema } from "postgraphile/utils";
 import { pgSelectSingleFromRecord, withPgClient } from "postgraphile/@dataplan/pg";
 import { jsonParse } from "postgraphile/@dataplan/json";
-import { constant, context, lambda, listen, type Step } from "postgraphile/grafast";
-import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, orderStatusTopic, orderTopic } from "../src/topics.ts";
+import { constant, context, isPromiseLike, lambda, listen, type Step } from "postgraphile/grafast";
+import type { WithPgClient } from "postgraphile/@dataplan/pg";
+import { sharingWithPgClient } from "./sharedReads.ts";
+import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "./topics.ts";
 
 /**
- * The contract's subscriptions over LISTEN/NOTIFY (topics: src/topics.ts).
+ * The contract's subscriptions over LISTEN/NOTIFY (topics: plugins/topics.ts).
  * Triggers publish ids on `order:<id>`, `order_status:<id>` and
  * `coffee:new`; each event is read again from Postgres under the
  * subscriber's own role, so RLS decides what they see. Following an order
@@ -16,8 +18,13 @@ import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, orderStatusTopic, orderTopic } fro
  * the order row as it was at each queue step from the trigger, so quick
  * steps (PAID then PREPARING by the worker) each show their own status, in
  * order; its lines, customer and barista are read under the subscriber's role.
+ *
+ * Subscribers who would see the same thing share one re-read per event
+ * (plugins/sharedReads.ts): each operation over a WebSocket gets its own
+ * `pgSubscriber` and `withPgClient` in its context, tied by the delivery
+ * being answered.
  */
-export const SubscriptionsPlugin = extendSchema((build) => {
+const SubscriptionsSchemaPlugin = extendSchema((build) => {
   const { pgResources, pgExecutors } = build.input.pgRegistry;
   const orders = pgResources.orders!;
   const coffees = pgResources.coffees!;
@@ -119,3 +126,26 @@ export const SubscriptionsPlugin = extendSchema((build) => {
     },
   };
 });
+
+/** Ties an operation's `pgSubscriber` to its `withPgClient` (see sharedReads.ts). */
+function shareReReads(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {
+  const ctx = args.contextValue as { pgSubscriber?: SharingSubscriber; withPgClient?: WithPgClient } | undefined;
+  const subscriber = ctx?.pgSubscriber;
+  if (!args.requestContext?.ws || !subscriber || !ctx.withPgClient) return args;
+  const scope: DeliveryScope = { delivery: null };
+  ctx.pgSubscriber = { subscribe: (topic: string) => subscriber.subscribe(topic, scope) };
+  ctx.withPgClient = sharingWithPgClient(ctx.withPgClient, scope);
+  return args;
+}
+
+export const SubscriptionsPlugin: GraphileConfig.Plugin = {
+  ...SubscriptionsSchemaPlugin,
+  grafast: {
+    middleware: {
+      prepareArgs(next) {
+        const result = next();
+        return isPromiseLike(result) ? result.then(shareReReads) : shareReReads(result);
+      },
+    },
+  },
+};

@@ -1,6 +1,15 @@
 import pg from "pg";
 import { logger } from "./logger.ts";
-import { ORDER_QUEUE_TOPIC, orderIdOfTopic, orderStatusTopic, orderTopic } from "./topics.ts";
+import {
+  ORDER_PAYLOADS_SQL,
+  ORDER_QUEUE_TOPIC,
+  orderIdOfTopic,
+  orderStatusTopic,
+  orderTopic,
+  type Delivery,
+  type DeliveryScope,
+  type SharingSubscriber,
+} from "../plugins/topics.ts";
 
 // The LISTEN side of subscriptions. PostGraphile's stock PgSubscriber ends
 // every subscription when its connection drops; this one reconnects (with
@@ -13,24 +22,34 @@ interface Waiter {
   resolve(result: IteratorResult<string>): void;
 }
 
+// Grafast asks for the next event only once the previous one is answered,
+// so the delivery a stream handed out last (recorded in its scope) is the one
+// being answered.
 class TopicStream implements AsyncIterableIterator<string> {
-  private queue: string[] = [];
+  private queue: Delivery[] = [];
   private waiters: Waiter[] = [];
   private done = false;
   private readonly onClose: () => void;
-  constructor(onClose: () => void) {
+  private readonly scope: DeliveryScope;
+  constructor(onClose: () => void, scope: DeliveryScope) {
     this.onClose = onClose;
+    this.scope = scope;
   }
 
-  push(payload: string) {
+  push(delivery: Delivery) {
     if (this.done) return;
     const waiter = this.waiters.shift();
-    if (waiter) waiter.resolve({ value: payload, done: false });
-    else if (this.queue.length < 1000) this.queue.push(payload); // a stalled reader must not grow memory without bound
+    if (waiter) waiter.resolve(this.handOut(delivery));
+    else if (this.queue.length < 1000) this.queue.push(delivery); // a stalled reader must not grow memory without bound
+  }
+
+  private handOut(delivery: Delivery): IteratorResult<string> {
+    this.scope.delivery = delivery;
+    return { value: delivery.payload, done: false };
   }
 
   next(): Promise<IteratorResult<string>> {
-    if (this.queue.length) return Promise.resolve({ value: this.queue.shift()!, done: false });
+    if (this.queue.length) return Promise.resolve(this.handOut(this.queue.shift()!));
     if (this.done) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => this.waiters.push({ resolve }));
   }
@@ -49,6 +68,7 @@ class TopicStream implements AsyncIterableIterator<string> {
     if (this.done) return;
     this.done = true;
     this.queue = [];
+    this.scope.delivery = null;
     for (const w of this.waiters.splice(0)) w.resolve({ value: undefined, done: true });
     this.onClose();
   }
@@ -58,7 +78,7 @@ class TopicStream implements AsyncIterableIterator<string> {
   }
 }
 
-export class ReconnectingPgSubscriber {
+export class ReconnectingPgSubscriber implements SharingSubscriber {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private readonly topics = new Map<string, Set<TopicStream>>();
@@ -105,8 +125,9 @@ export class ReconnectingPgSubscriber {
     return [...this.topics.keys()];
   }
 
-  subscribe(topic: string): AsyncIterableIterator<string> {
-    const stream: TopicStream = new TopicStream(() => this.unsubscribe(topic, stream));
+  /** `scope` (plugins/subscriptions.ts) learns which delivery the stream handed out last. */
+  subscribe(topic: string, scope: DeliveryScope = { delivery: null }): AsyncIterableIterator<string> {
+    const stream: TopicStream = new TopicStream(() => this.unsubscribe(topic, stream), scope);
     let set = this.topics.get(topic);
     if (!set) {
       set = new Set();
@@ -184,7 +205,9 @@ export class ReconnectingPgSubscriber {
 
   private deliver(topic: string, payload: string) {
     const set = this.topics.get(topic);
-    if (set) for (const stream of set) stream.push(payload);
+    if (!set) return;
+    const delivery: Delivery = { payload, shared: new Map() };
+    for (const stream of set) stream.push(delivery);
   }
 
   /** After a gap: one event per followed order, with its state now; queue followers get the queue as it is now. */
@@ -197,19 +220,19 @@ export class ReconnectingPgSubscriber {
     if (ids.size > 0) {
       const { rows } = (await this.run(
         client,
-        "select id, status, barista_id, app_public.order_status_message(status) as message from app_public.orders where id = any($1::uuid[])",
+        `select o.id, ${ORDER_PAYLOADS_SQL.order} as "order", ${ORDER_PAYLOADS_SQL.orderStatus} as status from app_public.orders o where o.id = any($1::uuid[])`,
         [[...ids]],
-      )) as pg.QueryResult<{ id: string; status: string; barista_id: string | null; message: string }>;
+      )) as pg.QueryResult<{ id: string; order: string; status: string }>;
       for (const row of rows) {
-        this.deliver(orderTopic(row.id), JSON.stringify({ id: row.id }));
-        this.deliver(orderStatusTopic(row.id), JSON.stringify(row));
+        this.deliver(orderTopic(row.id), row.order);
+        this.deliver(orderStatusTopic(row.id), row.status);
       }
       logger.info({ orders: rows.length }, "LISTEN connection back; sent current order states");
     }
     if (this.topics.has(ORDER_QUEUE_TOPIC)) {
       const { rows } = (await this.run(
         client,
-        "select row_to_json(o)::text as payload from app_public.orders o where o.status in ('PAID', 'PREPARING', 'BREWING', 'READY') order by o.time_ordered, o.id",
+        `select ${ORDER_PAYLOADS_SQL.orderQueue} as payload from app_public.orders o where o.status in ('PAID', 'PREPARING', 'BREWING', 'READY') order by o.time_ordered, o.id`,
       )) as pg.QueryResult<{ payload: string }>;
       for (const row of rows) this.deliver(ORDER_QUEUE_TOPIC, row.payload);
       logger.info({ orders: rows.length }, "LISTEN connection back; sent the queue as it is");

@@ -7,7 +7,7 @@ import { insertOrders } from "./support/fixtures.ts";
 import { useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
 
-import { ORDER_QUEUE_TOPIC } from "../src/topics.ts";
+import { ORDER_QUEUE_TOPIC } from "../plugins/topics.ts";
 
 // The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser:
 // Debian's chromium driven by playwright-core. Without chromium this FAILS

@@ -1,0 +1,107 @@
+import type { PgClient, PgClientQuery, WithPgClient } from "postgraphile/@dataplan/pg";
+import type { DeliveryScope } from "./topics.ts";
+
+// One re-read per event for subscribers who would see the same thing.
+//
+// Each subscription event is read again from Postgres under the
+// subscriber's role (plugins/subscriptions.ts). With a thousand subscribers
+// of one order that is a thousand identical transactions (BEGIN, set_config,
+// SELECT, COMMIT) per event. Here the statements Grafast's PgExecutor sends
+// while answering one delivery (one NOTIFY, src/subscriber.ts) are shared by
+// every subscriber whose answer would be the same: same statement, same
+// values, and same visibility. Each shared read starts after the delivery
+// arrived, so it sees at least the change that was announced, as the
+// subscriber's own read would have; the next delivery starts afresh.
+//
+// Same visibility:
+// - customers (and anyone not staff): byte-identical pgSettings (role, user
+//   id, sign-in id), so RLS that depends on the user decides, per user;
+// - staff (cafe_barista, cafe_admin): every RLS policy that applies to them
+//   is `using (true)` (test/subscriptions.test.ts checks pg_policies), and
+//   grants are per role, so what a table shows them depends on the role
+//   alone: the user id and sign-in id are left out of the key. Not when the
+//   statement calls a function (`"schema"."fn"(`) or reads a setting
+//   itself: a function may look at app_public.current_user_id(); those
+//   statements are keyed by the whole pgSettings, like a customer's.
+
+const STAFF_ROLES = new Set(["cafe_barista", "cafe_admin"]);
+const USER_CLAIMS = new Set(["jwt.claims.user_id", "jwt.claims.sid"]);
+const MAY_DEPEND_ON_THE_USER = /"\s*\(|current_setting|current_user|session_user/i;
+
+type PgSettings = Record<string, string | undefined> | null;
+
+/** Who shares `text`'s result: the pgSettings that can make a difference to it. */
+export function visibilityKey(pgSettings: PgSettings, text: string): string {
+  const settings = pgSettings ?? {};
+  if (!STAFF_ROLES.has(settings.role ?? "") || MAY_DEPEND_ON_THE_USER.test(text)) return JSON.stringify(settings);
+  return JSON.stringify(Object.entries(settings).filter(([k]) => !USER_CLAIMS.has(k)));
+}
+
+/** A PgExecutor read (rows as arrays, a SELECT): the only statements shared. */
+const shareable = (q: PgClientQuery) => q.arrayMode === true && /^\s*select\b/i.test(q.text);
+
+/** A transaction of `real` held open until `end`: for what a callback sends that is not shared. */
+function ownTransaction(real: WithPgClient, pgSettings: PgSettings) {
+  let finish!: (error?: unknown) => void;
+  const held = new Promise<void>((resolve, reject) => (finish = (e) => (e === undefined ? resolve() : reject(e))));
+  let handOut!: (c: PgClient) => void;
+  let fail!: (e: unknown) => void;
+  const client = new Promise<PgClient>((resolve, reject) => ((handOut = resolve), (fail = reject)));
+  const done = real(pgSettings, (c) => {
+    handOut(c);
+    return held;
+  });
+  done.catch(fail); // no client at all (the pool failed): whoever waits for one fails
+  return {
+    client,
+    /** Commits (or, given the callback's error, rolls back) and waits for it. */
+    async end(error?: unknown) {
+      finish(error);
+      try {
+        await done;
+      } catch (e) {
+        if (error === undefined) throw e;
+      }
+    },
+  };
+}
+
+/**
+ * `withPgClient` for one subscription: while it answers a delivery (the
+ * one `scope` holds), shareable statements go through the delivery's
+ * `shared` map; anything else runs as it would have, in one transaction
+ * per callback with the subscriber's own pgSettings.
+ */
+export function sharingWithPgClient(real: WithPgClient, scope: DeliveryScope): WithPgClient {
+  return async <T>(pgSettings: PgSettings, callback: (client: PgClient) => T | Promise<T>): Promise<T> => {
+    const delivery = scope.delivery;
+    if (!delivery) return real(pgSettings, callback);
+    let own: ReturnType<typeof ownTransaction> | null = null;
+    const ownClient = () => (own ??= ownTransaction(real, pgSettings)).client;
+    const client: PgClient = {
+      query<TData>(q: PgClientQuery) {
+        if (!shareable(q)) return ownClient().then((c) => c.query<TData>(q));
+        const key = `${visibilityKey(pgSettings, q.text)}\n${q.text}\n${JSON.stringify(q.values ?? [])}`;
+        let result = delivery.shared.get(key) as ReturnType<PgClient["query"]> | undefined;
+        if (!result) {
+          result = real(pgSettings, (c) => c.query(q));
+          delivery.shared.set(key, result);
+        }
+        // Each subscriber gets its own list (the rows themselves are only read).
+        return result.then((r) => ({ ...r, rows: r.rows.slice() as TData[] }));
+      },
+      withTransaction(fn) {
+        return ownClient().then((c) => c.withTransaction(fn as never));
+      },
+    };
+    let value: T;
+    try {
+      value = await callback(client);
+    } catch (error) {
+      await (own as ReturnType<typeof ownTransaction> | null)?.end(error ?? new Error("failed"));
+      throw error;
+    }
+    await (own as ReturnType<typeof ownTransaction> | null)?.end();
+    return value;
+  };
+}

@@ -1,0 +1,58 @@
+// The LISTEN/NOTIFY channels subscriptions use, and what each carries: the
+// one place the TypeScript side names them (plugins/subscriptions.ts reads
+// them, src/subscriber.ts LISTENs). The triggers that publish on them are in
+// the migrations (app_private.tg_orders__notify, tg_order_items__notify,
+// tg_coffees__notify_new, app_private.raise_alert);
+// test/subscriptions.test.ts checks that the payloads below are the
+// triggers' own.
+
+/** Every change of an order or its lines: `{"id"}`. */
+export const orderTopic = (id: string) => `order:${id}`;
+/** Each status an order takes: `{"id","status","barista_id","message"}` as it was then. */
+export const orderStatusTopic = (id: string) => `order_status:${id}`;
+/** Orders entering, moving through or leaving the barista queue: the whole row as it was then. */
+export const ORDER_QUEUE_TOPIC = "order_queue";
+/** Each new coffee: `{"id"}`. */
+export const NEW_COFFEE_TOPIC = "coffee:new";
+/** Payment alerts, logged as warnings. */
+export const PAYMENT_ALERT_TOPIC = "payment_alert";
+
+/** The order id of an order or order_status topic, else null. */
+export function orderIdOfTopic(topic: string): string | null {
+  const m = /^order(?:_status)?:([0-9a-f-]{36})$/i.exec(topic);
+  return m ? m[1]!.toLowerCase() : null;
+}
+
+/**
+ * The payloads of an order's topics as SQL over a row `o` of
+ * app_public.orders, the same expressions as tg_orders__notify: what
+ * src/subscriber.ts sends after a reconnection (the current state, as if
+ * the triggers had just fired).
+ */
+export const ORDER_PAYLOADS_SQL = {
+  order: "json_build_object('id', o.id)::text",
+  orderStatus:
+    "json_build_object('id', o.id, 'status', o.status, 'barista_id', o.barista_id, 'message', app_public.order_status_message(o.status))::text",
+  /** (The trigger drops `notes` from a row too long for a NOTIFY; delivered in-process, nothing is too long.) */
+  orderQueue: "row_to_json(o)::text",
+} as const;
+
+/**
+ * One NOTIFY as every subscription of its topic gets it. `shared` lives as
+ * long as someone holds the delivery: subscribers who would see the same
+ * thing share one re-read of it there (plugins/subscriptions.ts).
+ */
+export interface Delivery {
+  readonly payload: string;
+  readonly shared: Map<string, Promise<unknown>>;
+}
+
+/** Where a subscription's stream records the delivery it handed out last. */
+export interface DeliveryScope {
+  delivery: Delivery | null;
+}
+
+/** What plugins/subscriptions.ts needs of the LISTEN side (src/subscriber.ts). */
+export interface SharingSubscriber {
+  subscribe(topic: string, scope?: DeliveryScope): AsyncIterableIterator<string>;
+}
