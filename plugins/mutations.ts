@@ -2,14 +2,16 @@ import { extendSchema } from "postgraphile/utils";
 import { TYPES, type PgCodec } from "postgraphile/@dataplan/pg";
 import { lambda, type Step } from "postgraphile/grafast";
 import type { FieldArgs } from "postgraphile/grafast";
+import { oneTransactionPerMutation } from "./mutationTransaction.ts";
 
 /**
  * The contract's mutations. Each calls one SQL function (migrations: "Mutations")
  * that holds the rules; this file only maps GraphQL arguments to its
  * parameters. The function's row comes back in the same SQL statement as
- * the fields the client selected.
+ * the fields the client selected; what else the client selected (an order's
+ * lines) is read in the same transaction (mutationTransaction.ts).
  */
-export const MutationsPlugin = extendSchema((build) => {
+const MutationsSchemaPlugin = extendSchema((build) => {
   const { pgResources } = build.input.pgRegistry;
   const fn = (name: string) => {
     const resource = pgResources[name];
@@ -187,3 +189,8 @@ export const MutationsPlugin = extendSchema((build) => {
     },
   };
 });
+
+export const MutationsPlugin: GraphileConfig.Plugin = {
+  ...MutationsSchemaPlugin,
+  grafast: { middleware: oneTransactionPerMutation },
+};

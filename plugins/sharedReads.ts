@@ -1,5 +1,6 @@
 import type { PgClient, PgClientQuery, WithPgClient } from "postgraphile/@dataplan/pg";
 import type { DeliveryScope } from "./topics.ts";
+import { heldTransaction, type HeldTransaction } from "./heldTransaction.ts";
 
 // One re-read per event for subscribers who would see the same thing.
 //
@@ -40,32 +41,6 @@ export function visibilityKey(pgSettings: PgSettings, text: string): string {
 /** A PgExecutor read (rows as arrays, a SELECT): the only statements shared. */
 const shareable = (q: PgClientQuery) => q.arrayMode === true && /^\s*select\b/i.test(q.text);
 
-/** A transaction of `real` held open until `end`: for what a callback sends that is not shared. */
-function ownTransaction(real: WithPgClient, pgSettings: PgSettings) {
-  let finish!: (error?: unknown) => void;
-  const held = new Promise<void>((resolve, reject) => (finish = (e) => (e === undefined ? resolve() : reject(e))));
-  let handOut!: (c: PgClient) => void;
-  let fail!: (e: unknown) => void;
-  const client = new Promise<PgClient>((resolve, reject) => ((handOut = resolve), (fail = reject)));
-  const done = real(pgSettings, (c) => {
-    handOut(c);
-    return held;
-  });
-  done.catch(fail); // no client at all (the pool failed): whoever waits for one fails
-  return {
-    client,
-    /** Commits (or, given the callback's error, rolls back) and waits for it. */
-    async end(error?: unknown) {
-      finish(error);
-      try {
-        await done;
-      } catch (e) {
-        if (error === undefined) throw e;
-      }
-    },
-  };
-}
-
 /**
  * `withPgClient` for one subscription: while it answers a delivery (the
  * one `scope` holds), shareable statements go through the delivery's
@@ -76,8 +51,8 @@ export function sharingWithPgClient(real: WithPgClient, scope: DeliveryScope): W
   return async <T>(pgSettings: PgSettings, callback: (client: PgClient) => T | Promise<T>): Promise<T> => {
     const delivery = scope.delivery;
     if (!delivery) return real(pgSettings, callback);
-    let own: ReturnType<typeof ownTransaction> | null = null;
-    const ownClient = () => (own ??= ownTransaction(real, pgSettings)).client;
+    let own: HeldTransaction | null = null;
+    const ownClient = () => (own ??= heldTransaction(real, pgSettings)).client;
     const client: PgClient = {
       query<TData>(q: PgClientQuery) {
         if (!shareable(q)) return ownClient().then((c) => c.query<TData>(q));
@@ -98,10 +73,10 @@ export function sharingWithPgClient(real: WithPgClient, scope: DeliveryScope): W
     try {
       value = await callback(client);
     } catch (error) {
-      await (own as ReturnType<typeof ownTransaction> | null)?.end(error ?? new Error("failed"));
+      await (own as HeldTransaction | null)?.end(error ?? new Error("failed"));
       throw error;
     }
-    await (own as ReturnType<typeof ownTransaction> | null)?.end();
+    await (own as HeldTransaction | null)?.end();
     return value;
   };
 }

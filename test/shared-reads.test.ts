@@ -127,8 +127,18 @@ describe("sharing a re-read (unit)", () => {
       return "done";
     });
     expect(out).toBe("done");
+    // BEGIN and the settings in one round trip, then the statements, then COMMIT.
     expect(db.transactions).toEqual([
-      { settings: s, statements: ["select app_hidden.assert_can_follow_queue()", "select 2"], ended: "commit" },
+      {
+        settings: null,
+        statements: [
+          "begin; select set_config('role', 'cafe_barista', true), set_config('jwt.claims.user_id', 'u1', true), set_config('jwt.claims.role', 'barista', true), set_config('jwt.claims.sid', 's1', true)",
+          "select app_hidden.assert_can_follow_queue()",
+          "select 2",
+          "commit",
+        ],
+        ended: "commit",
+      },
     ]);
     await expect(
       w(s, async (c) => {
@@ -136,7 +146,7 @@ describe("sharing a re-read (unit)", () => {
         throw new Error("boom");
       }),
     ).rejects.toThrow("boom");
-    expect(db.transactions[1]).toMatchObject({ statements: ["select 3"], ended: "rollback" });
+    expect(db.transactions[1]!.statements.slice(1)).toEqual(["select 3", "rollback"]);
   });
 });
 
