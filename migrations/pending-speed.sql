@@ -9,7 +9,7 @@
 -- threshold + 1 rows (0.2 ms). The alert is still raised once a window, when
 -- more than `threshold` authenticated deliveries arrived in the last
 -- window_seconds. Signature, grants and the rest of the body unchanged
--- (copied from 000016).
+-- (copied from 000001-baseline.sql).
 
 create or replace function app_private.log_delivery(
   p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text,
