@@ -1,7 +1,7 @@
 // S3 write: createOrder with 3 lines as a customer (PlaceOrder). Floor: the
-// service's own create_order() call (captured from the service) and a read
-// of the lines the document asks for, in one transaction through pg behind
-// node:http: the same rules, without GraphQL.
+// service's own SQL function, create_order(), and a read of the lines the
+// document asks for, in one transaction through pg behind node:http: the
+// same rules, without GraphQL.
 // Stock is raised first so no order is refused; open orders made by a run are
 // closed before the next run, so every run starts from the same data.
 import { readFileSync } from "node:fs";
@@ -107,9 +107,7 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
     postJson(svc, "/graphql", gqlBody(doc, "PlaceOrder", { input: nextInput() }), { authorization: `Bearer ${customer().token}` }),
   );
   if (cap.result.status !== 200 || cap.result.json?.errors) throw new Error(`PlaceOrder failed: ${cap.result.text.slice(0, 300)}`);
-  const fnCall = cap.queries.find((q) => /create_order/.test(q.text) && q.values.length === 2);
-  if (!fnCall) throw new Error("the service's create_order() call was not captured");
-  await sendFloorSpec(ctx, { PlaceOrder: { extensions: cap.result.json.extensions ?? null }, CreateOrderFn: { text: fnCall.text } });
+  await sendFloorSpec(ctx, { PlaceOrder: { extensions: cap.result.json.extensions ?? null } });
   const fcap = await captureSql(ctx.floorSql, () =>
     postJson(floor, "/s3/PlaceOrder", JSON.stringify({ variables: { input: nextInput() } }), { authorization: `Bearer ${customer().token}` }),
   );

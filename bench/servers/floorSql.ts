@@ -36,8 +36,6 @@ interface Spec {
   BaristaQueue?: { orders: Statement; coffees: Statement | null; dedupe: boolean; extensions: unknown };
   CoffeeDetail?: { select: Statement; idIndex: number; extensions: unknown };
   PlaceOrder?: { extensions: unknown };
-  /** The service's `select ... from app_public.create_order($1::jsonb, $2::text)`, captured. */
-  CreateOrderFn?: { text: string } | null;
 }
 let spec: Spec = {};
 process.on("message", (m: any) => {
@@ -212,32 +210,34 @@ async function coffeeDetail(req: http.IncomingMessage, body: any) {
   return { data: { coffee }, ...(s.extensions ? { extensions: s.extensions } : {}) };
 }
 
+const CREATE_ORDER = `
+select o.id, o.total::text, o.status::text,
+       to_char(o.estimated_ready_time, 'YYYY-MM-DD"T"HH24:MI:SS.USTZH:TZM')
+  from app_public.create_order($1::jsonb, $2::text) o`;
 const ORDER_LINES = `
 select c.name, i.quantity, i.special_instructions
   from app_public.order_items i join app_public.coffees c on c.id = i.coffee_id
  where i.order_id = $1 order by i.position`;
 
 /**
- * The service's own SQL: its captured create_order() call, then the lines the
+ * The service's own SQL function, create_order(), then the lines the
  * document asks for, in ONE transaction as the customer (role and claims as
- * the service sets them). What a hand-written server pays for the same rules.
+ * the service sets them): what a hand-written server pays for the same rules.
  */
 async function placeOrder(req: http.IncomingMessage, body: any) {
-  const text = spec.CreateOrderFn?.text;
-  if (!text) throw new Error("no captured create_order() statement");
   const settings = settingsFor(req.headers.authorization);
   const input = body?.variables?.input ?? {};
   const items = (input.items ?? []).map((i: any) => ({ coffee_id: i.coffeeId, quantity: i.quantity, special_instructions: i.specialInstructions ?? null }));
   const { order, lines } = await withSettings(reader, settings, async (c) => {
-    const order = (await c.query({ text, values: [JSON.stringify(items), input.notes ?? null] })).rows[0];
-    const lines = (await c.query({ name: "floor_order_lines", text: ORDER_LINES, values: [order.id], rowMode: "array" })).rows;
+    const order = (await c.query({ name: "floor_create_order", text: CREATE_ORDER, values: [JSON.stringify(items), input.notes ?? null], rowMode: "array" })).rows[0];
+    const lines = (await c.query({ name: "floor_order_lines", text: ORDER_LINES, values: [order[0]], rowMode: "array" })).rows;
     return { order, lines };
   });
   const createOrder = {
-    id: order.id,
-    total: num(order.total),
-    status: order.status,
-    estimatedReadyTime: order.estimated_ready_time,
+    id: order[0],
+    total: num(order[1]),
+    status: order[2],
+    estimatedReadyTime: order[3],
     items: lines.map((l: any[]) => ({ coffee: { name: l[0] }, quantity: l[1], specialInstructions: l[2] })),
   };
   return { data: { createOrder }, ...(spec.PlaceOrder?.extensions ? { extensions: spec.PlaceOrder.extensions } : {}) };
