@@ -3045,7 +3045,6 @@ begin
   if v_coffee.id is null then
     raise exception 'No coffee with id %.', p_id using errcode = 'P0002';
   end if;
-  perform pg_notify('coffee:' || p_id::text, json_build_object('id', p_id, 'available', p_available)::text);
   return v_coffee;
 end;
 $$;

@@ -13,7 +13,7 @@ import { RevokedSignIns } from "./db/revocations.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool } from "./db/pool.ts";
 import { registerPoolAndQueueMetrics } from "./metrics.ts";
-import { CALLBACK_PATH, paymentCallbackRouter } from "./payments/callbackRoute.ts";
+import { CALLBACK_PATH, paymentCallbackRouter } from "./http/paymentCallback.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
 import { declaredLength, installLingeringClose, MAX_BODY_BYTES, noteRequest, refuseTooLarge } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";

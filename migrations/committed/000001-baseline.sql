@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:e9205bf02c5663b02a34386edd0b6bf18a94bd25
+--! Hash: sha1:6d5f808c1b3614840b4dd20959f0dad3b9c263b6
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -1085,8 +1085,6 @@ end;
 $$;
 comment on function app_public.update_coffee_price(uuid, numeric) is E'@behavior -queryField -mutationField -typeField';
 
--- Availability changes reach listeners on coffee:<id> (newCoffee is only
--- for coffees that are new).
 create or replace function app_public.set_coffee_available(p_id uuid, p_available boolean) returns app_public.coffees
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
@@ -1097,7 +1095,6 @@ begin
   if v_coffee.id is null then
     raise exception 'No coffee with id %.', p_id using errcode = 'P0002';
   end if;
-  perform pg_notify('coffee:' || p_id::text, json_build_object('id', p_id, 'available', p_available)::text);
   return v_coffee;
 end;
 $$;

@@ -3,11 +3,11 @@ import express, { type Request, type Response, type NextFunction } from "express
 import type pg from "pg";
 import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
-import { PAYMENT_EVENT, parseDelivery } from "./schema.ts";
+import { PAYMENT_EVENT, parseDelivery } from "../payments/schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
 import { asSystem } from "../db/asSystem.ts";
 import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
-import { bearerToken, sameSecret } from "../http/bearer.ts";
+import { bearerToken, sameSecret } from "./bearer.ts";
 import { ERROR_STATUS } from "../../plugins/errorCodes.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
