@@ -34,8 +34,10 @@ export const AccountsPlugin = extendSchema((build) => {
    * call's error is raised after the commit. `revokes`: the call may revoke
    * sign-ins; it answers once this process refuses their tokens.
    */
-  // `then` runs after the transaction commits: a refusal must not roll back
-  // what Postgres recorded (a failed attempt, a revoked token family).
+  // `then` runs after the call's statements: a refusal must not roll back
+  // what Postgres recorded (a failed attempt, a revoked token family), so
+  // it is raised outside the transaction's callback, and the transaction
+  // commits (here, or at the end of the mutation's one transaction).
   const call = <T>(
     fieldArgs: FieldArgs,
     argNames: string[],
@@ -49,27 +51,33 @@ export const AccountsPlugin = extendSchema((build) => {
         values: object(Object.fromEntries(argNames.map((n) => [n, fieldArgs.getRaw(n)]))),
         clientIp: context().get("clientIp"),
         caughtUp: context().get("revocationsCaughtUp"),
+        afterCommit: context().get("afterCommit"),
       }),
-      async (client, { values, clientIp, caughtUp }) => {
+      async (client, { values, clientIp, caughtUp, afterCommit }) => {
         const params = argNames.map((n) => (values as Record<string, unknown>)[n]);
         const source = clientIp ?? "unknown";
         if (!noteFirst) {
           const { rows } = await client.query({ text: sqlText, values: [...params, source] });
-          return { rows: [...rows], error: null, caughtUp };
+          return { rows: [...rows], error: null, caughtUp, afterCommit };
         }
         await client.query({ text: noteFirst, values: [source] });
         await client.query({ text: "savepoint call" });
         try {
           const { rows } = await client.query({ text: sqlText, values: [...params, source] });
-          return { rows: [...rows], error: null, caughtUp };
+          return { rows: [...rows], error: null, caughtUp, afterCommit };
         } catch (error) {
           await client.query({ text: "rollback to savepoint call" });
-          return { rows: [], error, caughtUp };
+          return { rows: [], error, caughtUp, afterCommit };
         }
       },
     );
-    return lambda($rows, async ({ rows, error, caughtUp }) => {
-      if (revokes) await caughtUp?.();
+    return lambda($rows, async ({ rows, error, caughtUp, afterCommit }) => {
+      // Inside a mutation's one transaction (plugins/mutationTransaction.ts)
+      // nothing is committed yet: wait after the commit, before the answer.
+      if (revokes && caughtUp) {
+        if (afterCommit) afterCommit.push(caughtUp);
+        else await caughtUp();
+      }
       if (error) throw error;
       return then(rows);
     });

@@ -8,7 +8,7 @@ export interface HeldTransaction {
 }
 
 type PgSettings = Record<string, string | undefined> | null;
-type BaseClient = PgClient & { rawClient?: { escapeLiteral?(s: string): string } };
+type BaseClient = PgClient & { rawClient?: { escapeLiteral?(s: string): string; query?(text: string): Promise<{ command?: string }> } };
 
 /**
  * BEGIN and the settings in one round trip (PostGraphile's adaptor sends
@@ -61,8 +61,11 @@ export function heldTransaction(real: WithPgClient, pgSettings: PgSettings): Hel
       throw error;
     }
     // A statement that failed (even one whose error someone caught) aborted
-    // the transaction: COMMIT then answers ROLLBACK, without an error.
-    const commit = (await base.query({ text: "commit" })) as { command?: string };
+    // the transaction: COMMIT then answers ROLLBACK, without an error. Only
+    // node-postgres' own result says which (the adaptor's drops `command`).
+    const raw = base.rawClient;
+    const commit = raw?.query ? await raw.query("commit") : { command: undefined };
+    if (!raw?.query) await base.query({ text: "commit" });
     if (commit.command === "ROLLBACK") throw new Error("The transaction was rolled back: one of its statements failed.");
   });
   done.catch(fail); // no transaction at all (the pool or BEGIN failed): whoever waits for the client fails

@@ -77,14 +77,21 @@ export function answerAfter(result: any, undone: unknown, field: string): any {
 export const oneTransactionPerMutation = {
   execute(next: () => any, { args }: { args: { document: DocumentNode; operationName?: string | null; contextValue?: unknown } }) {
     const field = singleMutationField(args.document, args.operationName);
-    const ctx = args.contextValue as { withPgClient?: WithPgClient } | undefined;
+    const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown> } | undefined;
     if (field === null || !ctx?.withPgClient) return next();
     const tx = oneTransaction(ctx.withPgClient);
     ctx.withPgClient = tx.withPgClient;
+    // What must follow the commit before the answer (e.g. waiting until this
+    // process refuses the tokens a logout revoked: their NOTIFY is sent at COMMIT).
+    const afterCommit: Array<() => unknown> = (ctx.afterCommit = []);
     return Promise.resolve()
       .then(next)
       .then(
-        async (result) => answerAfter(result, await tx.finish(), field),
+        async (result) => {
+          const undone = await tx.finish();
+          if (undone === undefined) for (const then of afterCommit) await then();
+          return answerAfter(result, undone, field);
+        },
         async (error) => {
           await tx.finish();
           throw error;

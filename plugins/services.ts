@@ -55,6 +55,8 @@ declare global {
       clientIp: string;
       /** Waits until this process knows of the sign-ins revoked so far (src/db/revocations.ts). */
       revocationsCaughtUp?: () => Promise<void>;
+      /** Set by plugins/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
+      afterCommit?: Array<() => unknown>;
     }
   }
   namespace GraphileBuild {

@@ -1,6 +1,7 @@
 import { GraphQLError } from "graphql";
 import { SafeError } from "postgraphile/grafast";
 import { maskError, SQLSTATE_CODES } from "../src/errors.ts";
+import { isDatabaseUnavailable } from "../src/db/dbHealth.ts";
 
 // The masked-error policy: refusals raised in SQL keep their message and get
 // a stable code; anything unexpected reaches the client as an id to quote,
@@ -51,6 +52,25 @@ test("the database being down is SERVICE_UNAVAILABLE, not an internal error", ()
   const masked = throughMask(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }));
   expect(masked.extensions.code).toBe("SERVICE_UNAVAILABLE");
   expect(masked.message).not.toMatch(/127\.0\.0\.1/);
+});
+
+test("down is a connection that cannot be had or was cut; a statement's own failure (a timeout too) is not", () => {
+  const down = [
+    Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
+    Object.assign(new Error("connect ETIMEDOUT"), { code: "ETIMEDOUT" }),
+    pgError("57P01", "terminating connection due to administrator command"),
+    pgError("53300", "sorry, too many clients already"),
+    new Error("timeout exceeded when trying to connect"),
+    new Error("Connection terminated unexpectedly"),
+  ];
+  const notDown = [
+    pgError("57014", "canceling statement due to statement timeout"),
+    pgError("55P03", "canceling statement due to lock timeout"),
+    pgError("23505", "duplicate key value violates unique constraint"),
+    new Error("Invalid payload"),
+  ];
+  expect(down.map(isDatabaseUnavailable)).toEqual(down.map(() => true));
+  expect(notDown.map(isDatabaseUnavailable)).toEqual(notDown.map(() => false));
 });
 
 test("parse and validation errors are shown, with a code", () => {

@@ -1,6 +1,8 @@
 import { parse } from "postgraphile/graphql";
 import type { PgClient, PgClientQuery, WithPgClient } from "postgraphile/@dataplan/pg";
-import { answerAfter, oneTransaction, singleMutationField } from "../plugins/mutationTransaction.ts";
+import pg from "pg";
+import { answerAfter, oneTransaction, oneTransactionPerMutation, singleMutationField } from "../plugins/mutationTransaction.ts";
+import { testDatabaseUrl } from "./support/db.ts";
 import { operationsOf } from "./support/contract.ts";
 import { useTestService } from "./support/service.ts";
 
@@ -64,6 +66,49 @@ test("a failed statement rolls everything back, and an answer still carrying the
   // The mutation itself failed: its own error is the answer.
   const failed = { data: null, errors: [{ message: "Not enough milk" }] };
   expect(answerAfter(failed, new Error("y"), "createOrder")).toBe(failed);
+});
+
+test("what must follow the commit runs after it and before the answer (a logout waits there until its revocations are known)", async () => {
+  const db = fakeDatabase();
+  const ctx: { withPgClient: WithPgClient; afterCommit?: Array<() => unknown> } = { withPgClient: db.real };
+  const order: string[] = [];
+  const result = await oneTransactionPerMutation.execute(
+    async () => {
+      await ctx.withPgClient(settings, (c) => c.query({ text: "select app_hidden.logout()" }));
+      ctx.afterCommit!.push(() => order.push(`after: ${db.statements.at(-1)}`));
+      return { data: { logout: true } };
+    },
+    { args: { document: parse('mutation { logout(token: "x") }'), contextValue: ctx } },
+  );
+  order.push("answered");
+  expect(result).toEqual({ data: { logout: true } });
+  expect(order).toEqual(["after: commit", "answered"]);
+});
+
+test("a COMMIT that PostgreSQL answers with ROLLBACK (a failed statement whose error was caught) is a failure, not a success", async () => {
+  const pool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 1 });
+  // The adaptor's shape: query() without `command`, node-postgres' client as rawClient.
+  const real: WithPgClient = async (_settings, callback) => {
+    const raw = await pool.connect();
+    try {
+      const client = { rawClient: raw, query: async (q: PgClientQuery) => ({ rows: (await raw.query(q.text, q.values as unknown[])).rows }) };
+      return await callback(client as never);
+    } finally {
+      raw.release();
+    }
+  };
+  try {
+    const tx = oneTransaction(real);
+    await tx.withPgClient(null, async (c) => {
+      await c.query({ text: "select 1/0" }).catch(() => {});
+    });
+    expect(String(await tx.finish())).toMatch(/rolled back/);
+    const fine = oneTransaction(real);
+    await fine.withPgClient(null, (c) => c.query({ text: "select 1" }));
+    expect(await fine.finish()).toBeUndefined();
+  } finally {
+    await pool.end();
+  }
 });
 
 describe("against the service", () => {

@@ -2,17 +2,33 @@ import type pg from "pg";
 import { logger } from "../logger.ts";
 
 /** Error codes of a database that is down, restarting or unreachable (node's and Postgres's SQLSTATEs). */
-const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "57P01", "57P02", "57P03", "08006", "08001", "08003"]);
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EPIPE",
+  "57P01",
+  "57P02",
+  "57P03",
+  "08006",
+  "08001",
+  "08003",
+  "53300",
+]);
 
 /**
  * Whether an error says the database is unavailable (not that a statement
  * failed): a connection refused or cut, the server shutting down, or pg's
- * own connection timeout or termination (those carry no code). A statement
- * timeout (57014) is QUERY_TIMEOUT: src/errors.ts maps it first.
+ * own connection timeout or termination (those carry no code). An error
+ * with another code is the statement's own: a statement or lock timeout
+ * (57014, 55P03) does not mark the database down.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: string; message?: string };
-  return (code !== undefined && UNAVAILABLE_CODES.has(code)) || /timeout|terminated/i.test(message ?? "");
+  if (code !== undefined) return UNAVAILABLE_CODES.has(code); // e.g. a statement or lock timeout (57014, 55P03) is not
+  return /timeout|terminated|not queryable/i.test(message ?? "");
 }
 
 /**
