@@ -440,6 +440,90 @@ begin
 end;
 $$;
 
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: orders; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.orders (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    customer_id uuid NOT NULL,
+    barista_id uuid,
+    status app_public.order_status DEFAULT 'PENDING'::app_public.order_status NOT NULL,
+    notes text,
+    total numeric(10,2) DEFAULT 0 NOT NULL,
+    time_ordered timestamp with time zone DEFAULT now() NOT NULL,
+    estimated_ready_time timestamp with time zone,
+    created_by uuid,
+    paid_at timestamp with time zone,
+    payment_method text,
+    inventory_taken_at timestamp with time zone,
+    inventory_returned_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT orders_notes_check CHECK ((length(notes) <= 500)),
+    CONSTRAINT orders_total_check CHECK ((total >= (0)::numeric))
+);
+
+--
+-- Name: TABLE orders; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.orders IS 'An order: its lines are order items, its status moves by the rules in order_status_transitions.';
+
+--
+-- Name: COLUMN orders.total; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.total IS 'Sum of the lines at the prices captured when the order was made.';
+
+--
+-- Name: COLUMN orders.created_by; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.created_by IS '@behavior -*';
+
+--
+-- Name: COLUMN orders.inventory_taken_at; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.inventory_taken_at IS '@behavior -*
+When update_inventory took this order''s ingredients from stock.';
+
+--
+-- Name: COLUMN orders.inventory_returned_at; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.inventory_returned_at IS '@behavior -*';
+
+--
+-- Name: COLUMN orders.expires_at; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.expires_at IS 'When this order, if still unpaid (PENDING), is cancelled and its stock freed. Set when it is made; null: it does not expire.';
+
+--
+-- Name: order_for_update(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.order_for_update(p_id uuid) RETURNS app_public.orders
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_order app_public.orders;
+begin
+  select * into v_order from app_public.orders where id = p_id for update;
+  if v_order.id is null then
+    raise exception 'No order with id %.', p_id using errcode = 'P0002';
+  end if;
+  return v_order;
+end;
+$$;
+
 --
 -- Name: recent_revoked_sign_ins(integer); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
@@ -1039,10 +1123,6 @@ begin
   perform graphile_worker.add_job('update_inventory', json_build_object('orderId', p_order_id), job_key := 'update_inventory:' || p_order_id);
 end;
 $$;
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
 
 --
 -- Name: notifications; Type: TABLE; Schema: app_public; Owner: -
@@ -1836,10 +1916,9 @@ declare
   v_order app_public.orders;
 begin
   perform app_hidden.require_signed_in();
-  select * into v_order from app_public.orders where id = p_id for update;
+  v_order := app_hidden.order_for_update(p_id);
   -- Someone else's order does not exist, as far as a customer can tell.
-  if v_order.id is null
-     or (app_public.current_actor() = 'customer' and v_order.customer_id is distinct from app_public.current_user_id()) then
+  if app_public.current_actor() = 'customer' and v_order.customer_id is distinct from app_public.current_user_id() then
     raise exception 'No order with id %.', p_id using errcode = 'P0002';
   end if;
   if v_order.status = 'CANCELLED' then
@@ -2210,67 +2289,6 @@ $$;
 --
 
 COMMENT ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) IS '@behavior -queryField -mutationField -typeField';
-
---
--- Name: orders; Type: TABLE; Schema: app_public; Owner: -
---
-
-CREATE TABLE app_public.orders (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    customer_id uuid NOT NULL,
-    barista_id uuid,
-    status app_public.order_status DEFAULT 'PENDING'::app_public.order_status NOT NULL,
-    notes text,
-    total numeric(10,2) DEFAULT 0 NOT NULL,
-    time_ordered timestamp with time zone DEFAULT now() NOT NULL,
-    estimated_ready_time timestamp with time zone,
-    created_by uuid,
-    paid_at timestamp with time zone,
-    payment_method text,
-    inventory_taken_at timestamp with time zone,
-    inventory_returned_at timestamp with time zone,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone,
-    CONSTRAINT orders_notes_check CHECK ((length(notes) <= 500)),
-    CONSTRAINT orders_total_check CHECK ((total >= (0)::numeric))
-);
-
---
--- Name: TABLE orders; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON TABLE app_public.orders IS 'An order: its lines are order items, its status moves by the rules in order_status_transitions.';
-
---
--- Name: COLUMN orders.total; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON COLUMN app_public.orders.total IS 'Sum of the lines at the prices captured when the order was made.';
-
---
--- Name: COLUMN orders.created_by; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON COLUMN app_public.orders.created_by IS '@behavior -*';
-
---
--- Name: COLUMN orders.inventory_taken_at; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON COLUMN app_public.orders.inventory_taken_at IS '@behavior -*
-When update_inventory took this order''s ingredients from stock.';
-
---
--- Name: COLUMN orders.inventory_returned_at; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON COLUMN app_public.orders.inventory_returned_at IS '@behavior -*';
-
---
--- Name: COLUMN orders.expires_at; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON COLUMN app_public.orders.expires_at IS 'When this order, if still unpaid (PENDING), is cancelled and its stock freed. Set when it is made; null: it does not expire.';
 
 --
 -- Name: create_order(jsonb, text, uuid, integer, text, uuid); Type: FUNCTION; Schema: app_public; Owner: -
@@ -2684,10 +2702,7 @@ declare
   v_order app_public.orders;
 begin
   perform app_hidden.require_staff();
-  select * into v_order from app_public.orders where id = p_id for update;
-  if v_order.id is null then
-    raise exception 'No order with id %.', p_id using errcode = 'P0002';
-  end if;
+  v_order := app_hidden.order_for_update(p_id);
   if v_order.status <> 'PENDING' then
     raise exception 'The order is %, so it cannot be paid.', v_order.status
       using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', 'PAID')::text;
@@ -3218,10 +3233,7 @@ declare
   v_order app_public.orders;
 begin
   perform app_hidden.require_staff();
-  select * into v_order from app_public.orders where id = p_id for update;
-  if v_order.id is null then
-    raise exception 'No order with id %.', p_id using errcode = 'P0002';
-  end if;
+  v_order := app_hidden.order_for_update(p_id);
   if p_status = 'PAID' then
     raise exception 'An order becomes PAID by a payment (the provider''s callback or markOrderPaid), not by updateOrderStatus.'
       using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', p_status)::text;
@@ -5125,6 +5137,22 @@ GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO caf
 GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_admin;
 
 --
+-- Name: TABLE orders; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.orders TO cafe_customer;
+GRANT SELECT ON TABLE app_public.orders TO cafe_barista;
+GRANT SELECT ON TABLE app_public.orders TO cafe_admin;
+GRANT SELECT ON TABLE app_public.orders TO cafe_system;
+GRANT SELECT ON TABLE app_public.orders TO cafe_anonymous;
+
+--
+-- Name: FUNCTION order_for_update(p_id uuid); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.order_for_update(p_id uuid) FROM PUBLIC;
+
+--
 -- Name: FUNCTION recent_revoked_sign_ins(p_seconds integer); Type: ACL; Schema: app_hidden; Owner: -
 --
 
@@ -5663,16 +5691,6 @@ GRANT ALL ON FUNCTION app_public.coffees_supplier(c app_public.coffees) TO cafe_
 
 REVOKE ALL ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) TO cafe_admin;
-
---
--- Name: TABLE orders; Type: ACL; Schema: app_public; Owner: -
---
-
-GRANT SELECT ON TABLE app_public.orders TO cafe_customer;
-GRANT SELECT ON TABLE app_public.orders TO cafe_barista;
-GRANT SELECT ON TABLE app_public.orders TO cafe_admin;
-GRANT SELECT ON TABLE app_public.orders TO cafe_system;
-GRANT SELECT ON TABLE app_public.orders TO cafe_anonymous;
 
 --
 -- Name: FUNCTION create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid); Type: ACL; Schema: app_public; Owner: -

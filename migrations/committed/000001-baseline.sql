@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:6d5f808c1b3614840b4dd20959f0dad3b9c263b6
+--! Hash: sha1:b56ecf0e5e0445fdfbc9ea45baadcde99f0bb0ae
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -1550,16 +1550,28 @@ end;
 $$;
 comment on function app_public.create_order(jsonb, text, uuid, integer, text, uuid) is E'@behavior -queryField -mutationField -typeField';
 
+-- The order, locked until the transaction ends, or "not found" (P0002):
+-- what every staff or customer action on one order starts with.
+create function app_hidden.order_for_update(p_id uuid) returns app_public.orders
+language plpgsql volatile set search_path = pg_catalog as $$
+declare
+  v_order app_public.orders;
+begin
+  select * into v_order from app_public.orders where id = p_id for update;
+  if v_order.id is null then
+    raise exception 'No order with id %.', p_id using errcode = 'P0002';
+  end if;
+  return v_order;
+end;
+$$;
+
 create function app_public.update_order_status(p_id uuid, p_status app_public.order_status) returns app_public.orders
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_order app_public.orders;
 begin
   perform app_hidden.require_staff();
-  select * into v_order from app_public.orders where id = p_id for update;
-  if v_order.id is null then
-    raise exception 'No order with id %.', p_id using errcode = 'P0002';
-  end if;
+  v_order := app_hidden.order_for_update(p_id);
   if p_status = 'PAID' then
     raise exception 'An order becomes PAID by a payment (the provider''s callback or markOrderPaid), not by updateOrderStatus.'
       using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', p_status)::text;
@@ -1580,10 +1592,9 @@ declare
   v_order app_public.orders;
 begin
   perform app_hidden.require_signed_in();
-  select * into v_order from app_public.orders where id = p_id for update;
+  v_order := app_hidden.order_for_update(p_id);
   -- Someone else's order does not exist, as far as a customer can tell.
-  if v_order.id is null
-     or (app_public.current_actor() = 'customer' and v_order.customer_id is distinct from app_public.current_user_id()) then
+  if app_public.current_actor() = 'customer' and v_order.customer_id is distinct from app_public.current_user_id() then
     raise exception 'No order with id %.', p_id using errcode = 'P0002';
   end if;
   if v_order.status = 'CANCELLED' then
@@ -2117,10 +2128,7 @@ declare
   v_order app_public.orders;
 begin
   perform app_hidden.require_staff();
-  select * into v_order from app_public.orders where id = p_id for update;
-  if v_order.id is null then
-    raise exception 'No order with id %.', p_id using errcode = 'P0002';
-  end if;
+  v_order := app_hidden.order_for_update(p_id);
   if v_order.status <> 'PENDING' then
     raise exception 'The order is %, so it cannot be paid.', v_order.status
       using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', 'PAID')::text;
