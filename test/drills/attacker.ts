@@ -46,6 +46,7 @@ function trustedIds(): Map<string, string> {
 interface Answer {
   status: number;
   code?: string;
+  message?: string;
 }
 
 async function main(): Promise<void> {
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
   const ids = trustedIds();
   const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency, localAddress: o.localAddress } as http.AgentOptions);
   const counts: Record<string, number> = {};
+  /** The first message of each answer's code, to tell the lead what the refusals said. */
+  const messages: Record<string, string> = {};
   let sent = 0;
   let started = Date.now();
   const deadline = () => started + o.durationMs;
@@ -81,13 +84,15 @@ async function main(): Promise<void> {
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {
           let code: string | undefined;
+          let message: string | undefined;
           try {
             const j = JSON.parse(Buffer.concat(chunks).toString("utf8"));
             code = j?.errors?.[0]?.extensions?.code ?? j?.error?.code ?? (typeof j?.error === "string" ? j.error : undefined);
+            message = j?.errors?.[0]?.message ?? j?.error?.message;
           } catch {
             // not JSON
           }
-          resolve({ status: res.statusCode ?? 0, code });
+          resolve({ status: res.statusCode ?? 0, code, message });
         });
         res.on("error", () => resolve({ status: -1, code: "RESET" }));
       });
@@ -98,6 +103,7 @@ async function main(): Promise<void> {
   const count = (a: Answer) => {
     const k = `${a.status}${a.code ? ` ${a.code}` : ""}`;
     counts[k] = (counts[k] ?? 0) + 1;
+    if (a.code && a.message && !(a.code in messages)) messages[a.code] = a.message.slice(0, 120);
   };
   /** `concurrency` loops, each sending the next request when the last answered. */
   const flood = async (send: (i: number) => Promise<Answer>) => {
@@ -255,7 +261,7 @@ async function main(): Promise<void> {
     }
   }
   agent.destroy();
-  console.log(JSON.stringify({ family, sent, ms: Date.now() - started, counts }));
+  console.log(JSON.stringify({ family, sent, ms: Date.now() - started, counts, messages }));
 }
 
 main().then(
