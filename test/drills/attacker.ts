@@ -30,6 +30,8 @@ export interface AttackOptions {
 }
 
 const LATTE = "40000000-0000-4000-8000-000000000003";
+const CAPPUCCINO = "40000000-0000-4000-8000-000000000005";
+const ESPRESSO = "40000000-0000-4000-8000-000000000001";
 
 /** The contract's trusted documents by operation name (the attacker sends what a real client may send). */
 function trustedIds(): Map<string, string> {
@@ -214,7 +216,9 @@ async function main(): Promise<void> {
       const me = await signUp();
       ready();
       const query = `mutation Storm($input: CreateOrderInput!) { createOrder(input: $input) { id items { coffee { orderItemList { totalCount } } } } }`;
-      await flood(() => gql({ query, variables: { input: { items: [{ coffeeId: LATTE, quantity: 1 }] } } }, me.token));
+      // Three lines: three stock rows locked (the latte's milk and beans among them), three relation counts read under the locks.
+      const items = [LATTE, CAPPUCCINO, ESPRESSO].map((coffeeId) => ({ coffeeId, quantity: 1 }));
+      await flood(() => gql({ query, variables: { input: { items } } }, me.token));
       break;
     }
     case "slow-clients": {
