@@ -176,12 +176,21 @@ describe("password checks take a bounded share of the process", () => {
     // A superuser sees every session's statement (the owner would see "<insufficient privilege>").
     const watcher = new pg.Client({ connectionString: testDatabaseUrl() });
     await watcher.connect();
+    // Hashes running at once: statements (pid, start) seen active in two
+    // samples in a row. A real overlap lasts a whole hash (hundreds of ms);
+    // a sample copied while this loaded machine preempted the reader may
+    // mix two moments, but not twice with the same statements.
     let most = 0;
     let watching = true;
     const watch = (async () => {
+      let previous = new Set<string>();
       while (watching) {
-        const { rows } = await watcher.query("select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%app_hidden.authenticate%' and pid <> pg_backend_pid()");
-        most = Math.max(most, rows[0].n);
+        const { rows } = await watcher.query(
+          "select pid, query_start::text as started from pg_stat_activity where state = 'active' and query like '%app_hidden.authenticate%' and pid <> pg_backend_pid()",
+        );
+        const current = new Set(rows.map((r) => `${r.pid} ${r.started}`));
+        most = Math.max(most, [...current].filter((k) => previous.has(k)).length);
+        previous = current;
         await sleep(5);
       }
     })();
