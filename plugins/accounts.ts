@@ -1,6 +1,6 @@
 import { extendSchema } from "postgraphile/utils";
-import { withPgClientTransaction } from "postgraphile/@dataplan/pg";
-import { context, lambda, object, SafeError, type FieldArgs } from "postgraphile/grafast";
+import type { PgClient } from "postgraphile/@dataplan/pg";
+import { context, lambda, object, SafeError, sideEffect, type FieldArgs } from "postgraphile/grafast";
 import type { AccountRole, CafeServices } from "./services.ts";
 
 /**
@@ -33,6 +33,9 @@ export const AccountsPlugin = extendSchema((build) => {
    * statement whose effect stays even when the call itself fails: the
    * call's error is raised after the commit. `revokes`: the call may revoke
    * sign-ins; it answers once this process refuses their tokens.
+   * `checksPassword`: the call hashes a password (bcrypt); it waits for this
+   * process's turn (services.passwordCheckTurn) before it takes a pool
+   * connection, and is refused RATE_LIMITED when too many already wait.
    */
   // `then` runs after the call's statements: a refusal must not roll back
   // what Postgres recorded (a failed attempt, a revoked token family), so
@@ -43,31 +46,45 @@ export const AccountsPlugin = extendSchema((build) => {
     argNames: string[],
     sqlText: string,
     then: (rows: any[]) => T,
-    { noteFirst, revokes }: { noteFirst?: string; revokes?: boolean } = {},
+    { noteFirst, revokes, checksPassword }: { noteFirst?: string; revokes?: boolean; checksPassword?: boolean } = {},
   ) => {
-    const $rows = withPgClientTransaction(
-      executor,
-      object({
+    const $rows = sideEffect(
+      {
+        pg: executor.context(),
         values: object(Object.fromEntries(argNames.map((n) => [n, fieldArgs.getRaw(n)]))),
         clientIp: context().get("clientIp"),
         caughtUp: context().get("revocationsCaughtUp"),
         afterCommit: context().get("afterCommit"),
-      }),
-      async (client, { values, clientIp, caughtUp, afterCommit }) => {
+      },
+      async ({ pg, values, clientIp, caughtUp, afterCommit }) => {
         const params = argNames.map((n) => (values as Record<string, unknown>)[n]);
         const source = clientIp ?? "unknown";
-        if (!noteFirst) {
-          const { rows } = await client.query({ text: sqlText, values: [...params, source] });
-          return { rows: [...rows], error: null, caughtUp, afterCommit };
+        const statements = async (client: PgClient) => {
+          if (!noteFirst) {
+            const { rows } = await client.query({ text: sqlText, values: [...params, source] });
+            return { rows: [...rows], error: null as unknown, caughtUp, afterCommit };
+          }
+          await client.query({ text: noteFirst, values: [source] });
+          await client.query({ text: "savepoint call" });
+          try {
+            const { rows } = await client.query({ text: sqlText, values: [...params, source] });
+            return { rows: [...rows], error: null as unknown, caughtUp, afterCommit };
+          } catch (error) {
+            await client.query({ text: "rollback to savepoint call" });
+            return { rows: [] as any[], error, caughtUp, afterCommit };
+          }
+        };
+        let release: (() => void) | null = null;
+        if (checksPassword && services) {
+          release = await services.passwordCheckTurn();
+          if (!release) {
+            throw new SafeError("The server is busy checking passwords; try again in a moment.", { code: "RATE_LIMITED", retryAfterSeconds: 1 });
+          }
         }
-        await client.query({ text: noteFirst, values: [source] });
-        await client.query({ text: "savepoint call" });
         try {
-          const { rows } = await client.query({ text: sqlText, values: [...params, source] });
-          return { rows: [...rows], error: null, caughtUp, afterCommit };
-        } catch (error) {
-          await client.query({ text: "rollback to savepoint call" });
-          return { rows: [], error, caughtUp, afterCommit };
+          return await pg.withPgClient(pg.pgSettings, (client) => client.withTransaction(statements));
+        } finally {
+          release?.();
         }
       },
     );
@@ -115,17 +132,21 @@ export const AccountsPlugin = extendSchema((build) => {
       Mutation: {
         plans: {
           login(_: unknown, fieldArgs: FieldArgs) {
-            return call(fieldArgs, ["email", "password"], "select s.* from app_hidden.authenticate($1, $2, $3) s", (rows) =>
-              payload(rows[0], "Wrong e-mail or password."),
+            return call(
+              fieldArgs,
+              ["email", "password"],
+              "select s.* from app_hidden.authenticate($1, $2, $3) s",
+              (rows) => payload(rows[0], "Wrong e-mail or password."),
+              { checksPassword: true },
             );
           },
           register(_: unknown, fieldArgs: FieldArgs) {
             return call(
               fieldArgs,
               ["email", "password", "name"],
-              "select s.* from app_hidden.register($1, $2, $3) s where $4::text is not null",
+              "select s.* from app_hidden.register($1, $2, $3, $4) s",
               (rows) => payload(rows[0], "Could not register."),
-              { noteFirst: "select app_hidden.note_registration_attempt($1)" },
+              { noteFirst: "select app_hidden.note_registration_attempt($1)", checksPassword: true },
             );
           },
           refreshToken(_: unknown, fieldArgs: FieldArgs) {
@@ -143,12 +164,22 @@ export const AccountsPlugin = extendSchema((build) => {
             });
           },
           changePassword(_: unknown, fieldArgs: FieldArgs) {
-            return call(fieldArgs, ["oldPassword", "newPassword"], "select app_hidden.change_password($1, $2) as ok where $3::text is not null", (rows) => rows[0]?.ok === true, {
-              revokes: true,
-            });
+            // A wrong current password is null (so its attempt is recorded), refused here.
+            return call(
+              fieldArgs,
+              ["oldPassword", "newPassword"],
+              "select app_hidden.change_password($1, $2, $3) as ok",
+              (rows) => {
+                if (rows[0]?.ok !== true) throw new SafeError("The current password is wrong.", { code: "UNAUTHENTICATED" });
+                return true;
+              },
+              { revokes: true, checksPassword: true },
+            );
           },
           addStaffAccount(_: unknown, fieldArgs: FieldArgs) {
-            return call(fieldArgs, ["email", "name", "role", "password"], "select app_hidden.add_staff_account($1, $2, $3, $4) as id where $5::text is not null", (rows) => rows[0]?.id as string);
+            return call(fieldArgs, ["email", "name", "role", "password"], "select app_hidden.add_staff_account($1, $2, $3, $4, $5) as id", (rows) => rows[0]?.id as string, {
+              checksPassword: true,
+            });
           },
           disableAccount(_: unknown, fieldArgs: FieldArgs) {
             return call(fieldArgs, ["email"], "select app_hidden.disable_account($1) as ok where $2::text is not null", (rows) => rows[0]?.ok === true, {

@@ -45,6 +45,12 @@ export interface CafeServices {
   observeOperation(operationName: string | null | undefined, operationType: string, seconds: number): void;
   /** The scope of the request being served (its access log line reads `operationName`), if any. */
   requestScope(): { operationName?: string } | undefined;
+  /**
+   * This process's turn for one password check (bcrypt in Postgres): a
+   * release function once it may run, null when too many already wait
+   * (src/passwordChecks.ts).
+   */
+  passwordCheckTurn(): Promise<(() => void) | null>;
 }
 
 declare global {

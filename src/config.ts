@@ -52,6 +52,14 @@ const schema = z.object({
   DATABASE_AUTHENTICATOR_URL: postgresUrl.optional(),
   DATABASE_ROLE_PASSWORD: z.string().min(8).default(DEV_DB_ROLE_PASSWORD),
   DATABASE_POOL_SIZE: int(1, 200).default(10),
+  PASSWORD_CHECK_CONCURRENCY: int(1, 100)
+    .default(2)
+    .describe(
+      "Password checks (bcrypt in PostgreSQL: sign-in, registration, password change, new staff account) one API process runs at once; never more than half of DATABASE_POOL_SIZE. The others wait in a queue (PASSWORD_CHECK_QUEUE), holding no connection.",
+    ),
+  PASSWORD_CHECK_QUEUE: int(0, 10_000)
+    .default(32)
+    .describe("Password checks that may wait for their turn in one API process; beyond it they are refused at once with RATE_LIMITED (extensions.retryAfterSeconds)."),
   EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg"),
   EMBEDDED_PG_PORT: int(1, 65535).default(54329),
   DEMO_DATA: bool.optional(),

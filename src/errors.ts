@@ -65,7 +65,7 @@ function mask(error: GraphQLError): GraphQLError {
   const code = original.code ? SQLSTATE_CODES[original.code] : undefined;
   if (code) {
     let details: unknown;
-    if ((code === "INVALID_TRANSITION" || code === "TOO_MANY_OPEN_ORDERS") && original.detail) {
+    if ((code === "INVALID_TRANSITION" || code === "TOO_MANY_OPEN_ORDERS" || code === "RATE_LIMITED") && original.detail) {
       try {
         details = JSON.parse(original.detail);
       } catch {

@@ -26,6 +26,7 @@ import { logger } from "./logger.ts";
 import { requestScope } from "./http/requestScope.ts";
 import { OperationNamePlugin } from "../plugins/operationName.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
+import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 
 /** Where a request's verified viewer is kept (set before grafserv sees it). */
 export const VIEWER = Symbol("viewer");
@@ -48,7 +49,12 @@ const TRUSTED_DOCUMENTS: Record<string, string> = JSON.parse(readFileSync(path.r
 
 /** What the plugins need from this server (plugins/services.ts): they import nothing from src/. */
 function servicesFor(config: Config): CafeServices {
+  const passwordChecks = makePasswordCheckGate({
+    concurrency: passwordCheckConcurrency(config.PASSWORD_CHECK_CONCURRENCY, config.DATABASE_POOL_SIZE),
+    queue: config.PASSWORD_CHECK_QUEUE,
+  });
   return {
+    passwordCheckTurn: () => passwordChecks.acquire(),
     signSession: (session) => signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS),
     logger,
     observeOperation: (name, type, seconds) => observeOperation(operationLabel(name), type, seconds),

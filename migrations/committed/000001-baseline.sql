@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:b56ecf0e5e0445fdfbc9ea45baadcde99f0bb0ae
+--! Hash: sha1:9fa17e3f2852ac98092e9a9578d41a44dcc8d1d9
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -137,14 +137,103 @@ $$;
 
 --! split: 002-settings.sql
 -- Settings a DBA tunes (app_private.settings), read by the functions below.
+--
+-- Settings fail closed. Each key has a definition (app_private.
+-- setting_definitions: its kind and range); a row that names no defined key,
+-- carries no value, the wrong kind of value or a value out of range is
+-- refused when written (22023, naming the key and the range), and no row may
+-- be deleted. Readers (app_private.setting, text_setting) raise when a
+-- setting is missing: a limit is never silently off.
+
+create table app_private.setting_definitions (
+  key text primary key,
+  kind text not null check (kind in ('integer', 'numeric', 'currency', 'time_zone')),
+  min_value numeric,
+  max_value numeric,
+  check ((kind in ('integer', 'numeric')) = (min_value is not null and max_value is not null)),
+  check (min_value <= max_value)
+);
+comment on table app_private.setting_definitions is 'The kind (integer, numeric, currency, time_zone) and range of each key of app_private.settings, checked whenever a setting is written.';
+
+insert into app_private.setting_definitions (key, kind, min_value, max_value) values
+  ('prep_base_seconds', 'integer', 0, 86400),
+  ('prep_seconds_per_item', 'integer', 0, 3600),
+  ('prep_parallel_baristas', 'integer', 1, 100),
+  ('max_quantity_per_line', 'integer', 1, 1000),
+  ('max_lines_per_order', 'integer', 1, 100),
+  ('points_per_currency_unit', 'numeric', 0, 1000),
+  ('login_window_seconds', 'integer', 1, 604800),
+  ('refresh_token_days', 'integer', 1, 365),
+  ('password_min_length', 'integer', 8, 200),
+  ('worker_dead_after_seconds', 'integer', 5, 86400),
+  ('login_max_failures_per_account_and_source', 'integer', 1, 1000),
+  ('login_max_failures_per_source', 'integer', 1, 1000000),
+  ('login_max_successes_per_account', 'integer', 1, 1000000),
+  ('login_max_successes_per_source', 'integer', 1, 1000000),
+  ('password_hash_cost', 'integer', 4, 14),
+  ('registration_max_per_source', 'integer', 1, 1000000),
+  ('registration_window_seconds', 'integer', 1, 604800),
+  ('sign_in_log_retention_days', 'integer', 1, 3650),
+  ('pending_order_expiry_seconds', 'integer', 1, 86400),
+  ('max_open_orders_per_customer', 'integer', 1, 1000000),
+  ('max_open_cups_per_customer', 'integer', 1, 1000000),
+  ('max_stock_share_percent', 'numeric', 1, 100),
+  ('stock_share_cooldown_seconds', 'integer', 0, 86400),
+  ('failed_delivery_retention_days', 'integer', 1, 3650),
+  ('currency', 'currency', null, null),
+  ('cafe_time_zone', 'time_zone', null, null);
 
 create table app_private.settings (
-  key text primary key,
+  key text primary key references app_private.setting_definitions on update restrict on delete restrict,
   value numeric,
   description text not null,
   text_value text,
   constraint settings_one_value check (num_nonnulls(value, text_value) = 1)
 );
+
+-- Checks a setting against its definition before it is written; refuses
+-- deleting one (its readers would have nothing to read).
+create or replace function app_private.tg_settings__check() returns trigger
+language plpgsql as $$
+declare
+  d app_private.setting_definitions;
+begin
+  if tg_op = 'DELETE' then
+    raise exception 'Setting % may not be deleted: set it to another value instead.', old.key using errcode = '22023';
+  end if;
+  select * into d from app_private.setting_definitions where key = new.key;
+  if d.key is null then
+    raise exception 'There is no setting %.', new.key using errcode = '22023',
+      hint = 'The known settings are the keys of app_private.setting_definitions.';
+  end if;
+  if d.kind in ('integer', 'numeric') then
+    if new.value is null or new.text_value is not null then
+      raise exception 'Setting % is a number in value (between % and %), with no text_value.', new.key, d.min_value, d.max_value using errcode = '22023';
+    end if;
+    if d.kind = 'integer' and new.value <> trunc(new.value) then
+      raise exception 'Setting % is a whole number (between % and %); % is not.', new.key, d.min_value, d.max_value, new.value using errcode = '22023';
+    end if;
+    if new.value < d.min_value or new.value > d.max_value then
+      raise exception 'Setting % must be between % and %; % is not.', new.key, d.min_value, d.max_value, new.value using errcode = '22023';
+    end if;
+  else
+    if new.text_value is null or new.value is not null then
+      raise exception 'Setting % is text in text_value (%), with no value.', new.key,
+        case d.kind when 'time_zone' then 'a time zone name, e.g. Europe/Paris' else 'an ISO 4217 code, e.g. EUR' end using errcode = '22023';
+    end if;
+    if d.kind = 'time_zone' then
+      perform now() at time zone new.text_value; -- raises 22023 for an unknown zone
+    elsif d.kind = 'currency' and new.text_value !~ '^[A-Z]{3}$' then
+      raise exception 'Setting % is an ISO 4217 code of three capital letters, e.g. EUR; % is not.', new.key, new.text_value using errcode = '22023';
+    end if;
+  end if;
+  return new;
+end;
+$$;
+
+create trigger _100_check before insert or update or delete on app_private.settings
+  for each row execute function app_private.tg_settings__check();
+
 insert into app_private.settings (key, value, text_value, description) values
   ('prep_base_seconds', '120', NULL, 'Fixed time to hand over any order.'),
   ('prep_seconds_per_item', '90', NULL, 'Barista time per cup.'),
@@ -156,43 +245,50 @@ insert into app_private.settings (key, value, text_value, description) values
   ('refresh_token_days', '30', NULL, 'How long a refresh token lives.'),
   ('password_min_length', '10', NULL, 'Shortest password accepted at registration and password change.'),
   ('worker_dead_after_seconds', '30', NULL, 'A worker silent this long is dead: its jobs are unlocked for others to run.'),
-  ('login_max_failures_per_account_and_source', '5', NULL, 'Failed sign-ins for one e-mail from one source within login_window_seconds before that source is refused for that e-mail. Other sources are not affected.'),
+  ('login_max_failures_per_account_and_source', '5', NULL, 'Wrong passwords for one account from one source within login_window_seconds (sign-ins and password changes alike) before that source is refused for that account. Other sources are not affected.'),
+  ('login_max_successes_per_account', '30', NULL, 'Successful password checks (sign-ins, password changes) of one account within login_window_seconds, from any source, before further ones are refused: each costs a bcrypt hash.'),
+  ('login_max_successes_per_source', '300', NULL, 'Successful password checks (sign-ins, registrations, password changes) from one source within login_window_seconds, any accounts, before further ones from it are refused.'),
   ('password_hash_cost', '10', NULL, 'bcrypt cost of stored passwords, and of the dummy hash checked for an unknown e-mail (so both take the same time). Older hashes are upgraded at the next sign-in.'),
   ('registration_max_per_source', '20', NULL, 'Registrations tried from one source within registration_window_seconds before further ones are refused.'),
   ('registration_window_seconds', '3600', NULL, 'The window (and the wait) of the registration limit.'),
-  ('login_max_failures_per_source', '30', NULL, 'Failed sign-ins from one source (any e-mails) within login_window_seconds before every sign-in from it is refused.'),
+  ('login_max_failures_per_source', '30', NULL, 'Wrong passwords from one source (any accounts) within login_window_seconds before every password check from it is refused.'),
+  ('sign_in_log_retention_days', '7', NULL, 'Sign-in and registration attempts older than this (and than their limit''s window) are deleted by the worker (hourly), with refresh tokens expired or revoked this long ago.'),
   ('pending_order_expiry_seconds', '600', NULL, 'An unpaid order made after a change expires this long after it was made (its expires_at); the worker then cancels it and its stock is free again.'),
   ('max_open_orders_per_customer', '5', NULL, 'Most unpaid (PENDING) orders a customer may hold that they made themselves; orders staff make at the till do not count.'),
   ('max_open_cups_per_customer', '40', NULL, 'Most cups in a customer''s own unpaid orders, the new one included.'),
+  ('max_stock_share_percent', '25', NULL, 'Most of an ingredient''s stock on the shelf (percent) that one customer''s own orders may hold: open orders not yet taken from stock, and unpaid orders cancelled within stock_share_cooldown_seconds. An order always may hold what one cup of each of its coffees needs. Till orders do not count.'),
+  ('stock_share_cooldown_seconds', '600', NULL, 'How long a customer''s cancelled (or expired) unpaid order still counts toward max_stock_share_percent: cancelling and ordering again frees nothing at once.'),
   ('failed_delivery_retention_days', '30', NULL, 'Refused payment deliveries (outcome rejected) older than this are deleted by the worker (hourly).'),
   ('currency', NULL, 'EUR', 'The café''s currency (ISO 4217): a payment callback that names another is refused (422 CURRENCY_MISMATCH).'),
   ('cafe_time_zone', NULL, 'UTC', 'The café''s time zone (an IANA name in text_value): sales report buckets follow it.');
 
+-- A numeric setting; raises when it is missing (a limit is never off).
 create function app_private.setting(k text) returns numeric
-language sql stable as $$
-  select value from app_private.settings where key = k;
-$$;
-
-create function app_private.text_setting(k text) returns text
-language sql stable as $$
-  select text_value from app_private.settings where key = k;
-$$;
-
-create or replace function app_private.tg_settings__check() returns trigger
-language plpgsql as $$
+language plpgsql stable set search_path = pg_catalog as $$
+declare
+  v numeric;
 begin
-  if new.key = 'cafe_time_zone' then
-    if new.text_value is null then
-      raise exception 'cafe_time_zone is a time zone name in text_value, e.g. Europe/Paris.' using errcode = '22023';
-    end if;
-    perform now() at time zone new.text_value; -- raises 22023 for an unknown zone
+  select s.value into v from app_private.settings s where s.key = k;
+  if v is null then
+    raise exception 'Setting % is missing from app_private.settings (or is not a number).', k using errcode = 'CT900';
   end if;
-  return new;
+  return v;
 end;
 $$;
 
-create trigger _100_check before insert or update on app_private.settings
-  for each row execute function app_private.tg_settings__check();
+-- A text setting; raises when it is missing.
+create function app_private.text_setting(k text) returns text
+language plpgsql stable set search_path = pg_catalog as $$
+declare
+  v text;
+begin
+  select s.text_value into v from app_private.settings s where s.key = k;
+  if v is null then
+    raise exception 'Setting % is missing from app_private.settings (or is not text).', k using errcode = 'CT900';
+  end if;
+  return v;
+end;
+$$;
 
 --! split: 003-accounts-and-sign-in.sql
 -- People and signing in: accounts (private), customers, profiles, staff;
@@ -323,23 +419,33 @@ end;
 $$;
 comment on function app_public.update_customer_profile(jsonb) is E'@behavior -queryField -mutationField -typeField';
 
+-- Every password check: sign-ins, password changes, and the hashing of
+-- registrations and new staff accounts (kind). Wrong passwords and right
+-- ones both count: each costs a bcrypt hash.
 create table app_private.login_attempts (
   id bigint generated always as identity primary key,
   email text not null,
   source text not null,
   succeeded boolean not null,
+  kind text not null default 'login' check (kind in ('login', 'change_password', 'register', 'add_staff_account')),
   attempted_at timestamptz not null default now()
 );
 create index login_attempts_email_idx on app_private.login_attempts (lower(email), attempted_at);
 create index login_attempts_source_idx on app_private.login_attempts (source, attempted_at);
 
--- Raises 'CT004' (RATE_LIMITED) while this source has failed too often, for
--- this e-mail or for any. Failures from other sources never count: a
--- stranger guessing the admin's password locks out only themselves.
+-- Raises 'CT004' (RATE_LIMITED) when one more password check of p_email
+-- from p_source would pass a limit within login_window_seconds: wrong
+-- passwords for this account from this source, or from this source for
+-- any; right ones for this account (from anywhere), or from this source.
+-- Wrong passwords from other sources never count: a stranger guessing the
+-- admin's password locks out only themselves. Called before the hash (a
+-- refused source costs no bcrypt) and again, under the locks, by
+-- note_password_check (concurrent checks cannot all slip under a limit).
 create or replace function app_private.assert_login_allowed(p_email text, p_source text) returns void
 language plpgsql stable security definer set search_path = pg_catalog as $$
 declare
   window_start timestamptz := now() - make_interval(secs => app_private.setting('login_window_seconds'));
+  minutes numeric := ceil(app_private.setting('login_window_seconds') / 60);
 begin
   if (select count(*) from app_private.login_attempts
        where lower(email) = lower(p_email) and source = p_source and not succeeded and attempted_at > window_start)
@@ -347,9 +453,38 @@ begin
   or (select count(*) from app_private.login_attempts
        where source = p_source and not succeeded and attempted_at > window_start)
      >= app_private.setting('login_max_failures_per_source') then
-    raise exception 'Too many failed sign-ins; try again in % minutes.', ceil(app_private.setting('login_window_seconds') / 60)
-      using errcode = 'CT004';
+    raise exception 'Too many failed sign-ins; try again in % minutes.', minutes
+      using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
   end if;
+  if (select count(*) from app_private.login_attempts
+       where lower(email) = lower(p_email) and succeeded and attempted_at > window_start)
+     >= app_private.setting('login_max_successes_per_account') then
+    raise exception 'Too many sign-ins to this account; try again in % minutes.', minutes
+      using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
+  end if;
+  if (select count(*) from app_private.login_attempts
+       where source = p_source and succeeded and attempted_at > window_start)
+     >= app_private.setting('login_max_successes_per_source') then
+    raise exception 'Too many sign-ins from your address; try again in % minutes.', minutes
+      using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
+  end if;
+end;
+$$;
+
+-- Records one password check (p_source already a source_key) after its
+-- hash: checks the limits again and writes the attempt while holding the
+-- account's, then the source's, lock (always in that order), kept until
+-- the transaction ends. So concurrent checks are counted one after the
+-- other and none passes a limit; only this short step is serial, not the
+-- hashing. Raises 'CT004' past a limit (whatever the password was).
+create or replace function app_private.note_password_check(p_email text, p_source text, p_ok boolean, p_kind text) returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  perform pg_advisory_xact_lock(hashtextextended('password-check account:' || lower(coalesce(p_email, '')), 0));
+  perform pg_advisory_xact_lock(hashtextextended('password-check source:' || p_source, 0));
+  perform app_private.assert_login_allowed(coalesce(p_email, ''), p_source);
+  insert into app_private.login_attempts (email, source, succeeded, kind)
+  values (left(coalesce(p_email, ''), 254), p_source, p_ok, p_kind);
 end;
 $$;
 
@@ -443,13 +578,17 @@ begin
 end;
 $$;
 
-create or replace function app_hidden.register(p_email text, p_password text, p_name text) returns app_hidden.session
+create or replace function app_hidden.register(p_email text, p_password text, p_name text, p_source text default 'unknown') returns app_hidden.session
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_id uuid;
   v_sign_in uuid := gen_random_uuid();
 begin
   perform app_private.check_new_account(p_email, p_name, p_password);
+  p_source := app_private.source_key(p_source);
+  -- The hash counts as a sign-in from this source (registrations have their
+  -- own limit too: note_registration_attempt).
+  perform app_private.assert_login_allowed(p_email, p_source);
   begin
     insert into app_private.accounts (email, password_hash, role)
     values (lower(p_email), app_private.hash_password(p_password), 'customer')
@@ -457,23 +596,37 @@ begin
   exception when unique_violation then
     raise exception 'That e-mail address is already registered.' using errcode = '23505';
   end;
+  perform app_private.note_password_check(p_email, p_source, true, 'register');
   insert into app_public.customers (id, name) values (v_id, btrim(p_name));
   insert into app_public.profiles (customer_id) values (v_id);
   return row(v_id, 'customer', app_private.issue_refresh_token(v_id, v_sign_in), v_sign_in)::app_hidden.session;
 end;
 $$;
 
-create or replace function app_hidden.change_password(p_old text, p_new text) returns boolean
+-- Null (not an error, so the failure is recorded) when the current
+-- password is wrong. The check counts like a sign-in's (lock-out per
+-- account and source, per source; successes per account and source): a
+-- stolen access token does not give unlimited guesses. The new password is
+-- checked first, with no hash.
+create or replace function app_hidden.change_password(p_old text, p_new text, p_source text default 'unknown') returns boolean
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   account app_private.accounts;
+  ok boolean;
 begin
   perform app_hidden.require_signed_in();
   select * into account from app_private.accounts where id = app_public.current_user_id() for update;
-  if account.id is null or account.password_hash <> public.crypt(coalesce(p_old, ''), account.password_hash) then
+  if account.id is null then
     raise exception 'The current password is wrong.' using errcode = '28000';
   end if;
   perform app_private.check_password_strength(p_new, account.email::text);
+  p_source := app_private.source_key(p_source);
+  perform app_private.assert_login_allowed(account.email::text, p_source);
+  ok := account.password_hash = public.crypt(coalesce(p_old, ''), account.password_hash);
+  perform app_private.note_password_check(account.email::text, p_source, ok, 'change_password');
+  if not ok then
+    return null;
+  end if;
   update app_private.accounts set password_hash = app_private.hash_password(p_new) where id = account.id;
   -- Every other sign-in ends, access tokens included; this one goes on.
   perform app_private.revoke_sign_ins(account.id, null, 'password changed',
@@ -563,12 +716,43 @@ create or replace function app_hidden.note_registration_attempt(p_source text) r
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 begin
   p_source := app_private.source_key(p_source);
+  -- One registration of a source at a time (until its transaction ends):
+  -- concurrent tries are counted one after the other.
+  perform pg_advisory_xact_lock(hashtextextended('registration source:' || p_source, 0));
   if (select count(*) from app_private.registration_attempts
        where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
      >= app_private.setting('registration_max_per_source') then
     raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
   end if;
   insert into app_private.registration_attempts (source) values (p_source);
+end;
+$$;
+
+-- Run hourly by the worker (crontab task purge_sign_in_logs): deletes
+-- sign-in and registration attempts older than sign_in_log_retention_days
+-- (and than their limit's window, which still counts them), and refresh
+-- tokens expired or revoked that long ago. A used token whose sign-in goes
+-- on stays until it expires: presenting it again must still end the
+-- sign-in (refresh_session). Returns how many rows it deleted.
+create or replace function app_private.purge_sign_in_logs() returns integer
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  keep interval := make_interval(days => app_private.setting('sign_in_log_retention_days')::integer);
+  n integer;
+  total integer := 0;
+begin
+  delete from app_private.login_attempts
+   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('login_window_seconds')));
+  get diagnostics n = row_count;
+  total := total + n;
+  delete from app_private.registration_attempts
+   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('registration_window_seconds')));
+  get diagnostics n = row_count;
+  total := total + n;
+  delete from app_private.refresh_tokens
+   where expires_at < now() - keep or revoked_at < now() - keep;
+  get diagnostics n = row_count;
+  return total + n;
 end;
 $$;
 
@@ -674,7 +858,8 @@ $$;
 -- Checks a password; the server signs the access token. An unknown e-mail,
 -- a disabled account and a wrong password take the same path and the same
 -- time: one bcrypt at password_hash_cost (a fresh dummy hash for an unknown
--- e-mail), one check of the limits, one attempt recorded.
+-- e-mail), the limits checked before and after it, one attempt recorded.
+-- A right password counts too (login_max_successes_*).
 create or replace function app_hidden.authenticate(p_email text, p_password text, p_source text default 'unknown') returns app_hidden.session
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
@@ -690,7 +875,7 @@ begin
   select a.* into account from app_private.accounts a where a.email operator(public.=) p_email::public.citext for share;
   ok := coalesce(account.password_hash, '') = public.crypt(coalesce(p_password, ''), coalesce(account.password_hash, public.gen_salt('bf', cost)))
         and account.disabled_at is null;
-  insert into app_private.login_attempts (email, source, succeeded) values (left(coalesce(p_email, ''), 254), p_source, ok);
+  perform app_private.note_password_check(p_email, p_source, ok, 'login');
   if not ok then
     return null;
   end if;
@@ -705,16 +890,22 @@ begin
 end;
 $$;
 
-create or replace function app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) returns uuid
+create or replace function app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text default 'unknown') returns uuid
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_id uuid;
+  v_admin text := (select email::text from app_private.accounts where id = app_public.current_user_id());
 begin
   perform app_hidden.require_admin();
   if p_role is null or p_role not in ('barista', 'admin') then
     raise exception 'A staff role is barista or admin.' using errcode = '22023';
   end if;
   perform app_private.check_new_account(p_email, p_name, p_password);
+  -- Through the API, the hash counts as a password check of the admin's
+  -- account and source (a DBA's own session, e.g. the CLI, is not counted).
+  if app_public.current_actor() <> 'dba' then
+    perform app_private.note_password_check(v_admin, app_private.source_key(p_source), true, 'add_staff_account');
+  end if;
   begin
     insert into app_private.accounts (email, password_hash, role)
     values (lower(p_email), app_private.hash_password(p_password), p_role)
@@ -1294,7 +1485,7 @@ create trigger _200_check_transition before insert or update of status on app_pu
 create or replace function app_private.tg_orders__after_status() returns trigger
 language plpgsql security definer set search_path = pg_catalog as $$
 declare
-  points_rate numeric := coalesce(app_private.setting('points_per_currency_unit'), 0);
+  points_rate numeric := app_private.setting('points_per_currency_unit');
 begin
   if tg_op = 'UPDATE' and new.status is not distinct from old.status then
     return null;
@@ -1418,6 +1609,7 @@ declare
   v_total numeric(10,2) := 0;
   v_cups integer := 0;
   shortage record;
+  hog record;
   v_items jsonb := '[]';
   v_ready timestamptz;
 begin
@@ -1522,7 +1714,7 @@ begin
    order by s.ingredient_id for update;
   insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by, expires_at)
   values (v_customer_id, nullif(v_notes, ''), v_total, v_ready, app_public.current_user_id(),
-          now() + make_interval(secs => coalesce(v_expiry, 600)))
+          now() + make_interval(secs => v_expiry))
   returning * into v_order;
   insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
   select v_order.id, (l ->> 'position')::integer, (l ->> 'coffee_id')::uuid, (l ->> 'quantity')::integer,
@@ -1544,6 +1736,49 @@ begin
   limit 1;
   if shortage.ingredient is not null then
     raise exception 'Not enough % in stock for %.', shortage.ingredient, shortage.coffee using errcode = 'CT002';
+  end if;
+
+  -- Fair share: a customer's own orders may hold at most
+  -- max_stock_share_percent of an ingredient's stock on the shelf, counting
+  -- their open orders not yet taken from stock (this one included) and
+  -- their unpaid orders cancelled (or expired) within
+  -- stock_share_cooldown_seconds, so cancelling and ordering again frees
+  -- nothing at once. An order may always hold what one cup of each of its
+  -- coffees needs (the last cups stay orderable). Till orders are
+  -- supervised and exempt. The stock rows are locked above: concurrent
+  -- orders are counted one after the other.
+  if actor = 'customer' then
+    select i.name as ingredient, s.unit, h.held, a.allowed into hog
+    from (select n.ingredient_id from app_private.stock_reservations n where n.order_id = v_order.id) mine
+    join app_public.stock_items s on s.ingredient_id = mine.ingredient_id
+    join app_public.ingredients i on i.id = mine.ingredient_id
+    cross join lateral (
+      select coalesce((select sum(r.amount) from app_private.stock_reservations r
+                        join app_public.orders o on o.id = r.order_id
+                       where r.ingredient_id = mine.ingredient_id and o.customer_id = v_customer_id and o.created_by = v_customer_id), 0)
+           + coalesce((select sum(oi.quantity * rl.quantity) from app_public.orders o
+                        join app_public.order_items oi on oi.order_id = o.id
+                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
+                       where o.customer_id = v_customer_id and o.created_by = v_customer_id
+                         and o.status = 'CANCELLED' and o.paid_at is null and o.inventory_taken_at is null
+                         and o.updated_at > now() - make_interval(secs => app_private.setting('stock_share_cooldown_seconds'))), 0) as held
+    ) h
+    cross join lateral (
+      select greatest(s.current_stock * app_private.setting('max_stock_share_percent') / 100,
+                      (select max(rl.quantity) from app_public.order_items oi
+                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
+                       where oi.order_id = v_order.id)) as allowed
+    ) a
+    where h.held > a.allowed
+    order by mine.ingredient_id
+    limit 1;
+    if hog.ingredient is not null then
+      raise exception 'Your orders would hold % % of %; one customer may hold at most % (% percent of the stock; cancelled orders count for % minutes).',
+        trim_scale(hog.held), hog.unit, hog.ingredient, trim_scale(round(hog.allowed, 3)), trim_scale(app_private.setting('max_stock_share_percent')),
+        ceil(app_private.setting('stock_share_cooldown_seconds') / 60)
+        using errcode = 'CT011', detail = json_build_object('ingredient', hog.ingredient, 'held', hog.held, 'max_held', round(hog.allowed, 3),
+          'max_stock_share_percent', app_private.setting('max_stock_share_percent'))::text;
+    end if;
   end if;
   return v_order;
 end;
@@ -2451,7 +2686,7 @@ declare
 begin
   delete from app_private.payment_deliveries
    where outcome = 'rejected'
-     and received_at < now() - make_interval(days => coalesce(app_private.setting('failed_delivery_retention_days'), 30)::integer);
+     and received_at < now() - make_interval(days => app_private.setting('failed_delivery_retention_days')::integer);
   get diagnostics n = row_count;
   return n;
 end;
@@ -2502,7 +2737,7 @@ $$;
 
 create or replace function app_private.cafe_time_zone() returns text
 language sql stable security definer set search_path = pg_catalog as $$
-  select coalesce((select text_value from app_private.settings where key = 'cafe_time_zone'), 'UTC');
+  select app_private.text_setting('cafe_time_zone');
 $$;
 
 -- An ISO 8601 date (midnight in the café's zone), local date-time (in the
@@ -2900,21 +3135,22 @@ grant execute on function app_private.log_delivery(text,integer,text,text,text,t
 grant execute on function app_private.notify_customer(uuid,text) to cafe_system;
 grant execute on function app_private.process_payment_callback(text,text,text,text,text,text,text,numeric,jsonb,text) to cafe_system;
 grant execute on function app_private.purge_failed_deliveries() to cafe_system;
+grant execute on function app_private.purge_sign_in_logs() to cafe_system;
 grant execute on function app_private.start_preparation(uuid) to cafe_system;
 grant execute on function app_private.take_inventory(uuid) to cafe_system;
 grant execute on function app_private.text_setting(text) to cafe_system;
-grant execute on function app_hidden.add_staff_account(text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.add_staff_account(text,text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.assert_can_follow_order(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.assert_can_follow_queue() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.audit_log(integer,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.authenticate(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.change_password(text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.change_password(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.disable_account(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.logout(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.note_registration_attempt(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.recent_revoked_sign_ins(integer) to cafe_system;
 grant execute on function app_hidden.refresh_session(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.register(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.register(text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.require_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.require_signed_in() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.require_staff() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;

@@ -47,15 +47,22 @@ async function recreateDatabase(url: string, name: string, notSuperuser: string,
 }
 
 /**
- * The suites place many unpaid orders as alice and bob; the caps on a
- * customer's unpaid orders and cups are raised for them, and
- * test/order-expiry-and-caps.test.ts sets the values it tests.
+ * The suites place many unpaid orders as alice and bob, and sign the demo
+ * accounts in many times from 127.0.0.1; the caps on a customer's unpaid
+ * orders and cups, on their share of an ingredient's stock, and on
+ * successful sign-ins per account and per source are raised for them.
+ * test/order-expiry-and-caps.test.ts, test/fair-stock.test.ts and
+ * test/sign-in-budget.test.ts set the values they test.
  */
 export async function liftOpenOrderCaps(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query("update app_private.settings set value = 1000000 where key in ('max_open_orders_per_customer', 'max_open_cups_per_customer')");
+    await client.query(
+      `update app_private.settings set value = case key when 'max_stock_share_percent' then 100 when 'stock_share_cooldown_seconds' then 0 else 1000000 end
+        where key in ('max_open_orders_per_customer', 'max_open_cups_per_customer', 'max_stock_share_percent', 'stock_share_cooldown_seconds',
+                      'login_max_successes_per_account', 'login_max_successes_per_source')`,
+    );
   } finally {
     await client.end();
   }
