@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import express, { type Request, type Response, type NextFunction } from "express";
 import type pg from "pg";
 import type { Config } from "../config.ts";
@@ -9,6 +9,7 @@ import { asSystem } from "../db/asSystem.ts";
 import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
 import { ERROR_STATUS } from "../../plugins/errorCodes.ts";
+import { signatureMatches } from "../payments/signature.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
 // size while reading (413) -> token and signature over the raw bytes (401)
@@ -48,18 +49,6 @@ export const CALLBACK_OUTCOMES: readonly string[] = [
 ];
 
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest();
-
-function signatureMatches(header: string | undefined, body: Buffer, secrets: string[]): boolean {
-  const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header?.trim() ?? "");
-  if (!match) return false;
-  const given = Buffer.from(match[1]!, "hex");
-  let ok = false;
-  for (const secret of secrets) {
-    // Check every secret (no early exit): the time does not tell which one matched.
-    ok = timingSafeEqual(given, createHmac("sha256", secret).update(body).digest()) || ok;
-  }
-  return ok;
-}
 
 export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: DatabaseHealth): express.Router {
   const router = express.Router();
