@@ -296,7 +296,7 @@ export function requiredExtensions(): string[] {
 /**
  * What the owner role (this connection) and the runtime role need on a
  * database it was not given by a superuser, one line per missing grant with
- * the statement that gives it (README "Going to production" lists them all).
+ * the statement that gives it (docs/operations.md "Going to production" lists them all).
  */
 export async function missingGrants(owner: pg.Client, authenticator: string): Promise<string[]> {
   const id = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : owner.escapeIdentifier(name));
@@ -347,7 +347,7 @@ export async function resetDatabase(urls: DatabaseUrls): Promise<void> {
   logger.info({ database: databaseName(urls.owner) }, "dropped the database");
 }
 
-/** What a DBA runs once, as a superuser, so schema changes are audited (README "The café's day"). */
+/** What a DBA runs once, as a superuser, so schema changes are audited (docs/api.md "The café's day"). */
 export const INSTALL_DDL_AUDIT = "select app_private.install_ddl_audit()";
 
 /**

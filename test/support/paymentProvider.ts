@@ -3,7 +3,7 @@ import { loadConfig } from "../../src/config.ts";
 import { signatureHeader } from "../../src/payments/signature.ts";
 import { readResponse, request, type RawResponse } from "./client.ts";
 
-// The payment provider as README "Payment callbacks" describes it: it signs
+// The payment provider as docs/payments.md describes it: it signs
 // the exact bytes it sends (`X-Signature: sha256=<hex HMAC-SHA256 keyed
 // with SIGNING_SECRET>`), sends `Authorization: Bearer WEBHOOK_TOKEN`, and
 // posts to /orders/payment-callback; and the bodies it sends.
