@@ -111,11 +111,18 @@ interface ErrorLike {
   extensions?: Record<string, unknown>;
 }
 
-function withCodes(errors: ErrorLike[], status: number): ErrorLike[] {
+/** grafserv's answer when JSON.parse of the body (or of a GET's variables/extensions) throws. */
+const JSON_PARSE_FAILED = /^Parsing failed/;
+
+function withCodes(errors: ErrorLike[], status: number, method: string): ErrorLike[] {
   return errors.map((e) => {
     if (e.extensions?.code) return e;
     let message = e.message ?? "Bad request.";
-    let code = STATUS_CODES[status] ?? (/^Syntax Error/.test(message) ? "GRAPHQL_PARSE_FAILED" : "GRAPHQL_VALIDATION_FAILED");
+    let code: ErrorCode = STATUS_CODES[status] ?? (/^Syntax Error/.test(message) ? "GRAPHQL_PARSE_FAILED" : "GRAPHQL_VALIDATION_FAILED");
+    if (JSON_PARSE_FAILED.test(message)) {
+      code = "INVALID_JSON";
+      message = method === "GET" ? "The variables or extensions parameter is not valid JSON." : "The request body is not valid JSON.";
+    }
     if (/call stack/i.test(message)) {
       message = "The document is nested too deeply.";
       code = "QUERY_TOO_DEEP";
@@ -154,7 +161,8 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
   },
   grafserv: {
     middleware: {
-      async processRequest(next) {
+      async processRequest(next, event) {
+        const method = event.requestDigest.method;
         const result = await next();
         if (!result) return result;
         const errorsOnly = result.type === "buffer" && result.buffer.subarray(0, 10).toString("latin1") === '{"errors":';
@@ -163,13 +171,13 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
           if (result.type === "buffer") {
             const body = JSON.parse(result.buffer.toString("utf8"));
             if (Array.isArray(body?.errors)) {
-              body.errors = withCodes(body.errors, result.statusCode);
+              body.errors = withCodes(body.errors, result.statusCode, method);
               result.buffer = Buffer.from(JSON.stringify(body), "utf8");
               for (const h of Object.keys(result.headers)) if (h.toLowerCase() === "content-length") delete result.headers[h];
             }
           } else if (result.type === "json") {
             const body = result.json as { errors?: ErrorLike[] } | null;
-            if (body && Array.isArray(body.errors)) body.errors = withCodes(body.errors, result.statusCode);
+            if (body && Array.isArray(body.errors)) body.errors = withCodes(body.errors, result.statusCode, method);
           }
         } catch {
           // not JSON (e.g. an HTML page): leave it
