@@ -5,6 +5,7 @@
 //   docs/errors.md         from plugins/errorCodes.ts's catalogue.
 // test/docs.test.ts fails while a committed page differs from what this
 // writes. `npm run docs -- --check` exits 1 instead of writing.
+import "../src/envDefaults.ts";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";

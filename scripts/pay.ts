@@ -5,6 +5,7 @@
 // The token and signing key are the service's own (WEBHOOK_TOKEN,
 // SIGNING_SECRET from the environment or .env, else the development
 // defaults); API_URL defaults to http://localhost:<PORT>.
+import "../src/envDefaults.ts";
 import { randomUUID } from "node:crypto";
 import { applyEnvFile, loadConfig } from "../src/config.ts";
 import { signatureHeader } from "../src/payments/signature.ts";
