@@ -4,6 +4,7 @@
 // API_URL defaults to http://localhost:5678. It sends trusted documents
 // (docs/trusted-documents.md): sign-in by documentId, the subscription by
 // its exact text, so it works under every AD_HOC_QUERIES policy.
+import "../src/envDefaults.ts";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 import { trustedDocuments } from "./documents.ts";
