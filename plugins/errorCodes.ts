@@ -1,52 +1,94 @@
 import { GraphQLError } from "postgraphile/graphql";
 import { SafeError } from "postgraphile/grafast";
 
+/** One entry of the catalogue: the HTTP status when the refusal is the whole answer (null: only ever an execution or validation error, whose status is grafserv's), the SQLSTATEs SQL raises it with, and when it happens. */
+export interface ErrorEntry {
+  status: number | null;
+  sqlstates?: readonly string[];
+  when: string;
+}
+
 /**
- * Every `extensions.code` a GraphQL client (HTTP or WebSocket) may meet, and
- * the HTTP status with which this server answers it when the refusal is
- * the whole answer (null: only ever an execution or validation error,
- * whose status is grafserv's). The one
- * list: src/errors.ts maps SQLSTATEs onto it, /metrics counts each code from
- * 0, src/http/ answers its own refusals with these statuses.
+ * The error catalogue: every `extensions.code` a GraphQL client (HTTP or
+ * WebSocket) may meet. The one list: src/errors.ts maps SQLSTATEs onto it,
+ * /metrics counts each code from 0, src/http/ answers its own refusals with
+ * these statuses, and `npm run docs` writes docs/errors.md from it (a test
+ * keeps that page in step).
  */
-export const ERROR_STATUS = {
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: null,
-  BAD_USER_INPUT: 400,
-  NOT_FOUND: null,
-  INVALID_TRANSITION: null,
-  OUT_OF_STOCK: null,
-  NOT_AVAILABLE: null,
-  CONFLICT: null,
-  RATE_LIMITED: 429,
-  TOO_MANY_OPEN_ORDERS: null,
-  QUERY_TIMEOUT: null,
-  SERVICE_UNAVAILABLE: 503,
-  INTERNAL_SERVER_ERROR: null,
-  GRAPHQL_PARSE_FAILED: null,
-  GRAPHQL_VALIDATION_FAILED: null,
+export const ERROR_CATALOGUE = {
+  UNAUTHENTICATED: { status: 401, sqlstates: ["28000"], when: "A bad, expired or revoked token (never a silent downgrade to anonymous), a wrong password, or a caller without a token whom Postgres refuses: sign in first. A subscription ends with it when its token expires." },
+  FORBIDDEN: { status: null, sqlstates: ["42501"], when: "A signed-in caller whose role may not do this (e.g. a customer following the barista queue)." },
+  BAD_USER_INPUT: { status: 400, sqlstates: ["22023", "22P02", "22003", "23514", "23502", "22001", "22021", "22P05"], when: "An argument the rules refuse: invalid value (22023), malformed text such as an id that is not a UUID (22P02), a number out of range (22003), a check (23514) or not-null (23502) constraint, a value too long (22001), a character that cannot be stored such as NUL (22021, 22P05); also a negative `first`/`last`/`offset`/`limit`, a cursor the server did not hand out, `documentId` and `query` together." },
+  NOT_FOUND: { status: null, sqlstates: ["P0002"], when: "No such row, or one the caller may not see (e.g. another customer's order)." },
+  INVALID_TRANSITION: { status: null, sqlstates: ["CT001"], when: "An order status change that `app_public.order_status_transitions` does not allow for this role; `extensions.details` holds `from` and `to`." },
+  OUT_OF_STOCK: { status: null, sqlstates: ["CT002"], when: "An order needs more of an ingredient than is in stock (less what open orders hold)." },
+  NOT_AVAILABLE: { status: null, sqlstates: ["CT003"], when: "An order names a coffee that is not on sale." },
+  CONFLICT: { status: null, sqlstates: ["23505"], when: "A unique value taken, e.g. registering an e-mail that has an account (ignoring case)." },
+  RATE_LIMITED: { status: 429, sqlstates: ["CT004"], when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`)." },
+  TOO_MANY_OPEN_ORDERS: { status: null, sqlstates: ["CT011"], when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps." },
+  QUERY_TIMEOUT: { status: null, sqlstates: ["57014"], when: "A statement ran past its statement timeout." },
+  SERVICE_UNAVAILABLE: { status: 503, when: "The database is unreachable; retry shortly (`/readyz` answers 503 meanwhile)." },
+  INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
+  GRAPHQL_PARSE_FAILED: { status: null, when: "The document is not valid GraphQL syntax." },
+  GRAPHQL_VALIDATION_FAILED: { status: null, when: "The document does not validate against the schema (unknown field, wrong argument type, ...)." },
   // the limits, checked before any SQL (plugins/queryCost.ts)
-  QUERY_TOO_COMPLEX: null,
-  QUERY_TOO_DEEP: null,
-  TOO_MANY_ALIASES: null,
-  TOO_MANY_TOKENS: null,
-  QUERY_TOO_LARGE: null,
-  INTROSPECTION_LIMIT: null,
+  QUERY_TOO_COMPLEX: { status: null, when: "The request's cost is above `MAX_QUERY_COST` (`MAX_QUERY_COST_STAFF` for staff)." },
+  QUERY_TOO_DEEP: { status: null, when: "The document is nested deeper than `MAX_QUERY_DEPTH`." },
+  TOO_MANY_ALIASES: { status: null, when: "The document holds more than `MAX_QUERY_ALIASES` aliases." },
+  TOO_MANY_TOKENS: { status: null, when: "The document holds more than `MAX_QUERY_TOKENS` tokens." },
+  QUERY_TOO_LARGE: { status: null, when: "The document is longer than `MAX_QUERY_LENGTH` characters." },
+  INTROSPECTION_LIMIT: { status: null, when: "An operation holds more than one `__schema` or 10 `__type` fields." },
   // refusals of the HTTP layer (src/http/, and grafserv's own below)
-  PAYLOAD_TOO_LARGE: 413,
-  METHOD_NOT_ALLOWED: 405,
-  NOT_ACCEPTABLE: 406,
-  UNSUPPORTED_MEDIA_TYPE: 415,
+  PAYLOAD_TOO_LARGE: { status: 413, when: "A request body over 100 kB (64 KiB on the payment callback)." },
+  METHOD_NOT_ALLOWED: { status: 405, when: "A method `/graphql` does not take, or a mutation over GET." },
+  NOT_ACCEPTABLE: { status: 406, when: "An `Accept` header that allows no type `/graphql` answers with." },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: "A body that is not `application/json` (or another type grafserv reads)." },
+  INVALID_JSON: { status: 400, when: "A request body that is not valid JSON (on `/graphql` and the payment callback alike)." },
   // untrusted documents (plugins/trustedDocuments.ts)
-  TRUSTED_DOCUMENT_REQUIRED: 403,
-  PERSISTED_DOCUMENT_NOT_FOUND: 400,
+  TRUSTED_DOCUMENT_REQUIRED: { status: 403, when: "An ad-hoc document (or introspection) that `AD_HOC_QUERIES` refuses for this caller." },
+  PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, when: "A `documentId` that is not in the trusted-documents manifest." },
   // refusals of the WebSocket layer (src/http/websocket.ts)
-  TOO_MANY_SUBSCRIPTIONS: null,
-  TOO_MANY_CONNECTIONS: 429,
-  ORIGIN_NOT_ALLOWED: 403,
-} as const satisfies Record<string, number | null>;
-export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+  TOO_MANY_SUBSCRIPTIONS: { status: null, when: "More than `WS_MAX_SUBSCRIPTIONS_PER_SOCKET` operations open at once on one socket (an `error` message)." },
+  TOO_MANY_CONNECTIONS: { status: 429, when: "More than `WS_MAX_SOCKETS_PER_SOURCE` open sockets from one source (the upgrade is refused)." },
+  ORIGIN_NOT_ALLOWED: { status: 403, when: "A WebSocket from a browser `Origin` outside `CORS_ORIGINS` (when set)." },
+} as const satisfies Record<string, ErrorEntry>;
+
+/** Each code's HTTP status (see ErrorEntry). */
+export const ERROR_STATUS = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, e]) => [code, e.status])) as {
+  [K in keyof typeof ERROR_CATALOGUE]: (typeof ERROR_CATALOGUE)[K]["status"];
+};
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+/** The SQLSTATE of a refusal raised in SQL -> its code (src/errors.ts). */
+export const SQLSTATE_CODES: Record<string, ErrorCode> = Object.fromEntries<ErrorCode>(
+  Object.entries(ERROR_CATALOGUE as Record<string, ErrorEntry>).flatMap(([code, e]) => (e.sqlstates ?? []).map((state) => [state, code as ErrorCode] as const)),
+);
+
+/**
+ * The payment callback's refusals (POST /orders/payment-callback): the
+ * provider's contract, answered as `{"error":{"code","message","details"?}}`.
+ * `by`: the route itself (src/http/paymentCallback.ts) or
+ * app_private.process_payment_callback (the order's rules, 422).
+ */
+export const CALLBACK_ERRORS = {
+  RATE_LIMITED: { status: 429, by: "route", when: "The source failed authentication (401) too often and is blocked for a while; nothing is written for it while blocked (a validly signed request still passes)." },
+  PAYLOAD_TOO_LARGE: { status: 413, by: "route", when: "A body over 64 KiB (never read nor written)." },
+  UNAUTHORIZED: { status: 401, by: "route", when: "A missing or wrong bearer token (`WEBHOOK_TOKEN`)." },
+  BAD_SIGNATURE: { status: 401, by: "route", when: "`X-Signature` does not match the body (`SIGNING_SECRET`, or `SIGNING_SECRET_PREVIOUS` while rotating)." },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, by: "route", when: "A body that is not `application/json`." },
+  INVALID_JSON: { status: 400, by: "route", when: "A body that is not valid JSON." },
+  VALIDATION_FAILED: { status: 400, by: "route", when: "Bad fields (`details[{path,message}]`): also a status that looks like `paid` but is not exactly `paid`, a payment without a valid amount (or shape B without items), a malformed `currency`." },
+  SERVICE_UNAVAILABLE: { status: 503, by: "route", when: "The database is down; retry." },
+  INTERNAL_ERROR: { status: 500, by: "route", when: "An unexpected failure (logged); retry." },
+  ORDER_NOT_FOUND: { status: 422, by: "database", when: "No such order (for that customer)." },
+  AMOUNT_MISMATCH: { status: 422, by: "database", when: "The amount is not the order's total." },
+  ITEMS_MISMATCH: { status: 422, by: "database", when: "The items do not match the order's lines." },
+  ORDER_NOT_PAYABLE: { status: 422, by: "database", when: "The order is not PENDING (paid already, cancelled, or expired: a refund is owed)." },
+  AMBIGUOUS_ORDER: { status: 422, by: "database", when: "Shape A without `order_id`, and the customer has several PENDING orders of that amount: send `order_id`." },
+  CURRENCY_MISMATCH: { status: 422, by: "database", when: "A `currency` that is not the café's (`app_private.settings` key `currency`)." },
+} as const satisfies Record<string, { status: number; by: "route" | "database"; when: string }>;
+export type CallbackErrorCode = keyof typeof CALLBACK_ERRORS;
 
 /** A GraphQL answer that is one refusal. */
 export function refusalBody(code: ErrorCode, message: string) {
@@ -61,7 +103,7 @@ export function refusalBody(code: ErrorCode, message: string) {
  * data, or an HTTP status of 400 or more), so the happy path pays nothing.
  */
 const STATUS_CODES: Record<number, ErrorCode> = Object.fromEntries(
-  (["METHOD_NOT_ALLOWED", "NOT_ACCEPTABLE", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const).map((code) => [ERROR_STATUS[code], code]),
+  (["METHOD_NOT_ALLOWED", "NOT_ACCEPTABLE", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const).map((code) => [ERROR_CATALOGUE[code].status, code]),
 );
 
 interface ErrorLike {
@@ -69,11 +111,18 @@ interface ErrorLike {
   extensions?: Record<string, unknown>;
 }
 
-function withCodes(errors: ErrorLike[], status: number): ErrorLike[] {
+/** grafserv's answer when JSON.parse of the body (or of a GET's variables/extensions) throws. */
+const JSON_PARSE_FAILED = /^Parsing failed/;
+
+function withCodes(errors: ErrorLike[], status: number, method: string): ErrorLike[] {
   return errors.map((e) => {
     if (e.extensions?.code) return e;
     let message = e.message ?? "Bad request.";
-    let code = STATUS_CODES[status] ?? (/^Syntax Error/.test(message) ? "GRAPHQL_PARSE_FAILED" : "GRAPHQL_VALIDATION_FAILED");
+    let code: ErrorCode = STATUS_CODES[status] ?? (/^Syntax Error/.test(message) ? "GRAPHQL_PARSE_FAILED" : "GRAPHQL_VALIDATION_FAILED");
+    if (JSON_PARSE_FAILED.test(message)) {
+      code = "INVALID_JSON";
+      message = method === "GET" ? "The variables or extensions parameter is not valid JSON." : "The request body is not valid JSON.";
+    }
     if (/call stack/i.test(message)) {
       message = "The document is nested too deeply.";
       code = "QUERY_TOO_DEEP";
@@ -112,7 +161,8 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
   },
   grafserv: {
     middleware: {
-      async processRequest(next) {
+      async processRequest(next, event) {
+        const method = event.requestDigest.method;
         const result = await next();
         if (!result) return result;
         const errorsOnly = result.type === "buffer" && result.buffer.subarray(0, 10).toString("latin1") === '{"errors":';
@@ -121,13 +171,13 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
           if (result.type === "buffer") {
             const body = JSON.parse(result.buffer.toString("utf8"));
             if (Array.isArray(body?.errors)) {
-              body.errors = withCodes(body.errors, result.statusCode);
+              body.errors = withCodes(body.errors, result.statusCode, method);
               result.buffer = Buffer.from(JSON.stringify(body), "utf8");
               for (const h of Object.keys(result.headers)) if (h.toLowerCase() === "content-length") delete result.headers[h];
             }
           } else if (result.type === "json") {
             const body = result.json as { errors?: ErrorLike[] } | null;
-            if (body && Array.isArray(body.errors)) body.errors = withCodes(body.errors, result.statusCode);
+            if (body && Array.isArray(body.errors)) body.errors = withCodes(body.errors, result.statusCode, method);
           }
         } catch {
           // not JSON (e.g. an HTML page): leave it

@@ -1,5 +1,5 @@
 // Writes data/schema.sql: `pg_dump --schema-only` of a migrated database,
-// stable from run to run (README "Evolving the schema").
+// stable from run to run (docs/schema-evolution.md).
 //
 //   node scripts/node.mjs scripts/dump-schema.ts postgres://...   (npm run schema:dump -- URL)
 //

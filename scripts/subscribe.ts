@@ -2,8 +2,9 @@
 //   npm run subscribe -- alice@example.com coffee <orderId>   (orderStatusChanged)
 //   npm run subscribe -- - - new-coffee                      (newCoffee, anonymous)
 // API_URL defaults to http://localhost:5678. It sends trusted documents
-// (README "Trusted documents"): sign-in by documentId, the subscription by
+// (docs/trusted-documents.md): sign-in by documentId, the subscription by
 // its exact text, so it works under every AD_HOC_QUERIES policy.
+import "../src/envDefaults.ts";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 import { trustedDocuments } from "./documents.ts";

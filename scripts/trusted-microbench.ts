@@ -1,5 +1,5 @@
 // A rough in-process measurement of what trusted documents save per request
-// (README "Trusted documents"): grafserv's parse-and-validate (cold, its LRU
+// (docs/trusted-documents.md): grafserv's parse-and-validate (cold, its LRU
 // hit, the trusted lookup), queryCost's pricing walk, and grafast's planning
 // of a DocumentNode it has not seen. Not a benchmark of the service: no HTTP.
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/<a migrated database> node scripts/node.mjs scripts/trusted-microbench.ts

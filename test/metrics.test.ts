@@ -8,12 +8,12 @@ import { operationsOf } from "./support/contract.ts";
 import { testDatabaseUrl } from "./support/db.ts";
 import { useTestService } from "./support/service.ts";
 
-// GET /metrics: every labelled family the README names starts with its
+// GET /metrics: every labelled family the docs name starts with its
 // known label values at 0 (a dashboard's rate() sees a series before its
 // first event), and who may read it: open outside production unless
 // METRICS_TOKEN is set; in production only with the token, off without one.
 
-const README = readFileSync(path.resolve(__dirname, "../README.md"), "utf8");
+const doc = (page: string) => readFileSync(path.resolve(__dirname, "../docs", page), "utf8");
 const TOKEN = "metrics-scraper-token-0123456789";
 
 const t = useTestService();
@@ -28,26 +28,27 @@ function samples(text: string): Map<string, number> {
   return out;
 }
 
-/** The section of the README under `## title`. */
-function section(title: string): string {
-  const start = README.indexOf(`## ${title}\n`);
+/** The section of a docs page under `## title`. */
+function section(page: string, title: string): string {
+  const text = doc(page);
+  const start = text.indexOf(`## ${title}\n`);
   expect(start).toBeGreaterThan(-1);
-  const end = README.indexOf("\n## ", start + 3);
-  return README.slice(start, end === -1 ? undefined : end);
+  const end = text.indexOf("\n## ", start + 3);
+  return text.slice(start, end === -1 ? undefined : end);
 }
 
 test("before any traffic, every documented label value is there at 0: GraphQL error codes, callback outcomes, requests by route and status, contract operations", async () => {
   const scrape = samples(await (await fetch(`${t.url}/metrics`)).text());
   const missing = (names: string[]) => names.filter((n) => scrape.get(n) !== 0);
 
-  // README "API": "Errors carry `extensions.code`: `UNAUTHENTICATED`, ..."
-  const errorsParagraph = /Errors carry `extensions\.code`:([\s\S]*?)(?:\n\n|$)/.exec(section("API"))![1]!;
-  const codes = [...errorsParagraph.matchAll(/`([A-Z_]{3,})`/g)].map((m) => m[1]!);
+  // docs/errors.md: the GraphQL table's codes (the first column).
+  const graphqlTable = section("errors.md", "GraphQL (`/graphql`, over HTTP and WebSocket)").split("\n").filter((l) => /^\| `[A-Z_]+`/.test(l));
+  const codes = graphqlTable.map((row) => /^\| `([A-Z_]+)`/.exec(row)![1]!);
   expect(codes.length).toBeGreaterThan(10);
   expect(missing(codes.map((c) => `cafe_graphql_errors_total{code="${c}"}`))).toEqual([]);
 
-  // README "Payment callbacks": the table of answers.
-  const table = section("Payment callbacks").split("\n").filter((l) => /^\| \d{3}/.test(l));
+  // docs/payments.md: the table of answers.
+  const table = doc("payments.md").split("\n").filter((l) => /^\| \d{3}/.test(l));
   const outcomes = table.flatMap((row) => [...row.split("|")[1]!.matchAll(/`([A-Z_]{3,})`|"status":"(\w+)"/g)].map((m) => m[1] ?? m[2]!));
   expect(outcomes).toEqual(expect.arrayContaining(["processed", "duplicate", "ignored", "PAYLOAD_TOO_LARGE", "AMBIGUOUS_ORDER", "SERVICE_UNAVAILABLE"]));
   expect(missing(outcomes.map((o) => `cafe_payment_callbacks_total{outcome="${o}"}`))).toEqual([]);

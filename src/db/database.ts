@@ -116,7 +116,7 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
     },
   });
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
-    logger.info({ dataDir }, "initialising the embedded PostgreSQL (first run)");
+    logger.info({ dataDir }, `initialising the embedded PostgreSQL in ${dataDir} (first run, ~10 s)…`);
     await server.initialise();
   }
   const pidFile = path.join(dataDir, "postmaster.pid");
@@ -244,8 +244,17 @@ export interface PrepareOptions {
   demoData: boolean;
 }
 
+/** The demo café's accounts (data/demo.sql; password `coffee`), named in the start-up banner. */
+export const DEMO_ACCOUNTS = ["alice@example.com", "bob@example.com", "barista@example.com", "admin@example.com"];
+
+export interface PreparedDatabase {
+  /** The demo accounts there are (active), when demo data is on: e-mail and role. */
+  demoAccounts: Array<{ email: string; role: string }>;
+}
+
 /** Roles, database, migrations, worker schema, demo data: everything before serving. */
-export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "DATABASE_ROLE_PASSWORD">, options: PrepareOptions): Promise<void> {
+export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "DATABASE_ROLE_PASSWORD">, options: PrepareOptions): Promise<PreparedDatabase> {
+  let demoAccounts: PreparedDatabase["demoAccounts"] = [];
   await createRolesAndDatabase(urls, config.DATABASE_ROLE_PASSWORD);
   const owner = new pg.Client({ connectionString: urls.owner });
   try {
@@ -260,6 +269,7 @@ export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "
       if (missing.length) throw new ConfigError(missing.join("\n"));
     }
     await owner.query("select pg_advisory_lock(820232)");
+    logger.info({ database: databaseName(urls.owner) }, "applying the migrations…");
     await runWorkerMigrations({ connectionString: urls.owner });
     await migrate({
       connectionString: urls.owner,
@@ -269,15 +279,20 @@ export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "
     if (options.demoData) {
       const { rows } = await owner.query("select exists (select 1 from app_public.coffees) as has_data");
       if (!rows[0].has_data) {
+        logger.info("loading the demo data (empty database)…");
         await owner.query(readFileSync(DEMO_DATA_FILE, "utf8"));
         logger.info("loaded the demo data");
       }
+      demoAccounts = (
+        await owner.query("select email::text, role::text from app_private.accounts where email = any($1::text[]) and disabled_at is null order by array_position($1::text[], email::text)", [DEMO_ACCOUNTS])
+      ).rows;
     }
     await installDdlAudit(urls, owner);
     await owner.query("select pg_advisory_unlock(820232)");
   } finally {
     await owner.end();
   }
+  return { demoAccounts };
 }
 
 function userOf(url: string): string {
@@ -296,7 +311,7 @@ export function requiredExtensions(): string[] {
 /**
  * What the owner role (this connection) and the runtime role need on a
  * database it was not given by a superuser, one line per missing grant with
- * the statement that gives it (README "Going to production" lists them all).
+ * the statement that gives it (docs/operations.md "Going to production" lists them all).
  */
 export async function missingGrants(owner: pg.Client, authenticator: string): Promise<string[]> {
   const id = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : owner.escapeIdentifier(name));
@@ -347,7 +362,7 @@ export async function resetDatabase(urls: DatabaseUrls): Promise<void> {
   logger.info({ database: databaseName(urls.owner) }, "dropped the database");
 }
 
-/** What a DBA runs once, as a superuser, so schema changes are audited (README "The café's day"). */
+/** What a DBA runs once, as a superuser, so schema changes are audited (docs/api.md "The café's day"). */
 export const INSTALL_DDL_AUDIT = "select app_private.install_ddl_audit()";
 
 /**

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import express, { type Request, type Response, type NextFunction } from "express";
 import type pg from "pg";
 import type { Config } from "../config.ts";
@@ -8,7 +8,8 @@ import { paymentCallbacks } from "../metrics.ts";
 import { asSystem } from "../db/asSystem.ts";
 import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
-import { ERROR_STATUS } from "../../plugins/errorCodes.ts";
+import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../plugins/errorCodes.ts";
+import { signatureMatches } from "../payments/signature.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
 // size while reading (413) -> token and signature over the raw bytes (401)
@@ -19,47 +20,17 @@ import { ERROR_STATUS } from "../../plugins/errorCodes.ts";
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
 
-/** This route's refusals (the payment provider's contract, not GraphQL's) and their statuses; those shared with /graphql keep its status. */
-const REFUSAL_STATUS = {
-  RATE_LIMITED: ERROR_STATUS.RATE_LIMITED,
-  PAYLOAD_TOO_LARGE: ERROR_STATUS.PAYLOAD_TOO_LARGE,
-  UNAUTHORIZED: 401,
-  BAD_SIGNATURE: 401,
-  UNSUPPORTED_MEDIA_TYPE: ERROR_STATUS.UNSUPPORTED_MEDIA_TYPE,
-  INVALID_JSON: 400,
-  VALIDATION_FAILED: 400,
-  SERVICE_UNAVAILABLE: ERROR_STATUS.SERVICE_UNAVAILABLE,
-  INTERNAL_ERROR: 500,
-} as const;
+/** This route's own refusals and their statuses (plugins/errorCodes.ts CALLBACK_ERRORS: the provider's contract, not GraphQL's). */
+const REFUSAL_STATUS = Object.fromEntries(Object.entries(CALLBACK_ERRORS).filter(([, e]) => e.by === "route").map(([code, e]) => [code, e.status])) as Record<
+  { [K in CallbackErrorCode]: (typeof CALLBACK_ERRORS)[K]["by"] extends "route" ? K : never }[CallbackErrorCode],
+  number
+>;
 type ErrorCode = keyof typeof REFUSAL_STATUS;
 
 /** Every outcome a delivery may have (the metrics count each from 0): ours, then app_private.process_payment_callback's. */
-export const CALLBACK_OUTCOMES: readonly string[] = [
-  "processed",
-  "duplicate",
-  "ignored",
-  ...Object.keys(REFUSAL_STATUS),
-  "ORDER_NOT_FOUND",
-  "AMOUNT_MISMATCH",
-  "ITEMS_MISMATCH",
-  "ORDER_NOT_PAYABLE",
-  "AMBIGUOUS_ORDER",
-  "CURRENCY_MISMATCH",
-];
+export const CALLBACK_OUTCOMES: readonly string[] = ["processed", "duplicate", "ignored", ...Object.keys(CALLBACK_ERRORS)];
 
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest();
-
-function signatureMatches(header: string | undefined, body: Buffer, secrets: string[]): boolean {
-  const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header?.trim() ?? "");
-  if (!match) return false;
-  const given = Buffer.from(match[1]!, "hex");
-  let ok = false;
-  for (const secret of secrets) {
-    // Check every secret (no early exit): the time does not tell which one matched.
-    ok = timingSafeEqual(given, createHmac("sha256", secret).update(body).digest()) || ok;
-  }
-  return ok;
-}
 
 export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: DatabaseHealth): express.Router {
   const router = express.Router();

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-// The two body shapes the provider sends (README "Payment callbacks").
+// The two body shapes the provider sends (docs/payments.md).
 // Unknown fields are ignored: providers add fields.
 
 const MAX_AMOUNT = 99_999_999.99;

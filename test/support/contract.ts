@@ -25,7 +25,7 @@ export function operationsOf(client: ClientName): string {
   return readFileSync(path.join(CONTRACT_DIR, "operations", `${client}.graphql`), "utf8");
 }
 
-/** The text of a dashboard's documents beyond the contract (documents/, README "The café's day"). */
+/** The text of a dashboard's documents beyond the contract (documents/, docs/api.md "The café's day"). */
 export function documentsOf(client: "admin" | "barista"): string {
   return readFileSync(path.join(CONTRACT_DIR, "..", "documents", `${client}.graphql`), "utf8");
 }

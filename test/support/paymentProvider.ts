@@ -1,9 +1,9 @@
-import { createHmac } from "node:crypto";
 import http from "node:http";
 import { loadConfig } from "../../src/config.ts";
+import { signatureHeader } from "../../src/payments/signature.ts";
 import { readResponse, request, type RawResponse } from "./client.ts";
 
-// The payment provider as README "Payment callbacks" describes it: it signs
+// The payment provider as docs/payments.md describes it: it signs
 // the exact bytes it sends (`X-Signature: sha256=<hex HMAC-SHA256 keyed
 // with SIGNING_SECRET>`), sends `Authorization: Bearer WEBHOOK_TOKEN`, and
 // posts to /orders/payment-callback; and the bodies it sends.
@@ -20,7 +20,7 @@ export const SECRETS = {
 
 /** `sha256=<hex HMAC-SHA256 of the bytes>`. */
 export function signature(body: string | Buffer, secret: string = SECRETS.signingSecret): string {
-  return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+  return signatureHeader(body, secret);
 }
 
 /** The headers the provider sends with a body. */
