@@ -9,3 +9,14 @@ export function openApiPool(config: Config, urls: DatabaseUrls): pg.Pool {
   pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection failed"));
   return pool;
 }
+
+/**
+ * The payment callback's own pool (CALLBACK_POOL_SIZE connections), apart
+ * from the API's: a flood of callbacks waits for these, never for the
+ * connections /graphql needs.
+ */
+export function openCallbackPool(config: Config, urls: DatabaseUrls): pg.Pool {
+  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.CALLBACK_POOL_SIZE, connectionTimeoutMillis: 5_000 });
+  pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection of the payment callback failed"));
+  return pool;
+}
