@@ -43,6 +43,8 @@ export interface ApiServer {
   subscriber: ReconnectingPgSubscriber;
   revokedSignIns: RevokedSignIns;
   pool: pg.Pool;
+  /** The payment callback's own pool. */
+  callbackPool: pg.Pool;
   port: number;
   close(): Promise<void>;
 }
@@ -161,6 +163,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     subscriber,
     revokedSignIns,
     pool,
+    callbackPool,
     port,
     close() {
       closing ??= (async () => {

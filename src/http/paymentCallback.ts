@@ -89,7 +89,7 @@ export interface PaymentCallbackOptions {
 }
 
 /** Deliveries waiting for one of the route's connections beyond which it answers 503 at once (the provider retries). */
-const MAX_WAITING_PER_CONNECTION = 20;
+const MAX_WAITING_PER_CONNECTION = 100;
 
 export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf }: PaymentCallbackOptions): express.Router {
   const router = express.Router();
