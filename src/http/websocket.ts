@@ -13,6 +13,7 @@ import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCo
 import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";
+import { refusedConnection } from "./connectionLimit.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "./requestScope.ts";
 
 // graphql-ws on /graphql. The token travels in the connection_init payload
@@ -214,7 +215,8 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
 
   const socketsBySource = new Map<string, number>();
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (pathOf(req.url) !== "/graphql") {
+    // A connection refused for its source's count (src/http/connectionLimit.ts), or another path.
+    if (refusedConnection(req.socket) || pathOf(req.url) !== "/graphql") {
       socket.destroy();
       return;
     }
