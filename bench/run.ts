@@ -116,6 +116,7 @@ async function main() {
       AD_HOC_QUERIES: "any",
       // S6 opens 1,000 sockets from one address.
       WS_MAX_SOCKETS_PER_SOURCE: "1000000",
+      HTTP_MAX_CONNECTIONS_PER_SOURCE: "1000000",
     };
     const benchEnv: Record<string, string> = {
       NODE_ENV: "production",

@@ -57,7 +57,7 @@ declare global {
   namespace Grafast {
     interface Context {
       viewer: Viewer | null;
-      /** The caller's address (X-Forwarded-For only where TRUST_PROXY says so). */
+      /** The caller as a source: its address (X-Forwarded-For only where TRUST_PROXY says so), an IPv6 one as its /64 (src/http/clientAddress.ts). */
       clientIp: string;
       /** Waits until this process knows of the sign-ins revoked so far (src/db/revocations.ts). */
       revocationsCaughtUp?: () => Promise<void>;

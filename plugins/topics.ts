@@ -16,6 +16,8 @@ export const ORDER_QUEUE_TOPIC = "order_queue";
 export const NEW_COFFEE_TOPIC = "coffee:new";
 /** Payment alerts, logged as warnings. */
 export const PAYMENT_ALERT_TOPIC = "payment_alert";
+/** Each change of the payment callback's block list: `{"source","blocked_until"}` (null: unblocked) (app_private.tg_blocked_sources__notify). */
+export const PAYMENT_SOURCE_BLOCKED_TOPIC = "payment_source_blocked";
 
 /** The order id of an order or order_status topic, else null. */
 export function orderIdOfTopic(topic: string): string | null {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseEnv } from "node:util";
 import { z } from "zod";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../plugins/trustedDocuments.ts";
+import { parseNetworks } from "./http/clientAddress.ts";
 
 // Every setting the service reads, validated once at start-up, before
 // anything else runs; bad ones stop the process with one message naming
@@ -74,6 +75,22 @@ const schema = z.object({
   SIGNING_SECRET: z.string().min(16, "must be at least 16 characters").default(DEV_SIGNING_SECRET).describe("The HMAC-SHA256 key of the payment callback's `X-Signature` header, at least 16 characters. Production refuses the development value."),
   SIGNING_SECRET_PREVIOUS: z.string().min(16).optional().describe("During a rotation, a second accepted HMAC key (the previous one). Production refuses the development value here too."),
   TRUST_PROXY: z.string().default("false").describe("Honour `X-Forwarded-For` from these proxies (Express `trust proxy` values: `false`, `true`, a hop count, or addresses/subnets). The client address keys the rate limits."),
+  TRUSTED_NETWORKS: z
+    .string()
+    .default("")
+    .superRefine((v, ctx) => {
+      try {
+        parseNetworks(v);
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: (e as Error).message });
+      }
+    })
+    .describe(
+      "Comma-separated CIDRs (or single addresses) of the café's own networks: its customer Wi-Fi, tills and kiosks, where many people share one address. Anonymous and pre-sign-in requests from them get TRUSTED_NETWORK_FACTOR times the per-source limits (request rate, WebSockets, HTTP connections, and the sign-in and registration counters in SQL). Empty: none.",
+    ),
+  TRUSTED_NETWORK_FACTOR: int(1, 1000)
+    .default(10)
+    .describe("How many times the per-source limits a source inside TRUSTED_NETWORKS gets."),
 
   RUN_API: bool.default(true).describe("Run the API in this process (`npm run start:worker` sets it to false)."),
   RUN_WORKER: bool.default(true).describe("Run the worker in this process (`npm run start:api` sets it to false)."),
@@ -83,6 +100,30 @@ const schema = z.object({
   CORS_ORIGINS: z.string().default("").describe("Origins allowed to call `/graphql` from a browser, comma-separated (`*`: any). Empty: CORS off. When set, a WebSocket from an `Origin` outside it is refused with 403 `ORIGIN_NOT_ALLOWED`."),
   GRAPHQL_RATE_LIMIT: int(0, 1_000_000).default(100).describe("Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too. Over it: 429 `RATE_LIMITED`."),
   GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200).describe("The burst allowed on top of `GRAPHQL_RATE_LIMIT`."),
+  GRAPHQL_RATE_ACCOUNT_FACTOR: int(1, 1000)
+    .default(3)
+    .describe(
+      "A request with a valid token spends the GRAPHQL_RATE_LIMIT budget of its sign-in, and this many times that budget of its account (all its sign-ins together); an anonymous one, its source's.",
+    ),
+  HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000)
+    .default(15_000)
+    .describe("A client must send a request's headers within this many milliseconds of starting it; then it gets 408 and the connection closes (held to within a second)."),
+  HTTP_REQUEST_TIMEOUT_MS: int(1000, 3_600_000)
+    .default(30_000)
+    .describe("A client must send a whole request (headers and body) within this many milliseconds; then it gets 408 and the connection closes (held to within a second). At least HTTP_HEADERS_TIMEOUT_MS."),
+  HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
+    .default(100)
+    .describe(
+      "Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients).",
+    ),
+  CALLBACK_RATE_LIMIT: int(1, 1_000_000)
+    .default(50)
+    .describe(
+      "Payment-callback deliveries per second per source, answered from memory before anything is read or written. Past it a delivery is refused 429, unless it carries the webhook token and a valid signature (the provider is never starved by its own source's limit).",
+    ),
+  CALLBACK_POOL_SIZE: int(1, 50)
+    .default(2)
+    .describe("Database connections of the payment-callback route's own pool, apart from the API's, so a flood of callbacks cannot take the API's connections."),
   METRICS: bool.default(true).describe("Serve Prometheus metrics on `/metrics`."),
   /** Bearer token /metrics requires; in production /metrics is off without one. */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional().describe("When set (16+ characters), `/metrics` answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). In production `/metrics` is off (404) unless it is set."),
@@ -150,6 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const c = parsed.data;
   const isProduction = c.NODE_ENV === "production";
+  if (c.HTTP_REQUEST_TIMEOUT_MS < c.HTTP_HEADERS_TIMEOUT_MS) {
+    throw new ConfigError("Invalid configuration:\n  HTTP_REQUEST_TIMEOUT_MS: must be at least HTTP_HEADERS_TIMEOUT_MS");
+  }
   if (c.MAX_LIST_SIZE < c.DEFAULT_LIST_SIZE) {
     throw new ConfigError("Invalid configuration:\n  MAX_LIST_SIZE: must be at least DEFAULT_LIST_SIZE");
   }

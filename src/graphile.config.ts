@@ -27,6 +27,7 @@ import { requestScope } from "./http/requestScope.ts";
 import { OperationNamePlugin } from "../plugins/operationName.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
+import type { Source } from "./http/clientAddress.ts";
 
 /** Where a request's verified viewer is kept (set before grafserv sees it). */
 export const VIEWER = Symbol("viewer");
@@ -36,6 +37,8 @@ export interface PresetOptions {
   pgSubscriber?: GraphileConfig.PgServiceConfiguration["pgSubscriber"];
   /** The caller's address for a request. */
   clientAddress(req: import("node:http").IncomingMessage): string;
+  /** The caller as a source (src/http/clientAddress.ts); without it, the address, never trusted. */
+  sourceOf?(req: import("node:http").IncomingMessage): Source;
   config: Config;
   pool: Pool;
   /** Waits until this process knows of the sign-ins revoked so far. */
@@ -63,7 +66,7 @@ function servicesFor(config: Config): CafeServices {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, revocationsCaughtUp }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -138,8 +141,14 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       context(requestContext) {
         const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
-        const clientIp = req ? clientAddress(req) : (requestContext.ws?.request ? clientAddress(requestContext.ws.request) : "unknown");
-        return { viewer, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer) };
+        const httpReq = req ?? requestContext.ws?.request;
+        const source = httpReq ? sourceOf(httpReq) : null;
+        // The SQL counters (sign-ins, registrations) count by the same source;
+        // inside TRUSTED_NETWORKS they allow TRUSTED_NETWORK_FACTOR times more
+        // (app_private.source_limit_factor() reads this setting).
+        const pgSettings = pgSettingsFor(viewer);
+        if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
+        return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, pgSettings };
       },
     },
   };

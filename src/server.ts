@@ -11,7 +11,9 @@ import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
 import { RevokedSignIns } from "./db/revocations.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
-import { openApiPool } from "./db/pool.ts";
+import { openApiPool, openCallbackPool } from "./db/pool.ts";
+import { BlockedSources } from "./payments/blockList.ts";
+import { installConnectionLimit, refusedConnection } from "./http/connectionLimit.ts";
 import { registerPoolAndQueueMetrics } from "./metrics.ts";
 import { CALLBACK_PATH, paymentCallbackRouter } from "./http/paymentCallback.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
@@ -34,11 +36,16 @@ import { REQUEST_ID_HEADER, requestIdFrom, requestScope, type RequestScope } fro
 // (src/http/websocket.ts). Every request gets an id and a line in the access
 // log; a body over its limit, a 413 the client can read (src/http/).
 
+/** How often Node looks for requests past their headers or request timeout. */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 250;
+
 export interface ApiServer {
   server: http.Server;
   subscriber: ReconnectingPgSubscriber;
   revokedSignIns: RevokedSignIns;
   pool: pg.Pool;
+  /** The payment callback's own pool. */
+  callbackPool: pg.Pool;
   port: number;
   close(): Promise<void>;
 }
@@ -51,14 +58,20 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
 
-  // Who calls: the address TRUST_PROXY lets us believe, the bearer token.
-  const { trust, clientAddress } = makeClientAddress(config.TRUST_PROXY);
+  // The payment callback's own pool and its block list, in memory.
+  const callbackPool = openCallbackPool(config, urls);
+  const blockedSources = new BlockedSources(callbackPool, subscriber);
+
+  // Who calls: the address TRUST_PROXY lets us believe and its source (one
+  // definition for every limiter), the bearer token.
+  const sources = makeClientAddress(config.TRUST_PROXY, config.TRUSTED_NETWORKS);
+  const { trust, clientAddress, sourceOf } = sources;
   const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(config.JWT_SECRET, authorization, revokedSignIns.has);
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) => viewerFrom(params?.authorization as string | undefined);
 
   // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp }));
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
@@ -66,7 +79,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", trust);
-  app.use(paymentCallbackRouter(config, pool, health));
+  app.use(paymentCallbackRouter({ config, pool: callbackPool, health, blocked: blockedSources, sourceOf }));
   installHealthRoutes(app, health);
   installMetricsRoute(app, config);
   installHomeRoute(app, config);
@@ -82,7 +95,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     config,
     health,
     limiter,
-    clientAddress,
+    sourceOf,
     viewerFrom,
     cors: cors.handler,
     headers: securityHeaders.api,
@@ -98,7 +111,19 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     const headers = path === "/graphiql" || path.startsWith("/ruru-static") ? securityHeaders.ide : securityHeaders.page;
     headers(req, res, () => (tooLarge ? refuseTooLarge(res, MAX_BODY_BYTES, "rest") : graphqlHandler(req, res, () => app(req, res))));
   };
-  const server = http.createServer((req, res) => {
+  // Slow clients may not hold connections for ever (slow-loris): the headers
+  // and the whole request must arrive in time. Node checks these every
+  // connectionsCheckingInterval (30 s by default, which let requests live
+  // 33-38 s against 15 s / 30 s); checked every 250 ms they hold to within
+  // a second.
+  const timeouts = {
+    headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+  };
+  const server = http.createServer(timeouts, (req, res) => {
+    // A connection refused for its source's count gets nothing more.
+    if (refusedConnection(req.socket)) return;
     // The caller's id (made safe) or a new one: echoed, logged, and carried
     // by every log line written while serving the request.
     const scope: RequestScope = { id: requestIdFrom(req.headers[REQUEST_ID_HEADER]) };
@@ -109,11 +134,12 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     requestScope.run(scope, route, req, res, path);
   });
   installLingeringClose(server);
+  installConnectionLimit(server, sources, config.HTTP_MAX_CONNECTIONS_PER_SOURCE, config.TRUSTED_NETWORK_FACTOR);
   // WebSockets on /graphql: graphql-ws.
   const websockets = installWebSocket(server, {
     config,
     serv,
-    clientAddress,
+    sourceOf,
     limiter,
     originAllowed: cors.originAllowed,
     viewerFromConnectionParams,
@@ -123,11 +149,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const unregisterMetrics = registerPoolAndQueueMetrics(pool, websockets.sockets, () => subscriber.listeningTopics.length);
   const stopPaymentAlerts = installPaymentAlerts(subscriber);
 
-  // Slow clients may not hold connections for ever (slow-loris).
-  server.headersTimeout = 15_000;
-  server.requestTimeout = 30_000;
-
   await revokedSignIns.ready;
+  await blockedSources.ready;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -142,6 +165,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     subscriber,
     revokedSignIns,
     pool,
+    callbackPool,
     port,
     close() {
       closing ??= (async () => {
@@ -157,6 +181,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
           setTimeout(() => server.closeAllConnections(), 5_000).unref();
         });
         await stopPaymentAlerts();
+        await blockedSources.stop();
         await pgl.release();
         revokedSignIns.stop();
         subscriber.release();
@@ -164,6 +189,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         limiter?.stop();
         unregisterMetrics();
         await pool.end();
+        await callbackPool.end();
       })();
       return closing;
     },

@@ -41,6 +41,9 @@ async function send(body: unknown, options: SendOptions = {}, target: CallbackTa
 /** Lifts any block on the test's source address (tests send bad credentials on purpose). */
 async function clearBlock() {
   await t.db.query("delete from app_private.blocked_sources where source in ('127.0.0.1', '::1', '::ffff:127.0.0.1')");
+  // The service keeps the block list in memory, updated by the delete's notification.
+  await t.service.api!.subscriber.flush();
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 const order = (token: string, items: Array<[StockedCoffee, number]>) => placeOrder(t, token, items.map(([c, quantity]) => ({ coffeeId: c.id, quantity })));

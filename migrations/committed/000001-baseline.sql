@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:9fa17e3f2852ac98092e9a9578d41a44dcc8d1d9
+--! Hash: sha1:999c5eeeb696f3e33bdb9065f3bc79440afb2103
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -452,7 +452,7 @@ begin
      >= app_private.setting('login_max_failures_per_account_and_source')
   or (select count(*) from app_private.login_attempts
        where source = p_source and not succeeded and attempted_at > window_start)
-     >= app_private.setting('login_max_failures_per_source') then
+     >= app_private.setting('login_max_failures_per_source') * app_private.source_limit_factor() then
     raise exception 'Too many failed sign-ins; try again in % minutes.', minutes
       using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
   end if;
@@ -464,7 +464,7 @@ begin
   end if;
   if (select count(*) from app_private.login_attempts
        where source = p_source and succeeded and attempted_at > window_start)
-     >= app_private.setting('login_max_successes_per_source') then
+     >= app_private.setting('login_max_successes_per_source') * app_private.source_limit_factor() then
     raise exception 'Too many sign-ins from your address; try again in % minutes.', minutes
       using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
   end if;
@@ -702,6 +702,19 @@ begin
 end;
 $$;
 
+-- How many times its per-source limits a request's source gets: the API
+-- passes TRUSTED_NETWORK_FACTOR in the `cafe.source_limit_factor` setting
+-- for a source inside TRUSTED_NETWORKS (a café's Wi-Fi, tills and kiosks:
+-- many people behind one address); otherwise 1. Every per-source threshold
+-- (never a per-account one) is multiplied by it. Clients cannot set it: they
+-- send GraphQL, not SQL.
+create or replace function app_private.source_limit_factor() returns integer
+language sql stable set search_path = pg_catalog as $$
+  select case when current_setting('cafe.source_limit_factor', true) ~ '^[0-9]{1,4}$'
+              then least(greatest(current_setting('cafe.source_limit_factor', true)::integer, 1), 1000)
+              else 1 end;
+$$;
+
 create table if not exists app_private.registration_attempts (
   id bigint generated always as identity primary key,
   source text not null,
@@ -721,7 +734,7 @@ begin
   perform pg_advisory_xact_lock(hashtextextended('registration source:' || p_source, 0));
   if (select count(*) from app_private.registration_attempts
        where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
-     >= app_private.setting('registration_max_per_source') then
+     >= app_private.setting('registration_max_per_source') * app_private.source_limit_factor() then
     raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
   end if;
   insert into app_private.registration_attempts (source) values (p_source);
@@ -2268,22 +2281,52 @@ language sql stable security definer set search_path = pg_catalog as $$
   select exists (select 1 from app_private.blocked_sources where source = p_source and blocked_until > now());
 $$;
 
+-- Every API process keeps the block list in memory, so that a blocked
+-- source's deliveries are refused before any I/O: each change is announced
+-- on `payment_source_blocked` ({"source", "blocked_until"}; null: unblocked).
+create function app_private.tg_blocked_sources__notify() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  if tg_op = 'DELETE' then
+    perform pg_notify('payment_source_blocked', json_build_object('source', old.source, 'blocked_until', null)::text);
+  else
+    perform pg_notify('payment_source_blocked', json_build_object('source', new.source, 'blocked_until', new.blocked_until)::text);
+  end if;
+  return null;
+end;
+$$;
+create trigger _500_notify after insert or update or delete on app_private.blocked_sources
+  for each row execute function app_private.tg_blocked_sources__notify();
+
+-- The sources blocked now (each process loads them at start and after its LISTEN connection comes back).
+create function app_private.blocked_source_list() returns table (source text, blocked_until timestamptz)
+language sql stable security definer set search_path = pg_catalog as $$
+  select b.source, b.blocked_until from app_private.blocked_sources b where b.blocked_until > now();
+$$;
+
+-- Returns, for a failure before authentication, until when its source is
+-- blocked (null: not blocked): the route keeps its own decisions in memory
+-- at once, without waiting for the notification.
 create or replace function app_private.log_delivery(
   p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text,
   p_dedupe_key text default null, p_body_sha256 text default null, p_event text default null, p_order_id uuid default null
-) returns void
+) returns timestamptz
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   rule app_private.alert_rules;
   n integer;
   v_window timestamptz;
   unauthenticated boolean := app_private.is_unauthenticated_failure(p_code);
+  v_blocked_until timestamptz;
 begin
   -- A blocked source's failures are answered 429 and counted in memory by
   -- the route; none is written (the route does not call this for them; this
   -- holds for any other caller too).
-  if unauthenticated and app_private.is_source_blocked(p_source) then
-    return;
+  if unauthenticated then
+    select b.blocked_until into v_blocked_until from app_private.blocked_sources b where b.source = p_source and b.blocked_until > now();
+    if v_blocked_until is not null then
+      return v_blocked_until;
+    end if;
   end if;
 
   insert into app_private.payment_deliveries (source, http_status, outcome, code, reason, dedupe_key, body_sha256, event, order_id)
@@ -2297,16 +2340,18 @@ begin
     select count(*) into n from app_private.payment_deliveries
      where source = p_source and code in ('UNAUTHORIZED', 'BAD_SIGNATURE', 'PAYLOAD_TOO_LARGE')
        and received_at > now() - make_interval(secs => rule.window_seconds);
-    if n > rule.threshold and not app_private.is_source_blocked(p_source) then
+    select b.blocked_until into v_blocked_until from app_private.blocked_sources b where b.source = p_source and b.blocked_until > now();
+    if n > rule.threshold and v_blocked_until is null then
+      v_blocked_until := now() + make_interval(secs => rule.block_seconds);
       insert into app_private.blocked_sources (source, blocked_until, reason)
-      values (p_source, now() + make_interval(secs => rule.block_seconds), n || ' authentication failures')
+      values (p_source, v_blocked_until, n || ' authentication failures')
       on conflict (source) do update set blocked_until = excluded.blocked_until, reason = excluded.reason;
       perform app_private.raise_alert('auth_failures',
         format('%s failed authentications from %s in %s s; blocked for %s s.', n, p_source, rule.window_seconds, rule.block_seconds),
         p_source, null);
     end if;
     -- Not the provider's doing: no burst alert.
-    return;
+    return v_blocked_until;
   end if;
 
   -- A burst of the provider's deliveries (authenticated, all sources): one
@@ -2317,7 +2362,7 @@ begin
   select * into rule from app_private.alert_rules where kind = 'burst';
   v_window := date_bin(make_interval(secs => rule.window_seconds), now(), timestamptz 'epoch');
   if exists (select 1 from app_private.alert_windows w where w.kind = 'burst' and w.window_start = v_window) then
-    return;
+    return null;
   end if;
   select count(*) into n from (
     select 1 from app_private.payment_deliveries
@@ -2332,6 +2377,7 @@ begin
       perform app_private.raise_alert('burst', format('More than %s authenticated callbacks in %s s.', rule.threshold, rule.window_seconds), p_source, null);
     end if;
   end if;
+  return null;
 end;
 $$;
 
@@ -3127,6 +3173,7 @@ grant execute on function app_public.update_coffee_price(uuid,numeric) to cafe_a
 grant execute on function app_public.update_customer_profile(jsonb) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_public.update_order_status(uuid,app_public.order_status) to cafe_barista, cafe_admin;
 grant execute on function app_public.user_by_id(uuid) to cafe_barista, cafe_admin;
+grant execute on function app_private.blocked_source_list() to cafe_system;
 grant execute on function app_private.expire_pending_orders(integer) to cafe_system;
 grant execute on function app_private.is_source_blocked(text) to cafe_system;
 grant execute on function app_private.is_unauthenticated_failure(text) to cafe_system;

@@ -9,3 +9,16 @@ export function openApiPool(config: Config, urls: DatabaseUrls): pg.Pool {
   pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection failed"));
   return pool;
 }
+
+/**
+ * The payment callback's own pool (CALLBACK_POOL_SIZE connections), apart
+ * from the API's: a flood of callbacks waits for these, never for the
+ * connections /graphql needs.
+ */
+export function openCallbackPool(config: Config, urls: DatabaseUrls): pg.Pool {
+  // Copies of one delivery queue on its key's lock, each holding a connection:
+  // the provider's bursts wait longer here than requests do on the API's pool.
+  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.CALLBACK_POOL_SIZE, connectionTimeoutMillis: 20_000 });
+  pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection of the payment callback failed"));
+  return pool;
+}

@@ -3,29 +3,34 @@ import type { Config } from "../config.ts";
 import type { DatabaseHealth } from "../db/dbHealth.ts";
 import type { Viewer } from "../../plugins/services.ts";
 import { VIEWER } from "../graphile.config.ts";
-import { RateLimiter } from "./rateLimiter.ts";
+import { RateLimiter, RequestBudget } from "./rateLimiter.ts";
+import type { Source } from "./clientAddress.ts";
 import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefusal } from "./bodyLimit.ts";
 
 // /graphql over HTTP, the hot path, before grafserv: security headers, CORS
-// (browsers only), the per-source rate limit, the body limit, the database's
-// health, and the bearer token (a bad or expired one is a 401, never a
-// silent downgrade to anonymous).
+// (browsers only), the body limit, the bearer token (a bad or expired one is
+// a 401, never a silent downgrade to anonymous), the rate limit (charged to
+// the token's sign-in and account, or to the source when there is none: a
+// bad token's 401 spends its source's budget too), the database's health.
 
 type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
-/** Per source: a sustained rate with a burst on top (GRAPHQL_RATE_LIMIT 0: off). Shared by HTTP and WebSockets. */
-export function makeRateLimiter(config: Config): RateLimiter | null {
+/** A sustained rate with a burst on top, per payer (GRAPHQL_RATE_LIMIT 0: off). Shared by HTTP and WebSockets. */
+export function makeRateLimiter(config: Config): RequestBudget | null {
   return config.GRAPHQL_RATE_LIMIT
-    ? new RateLimiter(config.GRAPHQL_RATE_BURST, 1000 * Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT)))
+    ? new RequestBudget(new RateLimiter(config.GRAPHQL_RATE_BURST, 1000 * Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT))), {
+        trustedFactor: config.TRUSTED_NETWORK_FACTOR,
+        accountFactor: config.GRAPHQL_RATE_ACCOUNT_FACTOR,
+      })
     : null;
 }
 
 export interface GraphQLRouteOptions {
   config: Config;
   health: DatabaseHealth;
-  limiter: RateLimiter | null;
-  clientAddress(req: IncomingMessage): string;
+  limiter: RequestBudget | null;
+  sourceOf(req: IncomingMessage): Source;
   /** Verifies an Authorization header (null: anonymous); throws AuthError for a bad, expired or revoked token. */
   viewerFrom(authorization: string | string[] | undefined): Viewer | null;
   cors: Middleware;
@@ -35,30 +40,33 @@ export interface GraphQLRouteOptions {
   next(req: IncomingMessage, res: ServerResponse): void;
 }
 
-export function makeGraphQLRoute({ config, health, limiter, clientAddress, viewerFrom, cors, headers, next }: GraphQLRouteOptions) {
-  const handle = (req: AuthedRequest, res: ServerResponse) => {
+export function makeGraphQLRoute({ health, limiter, sourceOf, viewerFrom, cors, headers, next }: GraphQLRouteOptions) {
+  const rateLimited = (res: ServerResponse) => {
+    res.setHeader("retry-after", "1");
+    sendRefusal(res, "RATE_LIMITED", "Too many requests; slow down.");
+  };
+  const limited = (req: AuthedRequest, res: ServerResponse) => {
     const length = declaredLength(req);
     if (length > MAX_BODY_BYTES) return refuseTooLarge(res, MAX_BODY_BYTES, "graphql");
     if (Number.isNaN(length) && req.headers["transfer-encoding"] !== undefined) closeAfter413(res);
-    if (!health.up) {
-      res.setHeader("retry-after", "2");
-      sendRefusal(res, "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
-      return;
-    }
+    let viewer: Viewer | null;
     try {
-      req[VIEWER] = viewerFrom(req.headers.authorization);
+      viewer = viewerFrom(req.headers.authorization);
     } catch (e) {
+      if (limiter && !limiter.take({ source: sourceOf(req), viewer: null })) return rateLimited(res);
       const message = e instanceof Error && e.message ? e.message : "Your token is not valid.";
       res.setHeader("www-authenticate", 'Bearer realm="cafe-api"');
       sendRefusal(res, "UNAUTHENTICATED", message);
       return;
     }
+    if (limiter && !limiter.take({ source: sourceOf(req), viewer })) return rateLimited(res);
+    if (!health.up) {
+      res.setHeader("retry-after", "2");
+      sendRefusal(res, "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
+      return;
+    }
+    req[VIEWER] = viewer;
     next(req, res);
-  };
-  const limited = (req: AuthedRequest, res: ServerResponse) => {
-    if (!limiter || limiter.take(clientAddress(req))) return handle(req, res);
-    res.setHeader("retry-after", "1");
-    sendRefusal(res, "RATE_LIMITED", "Too many requests; slow down.");
   };
   return (req: AuthedRequest, res: ServerResponse) => {
     for (const [name, value] of headers) res.setHeader(name, value);

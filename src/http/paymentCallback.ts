@@ -1,21 +1,39 @@
 import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import express, { type Request, type Response, type NextFunction } from "express";
 import type pg from "pg";
 import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
 import { PAYMENT_EVENT, parseDelivery } from "../payments/schema.ts";
+import type { BlockedSources } from "../payments/blockList.ts";
 import { paymentCallbacks } from "../metrics.ts";
 import { asSystem } from "../db/asSystem.ts";
 import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
 import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../plugins/errorCodes.ts";
 import { signatureMatches } from "../payments/signature.ts";
+import type { Source } from "./clientAddress.ts";
+import { RateLimiter } from "./rateLimiter.ts";
 
-// POST /orders/payment-callback. Checks, in order: source blocked (429) ->
-// size while reading (413) -> token and signature over the raw bytes (401)
-// -> content type (415) -> JSON and fields (400) -> duplicate key (200
-// duplicate) -> the order's rules (422), the last two in one transaction in
-// Postgres (app_private.process_payment_callback).
+// POST /orders/payment-callback. Checks, in order: source blocked or over
+// CALLBACK_RATE_LIMIT (429, from memory) -> size while reading (413) ->
+// token and signature over the raw bytes (401) -> content type (415) ->
+// JSON and fields (400) -> duplicate key (200 duplicate) -> the order's
+// rules (422), the last two in one transaction in Postgres
+// (app_private.process_payment_callback).
+//
+// What a stranger costs: the first two checks are answered from memory
+// (the block list is kept in memory, src/payments/blockList.ts), before
+// the body is read and before any transaction; those refusals are counted
+// in memory and in the metric, with one log line per source a minute. A
+// delivery that carries the webhook token is still read and its signature
+// checked, and a validly signed one always goes on: the provider is never
+// starved by its own source's limit, nor blocked. What passes reaches the
+// database over the route's own small pool (CALLBACK_POOL_SIZE), so a flood
+// of callbacks cannot take the API's connections. A failure before
+// authentication from a source not blocked is written to the delivery log:
+// those rows are what blocks the source (alert_rules 'auth_failures'), so
+// each source writes at most threshold + 1 of them a block period.
 
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -32,37 +50,60 @@ export const CALLBACK_OUTCOMES: readonly string[] = ["processed", "duplicate", "
 
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest();
 
-export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: DatabaseHealth): express.Router {
+export interface PaymentCallbackOptions {
+  config: Config;
+  /** The route's own pool (CALLBACK_POOL_SIZE connections). */
+  pool: pg.Pool;
+  health: DatabaseHealth;
+  blocked: BlockedSources;
+  sourceOf(req: IncomingMessage): Source;
+}
+
+/** Deliveries waiting for one of the route's connections beyond which it answers 503 at once (the provider retries). */
+const MAX_WAITING_PER_CONNECTION = 100;
+
+export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf }: PaymentCallbackOptions): express.Router {
   const router = express.Router();
+  const limiter = new RateLimiter(config.CALLBACK_RATE_LIMIT, 1000);
   for (const outcome of CALLBACK_OUTCOMES) paymentCallbacks.inc({ outcome }, 0);
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
-  // A blocked source's refusals write nothing: they are counted here, in
-  // memory (per process; the number of sources kept is bounded), and in the
-  // cafe_payment_callbacks_total{outcome="RATE_LIMITED"} metric, with one log
-  // line per source per minute.
-  const refusedWhileBlocked = new Map<string, { count: number; loggedAt: number }>();
+  // A blocked or over-the-limit source's refusals write nothing: they are
+  // counted here, in memory (per process; the number of sources kept is
+  // bounded), and in the cafe_payment_callbacks_total{outcome="RATE_LIMITED"}
+  // metric, with one log line per source per minute.
+  const refusedInMemory = new Map<string, { blocked: number; overLimit: number; loggedAt: number }>();
   const MAX_SOURCES_KEPT = 10_000;
-  const refuseBlocked = (res: Response, source: string) => {
+  const refuse429 = (req: Request, res: Response, source: string, why: "blocked" | "overLimit") => {
     const now = Date.now();
-    let entry = refusedWhileBlocked.get(source);
+    let entry = refusedInMemory.get(source);
     if (!entry) {
-      if (refusedWhileBlocked.size >= MAX_SOURCES_KEPT) refusedWhileBlocked.delete(refusedWhileBlocked.keys().next().value!);
-      entry = { count: 0, loggedAt: 0 };
-      refusedWhileBlocked.set(source, entry);
+      if (refusedInMemory.size >= MAX_SOURCES_KEPT) refusedInMemory.delete(refusedInMemory.keys().next().value!);
+      entry = { blocked: 0, overLimit: 0, loggedAt: 0 };
+      refusedInMemory.set(source, entry);
     }
-    entry.count++;
+    entry[why]++;
     if (now - entry.loggedAt >= 60_000) {
-      logger.warn({ source, refusedWhileBlocked: entry.count }, "payment callback: blocked source still sending (not written to the delivery log)");
+      logger.warn(
+        { source, refusedWhileBlocked: entry.blocked, refusedOverLimit: entry.overLimit },
+        "payment callback: source refused from memory (not written to the delivery log)",
+      );
       entry.loggedAt = now;
     }
-    return fail(res, "RATE_LIMITED", "Too many failed attempts from this source; retry later.");
+    res.setHeader("retry-after", why === "blocked" ? "60" : "1");
+    // The body is not read: the connection closes after the answer.
+    if (!req.complete) res.setHeader("connection", "close");
+    return why === "blocked"
+      ? fail(res, "RATE_LIMITED", "Too many failed attempts from this source; retry later.")
+      : fail(res, "RATE_LIMITED", "Too many deliveries from this source; slow down.");
   };
 
+  /** Writes a refused delivery; for a failure before authentication, learns at once whether its source is now blocked. */
   const log = (source: string, code: ErrorCode, reason: string) =>
-    asSystem(pool, (c) => c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4)", [source, REFUSAL_STATUS[code], code, reason])).catch((err) =>
-      logger.error({ err }, "could not log a payment delivery"),
-    );
+    asSystem(pool, async (c) => {
+      const { rows } = await c.query("select app_private.log_delivery($1, $2, 'rejected', $3, $4) as blocked_until", [source, REFUSAL_STATUS[code], code, reason]);
+      if (rows[0]?.blocked_until) blocked.set(source, rows[0].blocked_until);
+    }).catch((err) => logger.error({ err }, "could not log a payment delivery"));
 
   function fail(res: Response, code: ErrorCode, message: string, details?: Array<{ path: string; message: string }>, status: number = REFUSAL_STATUS[code]) {
     paymentCallbacks.inc({ outcome: code });
@@ -93,20 +134,20 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
   }
 
   router.post(CALLBACK_PATH, async (req: Request, res: Response) => {
-    const source = req.ip ?? req.socket.remoteAddress ?? "unknown";
-    if (!health.up) {
+    const source = sourceOf(req).key;
+    // From memory, before anything is read: the token (a header) tells the
+    // provider's deliveries, which are never refused here (their signature
+    // is checked below).
+    const bearer = bearerToken(req.headers.authorization);
+    const tokenOk = bearer !== undefined && sameSecret(bearer, config.WEBHOOK_TOKEN);
+    const overLimit = !limiter.take(source);
+    const isBlocked = blocked.isBlocked(source);
+    if (!tokenOk && (isBlocked || overLimit)) return refuse429(req, res, source, isBlocked ? "blocked" : "overLimit");
+    if (!health.up || pool.waitingCount >= MAX_WAITING_PER_CONNECTION * config.CALLBACK_POOL_SIZE) {
       // The provider retries; nothing was recorded.
       res.setHeader("retry-after", "5");
       return fail(res, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
     }
-    // The block list is read only when about to refuse: a validly signed
-    // request is never blocked, so it costs those nothing.
-    const isBlocked = () =>
-      asSystem(pool, async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b as boolean).catch((err) => {
-        logger.error({ err: (err as Error).message }, "payment callback: database unavailable");
-        health.markDown();
-        throw err;
-      });
 
     // Read the body, at most 64 KiB.
     let body: Buffer | null;
@@ -119,18 +160,16 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       // Never read, so nothing to record but the count (the metric) and the
       // access log's line: a stranger's oversized bodies write no row and
       // do not count towards a block, so each one is answered 413.
-      if (await isBlocked().catch(() => false)) return refuseBlocked(res, source);
+      if (isBlocked || overLimit) return refuse429(req, res, source, isBlocked ? "blocked" : "overLimit");
       res.setHeader("connection", "close");
       return fail(res, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_CALLBACK_BYTES} bytes.`);
     }
 
     // Who is calling: the provider's token, then its signature over these bytes.
-    const bearer = bearerToken(req.headers.authorization);
-    const tokenOk = bearer !== undefined && sameSecret(bearer, config.WEBHOOK_TOKEN);
     const signatureOk = tokenOk && signatureMatches(req.header("x-signature"), body, secrets);
     if (!tokenOk || !signatureOk) {
+      if (isBlocked || overLimit) return refuse429(req, res, source, isBlocked ? "blocked" : "overLimit");
       const code = tokenOk ? "BAD_SIGNATURE" : "UNAUTHORIZED";
-      if (await isBlocked().catch(() => false)) return refuseBlocked(res, source);
       await log(source, code, tokenOk ? "signature does not match the body" : "missing or wrong bearer token");
       res.setHeader("www-authenticate", 'Bearer realm="payment-callback"');
       return tokenOk
@@ -182,8 +221,10 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       }
       return res.status(200).json({ status: outcome.status, ...(outcome.order_id ? { orderId: outcome.order_id } : null) });
     } catch (err) {
+      // Unavailable or busy (this route's pool): the provider retries. The
+      // database's health is the probe's to judge, not this route's.
       if (isDatabaseUnavailable(err)) {
-        health.markDown();
+        res.setHeader("retry-after", "5");
         return fail(res, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
       }
       logger.error({ err }, "payment callback failed");

@@ -2,7 +2,8 @@ import http, { type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { makeServer as makeGraphQLWSServer, CloseCode } from "graphql-ws";
-import type { RateLimiter } from "./rateLimiter.ts";
+import type { RequestBudget } from "./rateLimiter.ts";
+import type { Source } from "./clientAddress.ts";
 import { makeGraphQLWSConfig } from "postgraphile/grafserv";
 import type { GraphQLError } from "postgraphile/graphql";
 import type { Config } from "../config.ts";
@@ -12,24 +13,28 @@ import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCo
 import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";
+import { refusedConnection } from "./connectionLimit.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "./requestScope.ts";
 
 // graphql-ws on /graphql. The token travels in the connection_init payload
-// (a bad one closes the socket with 4403). Against abuse, per source
-// address: a browser page from an Origin outside CORS_ORIGINS (and not this
-// server's own, Ruru's) is refused (403 ORIGIN_NOT_ALLOWED), at most WS_MAX_SOCKETS_PER_SOURCE sockets (429
-// TOO_MANY_CONNECTIONS), and every upgrade and every operation spends one
-// request of the same rate limiter as HTTP (RATE_LIMITED); per socket, at
-// most WS_MAX_SUBSCRIPTIONS_PER_SOCKET operations at once
+// (a bad one closes the socket with 4403). Against abuse: a browser page
+// from an Origin outside CORS_ORIGINS (and not this server's own, Ruru's) is
+// refused (403 ORIGIN_NOT_ALLOWED); per source, at most
+// WS_MAX_SOCKETS_PER_SOURCE sockets (429 TOO_MANY_CONNECTIONS; times
+// TRUSTED_NETWORK_FACTOR inside TRUSTED_NETWORKS); every upgrade spends one
+// request of the source's budget of the same rate limiter as HTTP, and every
+// operation one of the socket's payer's (its sign-in and account once
+// connection_init carried a valid token, else its source) (RATE_LIMITED);
+// per socket, at most WS_MAX_SUBSCRIPTIONS_PER_SOCKET operations at once
 // (TOO_MANY_SUBSCRIPTIONS). A peer that does not answer a ping before the
 // next one is closed, which ends its subscriptions and their LISTENs.
 
 export interface WebSocketOptions {
   config: Config;
   serv: Parameters<typeof makeGraphQLWSConfig>[0];
-  clientAddress(req: IncomingMessage): string;
-  /** The per-source limiter of /graphql (null: off). */
-  limiter: RateLimiter | null;
+  sourceOf(req: IncomingMessage): Source;
+  /** The request budget of /graphql (null: off). */
+  limiter: RequestBudget | null;
   /** Whether a request's Origin may open a socket. */
   originAllowed(origin: string | undefined): boolean;
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
@@ -123,7 +128,7 @@ function sameOrigin(req: IncomingMessage): boolean {
 }
 
 export function installWebSocket(server: http.Server, options: WebSocketOptions): WebSocketEndpoint {
-  const { config, limiter, clientAddress } = options;
+  const { config, limiter, sourceOf } = options;
   const wsConfig = makeGraphQLWSConfig(options.serv);
   const wsServer = makeGraphQLWSServer<Record<string, unknown> | undefined, Extra>({
     ...(wsConfig as object),
@@ -143,12 +148,9 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
       if (Object.keys(ctx.subscriptions).length > config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET) {
         return refuse("TOO_MANY_SUBSCRIPTIONS", `A socket may run at most ${config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET} operations at once; complete one first.`);
       }
-      if (limiter) {
-        try {
-          await limiter.consume(clientAddress((ctx.extra as Extra).request));
-        } catch {
-          return refuse("RATE_LIMITED", "Too many requests; slow down.");
-        }
+      const extra = ctx.extra as Extra;
+      if (limiter && !limiter.take({ source: sourceOf(extra.request), viewer: extra.viewer ?? null })) {
+        return refuse("RATE_LIMITED", "Too many requests; slow down.");
       }
       return (wsConfig as any).onSubscribe(ctx, id, payload);
     },
@@ -213,7 +215,8 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
 
   const socketsBySource = new Map<string, number>();
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (pathOf(req.url) !== "/graphql") {
+    // A connection refused for its source's count (src/http/connectionLimit.ts), or another path.
+    if (refusedConnection(req.socket) || pathOf(req.url) !== "/graphql") {
       socket.destroy();
       return;
     }
@@ -221,23 +224,27 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
       refuseUpgrade(req, socket, "ORIGIN_NOT_ALLOWED", "This origin may not open a WebSocket here.");
       return;
     }
-    const source = clientAddress(req);
+    const from = sourceOf(req);
+    const source = from.key;
     const open = socketsBySource.get(source) ?? 0;
-    if (open >= config.WS_MAX_SOCKETS_PER_SOURCE) {
-      refuseUpgrade(req, socket, "TOO_MANY_CONNECTIONS", `At most ${config.WS_MAX_SOCKETS_PER_SOURCE} WebSockets per source; close one first.`, { "retry-after": "5" });
+    const max = config.WS_MAX_SOCKETS_PER_SOURCE * (from.trusted ? config.TRUSTED_NETWORK_FACTOR : 1);
+    if (open >= max) {
+      refuseUpgrade(req, socket, "TOO_MANY_CONNECTIONS", `At most ${max} WebSockets per source; close one first.`, { "retry-after": "5" });
       return;
     }
-    // Counted from now (the rate limiter answers asynchronously) until the
-    // TCP connection closes, whatever becomes of the upgrade.
+    // Counted from now until the TCP connection closes, whatever becomes of the upgrade.
     socketsBySource.set(source, open + 1);
     socket.once("close", () => {
       const n = (socketsBySource.get(source) ?? 1) - 1;
       if (n > 0) socketsBySource.set(source, n);
       else socketsBySource.delete(source);
     });
-    const accept = () => wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
-    if (!limiter) return accept();
-    limiter.consume(source).then(accept, () => refuseUpgrade(req, socket, "RATE_LIMITED", "Too many requests; slow down.", { "retry-after": "1" }));
+    // Before connection_init there is no token: the upgrade is the source's.
+    if (limiter && !limiter.take({ source: from, viewer: null })) {
+      refuseUpgrade(req, socket, "RATE_LIMITED", "Too many requests; slow down.", { "retry-after": "1" });
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
   });
 
   return {
