@@ -34,8 +34,8 @@ interface Run {
 }
 
 /** Starts `npm <args>`, waits for `ready` in its log, notes its process tree. */
-async function start(name: string, args: string[], env: Record<string, string>, ready: string, PATH: string): Promise<Run> {
-  const npm = startNpm(args, { PATH, LOG_LEVEL: "info", NODE_ENV: "development", ...env });
+async function start(name: string, args: string[], env: Record<string, string>, ready: string, PATH: string, ownGroup = false): Promise<Run> {
+  const npm = startNpm(args, { PATH, LOG_LEVEL: "info", NODE_ENV: "development", ...env }, { ownGroup });
   await waitUntil(`${name}: "${ready}" in its log`, () => npm.stdout().includes(ready) || npm.proc.exitCode !== null, 180_000, 200);
   if (npm.proc.exitCode !== null) throw new Error(`${name} exited early (${npm.proc.exitCode}):\n${npm.stdout()}\n${npm.stderr()}`);
   return { name, npm, tree: descendants(npm.proc.pid!) };
@@ -49,14 +49,15 @@ const logLines = (text: string) =>
     .map((l) => JSON.parse(l) as { level: number; msg: string });
 
 /** SIGTERM to the npm process; then what a supervisor checks. */
-async function stopAndCheck(run: Run, { embedded }: { embedded: boolean }) {
+async function stopAndCheck(run: Run, { embedded, ctrlC = false }: { embedded: boolean; ctrlC?: boolean }) {
   const { npm, tree } = run;
   const postgres = tree.filter((p) => /postgres/.test(commandLine(p)));
   // The tree is what it should be: a service, and the embedded server when there is one.
   expect(tree.some((p) => /src\/main\.ts/.test(commandLine(p)))).toBe(true);
   expect(postgres.length > 0).toBe(embedded);
   const sent = Date.now();
-  npm.proc.kill("SIGTERM");
+  if (ctrlC) process.kill(-npm.proc.pid!, "SIGINT");
+  else npm.proc.kill("SIGTERM");
   const left = await gone([npm.proc.pid!, ...tree], STOP_WITHIN_MS);
   const exit = await npm.exited;
   const context = `${run.name}\nstdout:\n${npm.stdout()}\nstderr:\n${npm.stderr()}`;
@@ -71,14 +72,20 @@ async function stopAndCheck(run: Run, { embedded }: { embedded: boolean }) {
 
 function cases(nodeLabel: string, getPath: () => string) {
   const timings: Record<string, number> = {};
-  afterAll(() => console.log(`[signals] ${nodeLabel}: SIGTERM to npm -> all gone in ${Object.entries(timings).map(([k, v]) => `${k} ${v} ms`).join(", ")}`));
+  // One plain line (as test/support/figures.ts's report()).
+  afterAll(() => process.stderr.write(`[signals] ${nodeLabel}: signal -> all gone in ${Object.entries(timings).map(([k, v]) => `${k} ${v} ms`).join(", ")}\n`));
 
   test(`npm start with the embedded PostgreSQL: SIGTERM to npm stops the service, then PostgreSQL; exit 0, "stopped", no warning`, async () => {
     const [port, pgPort] = [await freePort(), await freePort()];
     const run = await start("npm start (embedded)", ["start"], { PORT: String(port), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: String(pgPort), DATABASE_URL: "" }, '"msg":"worker started"', getPath());
     timings["start (embedded)"] = await stopAndCheck(run, { embedded: true });
-    // The server's own pid file is gone: it shut down, it was not killed.
     expect(run.tree.filter(alive)).toEqual([]);
+  }, 240_000);
+
+  test(`npm start with the embedded PostgreSQL: Ctrl-C (SIGINT to the terminal's whole process group) stops the service first, then PostgreSQL, without a warning`, async () => {
+    const [port, pgPort] = [await freePort(), await freePort()];
+    const run = await start("npm start (embedded, Ctrl-C)", ["start"], { PORT: String(port), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: String(pgPort), DATABASE_URL: "" }, '"msg":"worker started"', getPath(), true);
+    timings["Ctrl-C (embedded)"] = await stopAndCheck(run, { embedded: true, ctrlC: true });
   }, 240_000);
 
   const database = serverUrl("cafe_signals");

@@ -96,9 +96,13 @@ export interface Started {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `npm <args>` in the project's folder, as a supervisor would start it. */
-export function startNpm(args: string[], env: Record<string, string | undefined>): Started {
-  const proc = spawn("npm", args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+/**
+ * `npm <args>` in the project's folder, as a supervisor would start it;
+ * `ownGroup`: in a process group of its own, as a terminal's foreground job
+ * (a Ctrl-C is SIGINT to the whole group: `process.kill(-pid, "SIGINT")`).
+ */
+export function startNpm(args: string[], env: Record<string, string | undefined>, { ownGroup = false } = {}): Started {
+  const proc = spawn("npm", args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"], detached: ownGroup });
   let out = "";
   let err = "";
   proc.stdout!.on("data", (c: Buffer) => (out += c.toString("utf8")));
