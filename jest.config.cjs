@@ -10,6 +10,8 @@ module.exports = {
   globalSetup: "<rootDir>/test/support/globalSetup.ts",
   globalTeardown: "<rootDir>/test/support/globalTeardown.ts",
   testTimeout: 60_000,
+  // The default output, plus each skipped test and its reason.
+  reporters: ["default", "<rootDir>/test/support/skipReporter.cjs"],
   // Each test file starts its own API (and worker) in-process against the
   // shared test database; files run one after another.
   maxWorkers: 1,

@@ -6,10 +6,17 @@
 //   process manager's signals and the service.
 // - On an older one (Debian 12 still ships Node 20) it runs under Node 24
 //   from the npm registry's `node` package, fetched once into npm's cache
-//   by `npm exec`, and this process relays signals and the exit code.
+//   by `npm exec`. `npm exec` only finds that binary: it is then started
+//   directly, as this process's only child (npm exec and its `sh -c` would
+//   each sit between a supervisor's SIGTERM and the service, and a shell
+//   dies of it without passing it on). This process relays SIGTERM, SIGINT
+//   and SIGHUP to it and exits with its exit code.
+//
+// The npm scripts start this file with `exec node ...`, so that npm's own
+// `sh -c` is replaced by it: npm passes SIGTERM and SIGINT to its child.
 //
 // Plain JavaScript that Node 20 can parse: it must run on the old Node too.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -40,12 +47,22 @@ if (supported && scriptIndex === 0) {
   console.error(
     `Node.js ${process.versions.node} is older than ${MINIMUM.join(".")}: running under ${FALLBACK} from the npm registry (downloaded once into npm's cache). Install Node >= ${MINIMUM.join(".")} to skip this.`,
   );
-  const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-  relay(npm, ["exec", "--yes", `--package=${FALLBACK}`, "--", "node", ...args], { shell: process.platform === "win32" });
+  relay(fallbackNode(), args);
 }
 
-function relay(command, commandArgs, options = {}) {
-  const child = spawn(command, commandArgs, { stdio: "inherit", ...options });
+/** The path of the registry's Node binary, from npm's cache (fetched there on first use). */
+function fallbackNode() {
+  const windows = process.platform === "win32";
+  const out = execFileSync(windows ? "npm.cmd" : "npm", ["exec", "--yes", `--package=${FALLBACK}`, "--", "node", "-p", "process.execPath"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    shell: windows,
+  });
+  return out.trim().split("\n").pop();
+}
+
+function relay(command, commandArgs) {
+  const child = spawn(command, commandArgs, { stdio: "inherit" });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
     process.on(signal, () => child.kill(signal));
   }

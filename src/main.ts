@@ -33,7 +33,9 @@ export async function startService(config: Config, argv: readonly string[] = [])
   let embedded: EmbeddedServer | null = null;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config);
+    // Its own process group: a Ctrl-C reaches the service, which stops the
+    // database after draining (stop() below), not both at once.
+    embedded = await startEmbeddedPostgres(config, { ownProcessGroup: true });
     databaseUrl = embedded.url.replace(/\/postgres$/, "/cafe");
   }
   const urls = await resolveDatabaseUrls(config, databaseUrl);
@@ -79,8 +81,13 @@ async function main() {
   const service = await startService(config, process.argv.slice(2));
   if (process.argv.some((a) => ONE_SHOT.includes(a))) return;
   printBanner(config, { port: service.api?.port ?? null, worker: service.worker !== null, demoAccounts: service.demoAccounts });
+  // SIGTERM (a supervisor), SIGINT (Ctrl-C) and SIGHUP (the terminal closed)
+  // each stop the service and then its embedded database, which would
+  // otherwise outlive this process in its own process group. A second
+  // signal (Ctrl-C reaches every process of the group, the launcher relays
+  // it too) changes nothing.
   let signalled = false;
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     process.on(signal, () => {
       if (signalled) return;
       signalled = true;

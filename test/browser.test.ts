@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "./support/browser.ts";
 import { DEMO } from "./support/client.ts";
 import { insertOrders } from "./support/fixtures.ts";
 import { useTestService } from "./support/service.ts";
@@ -9,12 +10,12 @@ import { waitUntil } from "./support/wait.ts";
 
 import { ORDER_QUEUE_TOPIC } from "../plugins/topics.ts";
 
-// The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser:
-// Debian's chromium driven by playwright-core. Without chromium this FAILS
-// (it is part of the suite, not an optional extra). Screenshots of each
-// step go to test-output/browser/ (git-ignored).
+// The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser driven
+// by playwright-core: a system Chrome/Chromium where there is one, else the
+// one the npm package @sparticuz/chromium ships (test/support/browser.ts).
+// It never skips. Screenshots of each step go to test-output/browser/
+// (git-ignored).
 
-const CHROMIUM = "/usr/bin/chromium";
 const AMERICANO = "40000000-0000-4000-8000-000000000017"; // a demo coffee
 const OUT = path.resolve(__dirname, "..", "test-output", "browser");
 
@@ -50,15 +51,11 @@ async function run() {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (the browser test does not skip)`);
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
-  browser = await chromium.launchPersistentContext(mkdtempSync(path.join(os.tmpdir(), "cafe-ruru-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const launched = await launchChromium(mkdtempSync(path.join(os.tmpdir(), "cafe-ruru-")));
+  browser = launched.context;
+  console.log(`browser: ${launched.choice.source}, ${browser.browser()?.version() ?? "version unknown"}`);
   page = browser.pages()[0] ?? (await browser.newPage());
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => {

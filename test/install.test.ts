@@ -110,6 +110,12 @@ describe("scripts/node.mjs", () => {
     expect(pkg.scripts.test).toContain("node scripts/node.mjs --requires=24.9 ");
   });
 
+  test("every npm script that runs the launcher execs it: npm's SIGTERM reaches the service, not a shell that dies of it (test/signals.test.ts)", () => {
+    const launching = Object.entries(pkg.scripts as Record<string, string>).filter(([, cmd]) => cmd.includes("scripts/node.mjs"));
+    expect(launching.map(([name]) => name)).toEqual(expect.arrayContaining(["start", "start:api", "start:worker", "test", "cafe"]));
+    expect(launching.filter(([, cmd]) => !/^(\w+=("[^"]*"|\S*) )*exec node scripts\/node\.mjs /.test(cmd)).map(([name]) => name)).toEqual([]);
+  });
+
   test("the program's exit code is the process's", () => {
     const r = spawnSync(process.execPath, [launcher, probe("process.exitCode = 3;\n")], { encoding: "utf8", timeout: 20_000 });
     expect(r.status).toBe(3);

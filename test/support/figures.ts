@@ -1,11 +1,14 @@
 // Figures a test reports: one line per drill, fixed-width tables, percentiles.
 
-/** Prints one line a drill reports (jest shows console.log with its origin). */
+/**
+ * Prints one line a drill reports: written straight to the output, as one
+ * line (console.log in Jest adds a header, the origin and blank lines).
+ */
 export function report(drill: string, figures: Record<string, unknown>): void {
   const line = Object.entries(figures)
     .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
     .join(" ");
-  console.log(`[drill ${drill}] ${line}`);
+  process.stderr.write(`[drill ${drill}] ${line}\n`);
 }
 
 /** A fixed-width text table. */
