@@ -1,6 +1,7 @@
 import { chmodSync } from "node:fs";
 import path from "node:path";
 import { serverUrl } from "./support/db.ts";
+import { dropDatabase } from "../src/db/database.ts";
 import { freePort } from "./support/ports.ts";
 import { alive, commandLine, descendants, gone, nodeVersionOn, pathWithNode, registryNode, startNpm, type Started } from "./support/processes.ts";
 import { emptyDir } from "./support/service.ts";
@@ -88,7 +89,11 @@ function cases(nodeLabel: string, getPath: () => string) {
     timings["Ctrl-C (embedded)"] = await stopAndCheck(run, { embedded: true, ctrlC: true });
   }, 240_000);
 
-  const database = serverUrl("cafe_signals");
+  // Its own database, made anew by the first start (a name of its own per
+  // test database, so runs against different test databases never share it).
+  const databaseName = `${new URL(process.env.CAFE_TEST_DATABASE_URL ?? "postgres://x/cafe_test").pathname.slice(1)}_signals`.slice(0, 60);
+  const database = serverUrl(databaseName);
+  beforeAll(() => dropDatabase(serverUrl("postgres"), databaseName));
   for (const [script, ready] of [
     ["start", '"msg":"worker started"'],
     ["start:api", '"msg":"API listening"'],
