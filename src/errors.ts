@@ -36,7 +36,8 @@ export const SQLSTATE_CODES: Record<string, ErrorCode> = {
   CT004: "RATE_LIMITED",
   CT011: "TOO_MANY_OPEN_ORDERS", // a customer's unpaid orders or cups at their cap (details: counts and caps)
   "23505": "CONFLICT",
-  "57014": "QUERY_TIMEOUT",
+  "57014": "QUERY_TIMEOUT", // statement_timeout (app_private.role_limits)
+  "55P03": "QUERY_TIMEOUT", // lock_timeout: waited too long for a row another request holds
 };
 
 /** Messages of @dataplan/pg's and grafast's SafeErrors about paging arguments. */
@@ -77,7 +78,11 @@ function mask(error: GraphQLError): GraphQLError {
         ? "An argument is malformed (e.g. an id that is not a UUID)."
         : original.code === "22021" || original.code === "22P05"
           ? "An argument contains a character that cannot be stored (e.g. a NUL character)."
-          : error.message;
+          : code === "QUERY_TIMEOUT"
+            ? original.code === "55P03"
+              ? "The request waited too long for data another request is changing; try again."
+              : "The request ran out of time; ask for less, or try again."
+            : error.message;
     return new GraphQLError(message, {
       nodes: error.nodes,
       path: error.path,

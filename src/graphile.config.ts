@@ -14,7 +14,8 @@ import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
 import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/reports.ts";
 import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
-import { pgSettingsFor, signToken } from "./auth.ts";
+import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
+import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../plugins/services.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
@@ -39,6 +40,8 @@ export interface PresetOptions {
   pool: Pool;
   /** Waits until this process knows of the sign-ins revoked so far. */
   revocationsCaughtUp?: () => Promise<void>;
+  /** A request role's time limits (src/db/roleLimits.ts); without it (scripts that only build the schema), the strict fallback. */
+  limitsOf?: LimitsOf;
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
 }
@@ -57,7 +60,7 @@ function servicesFor(config: Config): CafeServices {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, revocationsCaughtUp }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -133,7 +136,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
         const clientIp = req ? clientAddress(req) : (requestContext.ws?.request ? clientAddress(requestContext.ws.request) : "unknown");
-        return { viewer, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer) };
+        return { viewer, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer, limitsOf) };
       },
     },
   };

@@ -10,6 +10,7 @@ import { makePreset } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
 import { RevokedSignIns } from "./db/revocations.ts";
+import { RoleLimits } from "./db/roleLimits.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool } from "./db/pool.ts";
 import { registerPoolAndQueueMetrics } from "./metrics.ts";
@@ -37,6 +38,7 @@ export interface ApiServer {
   server: http.Server;
   subscriber: ReconnectingPgSubscriber;
   revokedSignIns: RevokedSignIns;
+  roleLimits: RoleLimits;
   pool: pg.Pool;
   port: number;
   close(): Promise<void>;
@@ -49,6 +51,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const health = new DatabaseHealth(pool);
   const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
+  // Each request role's statement and lock timeouts, as the DBA sets them.
+  const roleLimits = new RoleLimits(subscriber, pool);
 
   // Who calls: the address TRUST_PROXY lets us believe, the bearer token.
   const { trust, clientAddress } = makeClientAddress(config.TRUST_PROXY);
@@ -57,7 +61,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp }));
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp, limitsOf: roleLimits.settingsFor }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
@@ -126,6 +130,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   server.requestTimeout = 30_000;
 
   await revokedSignIns.ready;
+  await roleLimits.ready;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -139,6 +144,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     server,
     subscriber,
     revokedSignIns,
+    roleLimits,
     pool,
     port,
     close() {
@@ -157,6 +163,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         await stopPaymentAlerts();
         await pgl.release();
         revokedSignIns.stop();
+        roleLimits.stop();
         subscriber.release();
         health.stop();
         limiter?.stop();
