@@ -42,6 +42,8 @@ export interface PresetOptions {
   revocationsCaughtUp?: () => Promise<void>;
   /** A request role's time limits (src/db/roleLimits.ts); without it (scripts that only build the schema), the strict fallback. */
   limitsOf?: LimitsOf;
+  /** Estimated rows per table (src/db/tableSizes.ts), for pricing what a totalCount scans. */
+  tableRows?: { rows(table: string): number; generation(): number };
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
 }
@@ -60,7 +62,7 @@ function servicesFor(config: Config): CafeServices {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT, tableRows }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -91,6 +93,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         maxCost: config.MAX_QUERY_COST,
         maxCostStaff: config.MAX_QUERY_COST_STAFF,
         defaultListSize: config.DEFAULT_LIST_SIZE,
+        ...(tableRows ? { tableRows } : null),
       }),
       makeTrustedDocumentsPlugin({
         documents: TRUSTED_DOCUMENTS,

@@ -11,6 +11,7 @@ import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
 import { RevokedSignIns } from "./db/revocations.ts";
 import { RoleLimits } from "./db/roleLimits.ts";
+import { TableSizes } from "./db/tableSizes.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool } from "./db/pool.ts";
 import { registerPoolAndQueueMetrics } from "./metrics.ts";
@@ -39,6 +40,7 @@ export interface ApiServer {
   subscriber: ReconnectingPgSubscriber;
   revokedSignIns: RevokedSignIns;
   roleLimits: RoleLimits;
+  tableSizes: TableSizes;
   pool: pg.Pool;
   port: number;
   close(): Promise<void>;
@@ -53,6 +55,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
   // Each request role's statement and lock timeouts, as the DBA sets them.
   const roleLimits = new RoleLimits(subscriber, pool);
+  // Table sizes, for pricing what a totalCount scans.
+  const tableSizes = new TableSizes(pool);
 
   // Who calls: the address TRUST_PROXY lets us believe, the bearer token.
   const { trust, clientAddress } = makeClientAddress(config.TRUST_PROXY);
@@ -61,7 +65,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp, limitsOf: roleLimits.settingsFor }));
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
@@ -131,6 +135,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   await revokedSignIns.ready;
   await roleLimits.ready;
+  await tableSizes.ready;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -145,6 +150,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     subscriber,
     revokedSignIns,
     roleLimits,
+    tableSizes,
     pool,
     port,
     close() {
@@ -164,6 +170,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         await pgl.release();
         revokedSignIns.stop();
         roleLimits.stop();
+        tableSizes.stop();
         subscriber.release();
         health.stop();
         limiter?.stop();
