@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:f1d44283c4e82f78982233a410569a7000ce42f7
+--! Hash: sha1:3b806f85aaa07df083d33a7ac027698e337965a4
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -213,8 +213,8 @@ create table app_private.role_limits (
 );
 comment on table app_private.role_limits is 'statement_timeout and lock_timeout of each request role (one row per role; change, do not delete).';
 insert into app_private.role_limits (role, statement_timeout, lock_timeout, description) values
-  ('cafe_anonymous', '3 seconds', '1 second', 'Kiosks and strangers: menu reads.'),
-  ('cafe_customer', '3 seconds', '1 second', 'Signed-in customers: their orders and profile.'),
+  ('cafe_anonymous', '3 seconds', '2 seconds', 'Kiosks and strangers: menu reads.'),
+  ('cafe_customer', '5 seconds', '3 seconds', 'Signed-in customers: their orders and profile (orders for the same stock wait for each other: a burst must not time out).'),
   ('cafe_barista', '10 seconds', '3 seconds', 'Staff at the bar and the till.'),
   ('cafe_admin', '10 seconds', '3 seconds', 'Admins: reports and the menu.'),
   ('cafe_system', '30 seconds', '10 seconds', 'The payment route, the worker''s jobs, metrics.');
