@@ -6,12 +6,22 @@ import { extendSchema } from "postgraphile/utils";
  * function), so a DBA prices a field without touching TypeScript; fields
  * without one cost 1. The query cost check (plugins/queryCost.ts) reads the
  * directive from the schema, and the printed SDL shows it.
+ *
+ * Each table's object type also carries the table's name
+ * (`extensions.pgTable`, e.g. "app_public.order_items"): what a
+ * `totalCount` scans is priced by that table's size (plugins/queryCost.ts).
  */
 export const ComplexityDirectivePlugin: GraphileConfig.Plugin = {
   name: "ComplexityDirectivePlugin",
   version: "1.0.0",
   schema: {
     hooks: {
+      GraphQLObjectType(config, _build, context) {
+        const codec = (context.scope as { pgCodec?: { attributes?: unknown; extensions?: { pg?: { schemaName?: string; name?: string } } } }).pgCodec;
+        const pg = codec?.attributes ? codec.extensions?.pg : undefined;
+        if (!pg?.schemaName || !pg.name) return config;
+        return { ...config, extensions: { ...config.extensions, pgTable: `${pg.schemaName}.${pg.name}` } };
+      },
       GraphQLObjectType_fields_field(field, _build, context) {
         const { scope } = context as typeof context & {
           scope: { pgFieldResource?: { extensions?: { tags?: Record<string, unknown> } }; pgFieldAttribute?: { extensions?: { tags?: Record<string, unknown> } } };

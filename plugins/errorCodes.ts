@@ -26,7 +26,7 @@ export const ERROR_CATALOGUE = {
   CONFLICT: { status: null, sqlstates: ["23505"], when: "A unique value taken, e.g. registering an e-mail that has an account (ignoring case)." },
   RATE_LIMITED: { status: 429, sqlstates: ["CT004"], when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`)." },
   TOO_MANY_OPEN_ORDERS: { status: null, sqlstates: ["CT011"], when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps." },
-  QUERY_TIMEOUT: { status: null, sqlstates: ["57014"], when: "A statement ran past its statement timeout." },
+  QUERY_TIMEOUT: { status: null, sqlstates: ["57014", "55P03"], when: "A statement ran past its role's statement timeout, or waited past its lock timeout for a row another request holds (app_private.role_limits)." },
   SERVICE_UNAVAILABLE: { status: 503, when: "The database is unreachable; retry shortly (`/readyz` answers 503 meanwhile)." },
   INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
   GRAPHQL_PARSE_FAILED: { status: null, when: "The document is not valid GraphQL syntax." },

@@ -6,6 +6,10 @@ import {
   getNullableType,
   getVariableValues,
   isListType,
+  isObjectType,
+  type FieldNode,
+  type ValueNode,
+  type GraphQLNamedType,
   Kind,
   Lexer,
   visit,
@@ -57,7 +61,20 @@ export interface QueryLimits {
   maxCost: number;
   maxCostStaff: number;
   defaultListSize: number;
+  /**
+   * Estimated rows of a table ("app_public.order_items"; src/db/tableSizes.ts
+   * reads pg_class), and a number that changes when the estimates do (the
+   * cost cache is keyed on it). Absent: every table counts as empty.
+   */
+  tableRows?: { rows(table: string): number; generation(): number };
+  /** What one subscription is priced for: its selection times this many re-reads. */
+  subscriptionEvents?: number;
 }
+
+/** Rows a `totalCount` (or other whole-relation aggregate) scans per unit of cost. */
+export const ROWS_SCANNED_PER_COST_UNIT = 10;
+/** Re-reads a subscription is priced for (each event re-runs its selection). */
+export const SUBSCRIPTION_EVENTS = 10;
 
 const MAX_PRICED_NODES = 50_000;
 /** `__type` fields per operation (Ruru sends none; a client asking after a few types needs no more). */
@@ -75,8 +92,15 @@ function withCode(code: string) {
   };
 }
 
+/** Nesting of a literal: each object or list a level. */
+function valueDepth(value: ValueNode): number {
+  if (value.kind === Kind.OBJECT) return 1 + Math.max(0, ...value.fields.map((f) => valueDepth(f.value)));
+  if (value.kind === Kind.LIST) return 1 + Math.max(0, ...value.values.map(valueDepth));
+  return 0;
+}
+
 /**
- * Depth of the deepest field path, fragments flattened (a spread adds no
+ * Depth of the deepest field path (an argument's literal adds its nesting), fragments flattened (a spread adds no
  * level) and introspection (`__schema`, `__type`) exempt so Ruru works.
  * Written here because graphql-armor's rule exempts only `__schema` and
  * counts fragment spreads as levels unless told otherwise.
@@ -90,7 +114,10 @@ function depthRule(maxDepth: number): ValidationRule {
         for (const sel of selections) {
           if (sel.kind === Kind.FIELD) {
             if (sel.name.value.startsWith("__")) continue;
-            deepest = Math.max(deepest, 1 + (sel.selectionSet ? depthOf(sel.selectionSet.selections, visiting) : 0));
+            // An argument's literal counts too: `filter: {and: [{or: ...}]}`
+            // nests as deep as a selection does, and costs as much to coerce.
+            const below = sel.selectionSet ? depthOf(sel.selectionSet.selections, visiting) : 0;
+            deepest = Math.max(deepest, 1 + Math.max(below, ...(sel.arguments ?? []).map((a) => valueDepth(a.value))));
           } else if (sel.kind === Kind.INLINE_FRAGMENT) {
             deepest = Math.max(deepest, depthOf(sel.selectionSet.selections, visiting));
           } else {
@@ -200,11 +227,114 @@ function tokensRule(maxTokens: number, maxLength: number): ValidationRule {
   };
 }
 
-export function costEstimator(defaultListSize: number): ComplexityEstimator {
-  return ({ type: parentType, field, args, childComplexity }) => {
+/** The table a connection type lists (its `nodes`' type's `extensions.pgTable`, set by plugins/complexity.ts). */
+function tableOfConnection(connection: GraphQLNamedType): string | undefined {
+  if (!isObjectType(connection)) return undefined;
+  const nodes = connection.getFields().nodes;
+  return nodes ? ((getNamedType(nodes.type).extensions as { pgTable?: string } | undefined)?.pgTable ?? undefined) : undefined;
+}
+
+/**
+ * What a `totalCount` costs: it counts every row of the relation, whatever
+ * page is returned, so it is priced by the rows it may scan (the table's
+ * estimated size), not by the one number it returns.
+ */
+function countCost(connection: GraphQLNamedType, rowsOf: (table: string) => number): number {
+  const table = tableOfConnection(connection);
+  const rows = table ? rowsOf(table) : 0;
+  return Math.max(1, Math.ceil(rows / ROWS_SCANNED_PER_COST_UNIT));
+}
+
+/** Whether a selection asks a connection for its totalCount directly (not only through a named fragment). */
+function asksTotalCount(node: FieldNode): boolean {
+  const look = (selections: readonly SelectionNode[]): boolean =>
+    selections.some((sel) => (sel.kind === Kind.FIELD ? sel.name.value === "totalCount" : sel.kind === Kind.INLINE_FRAGMENT ? look(sel.selectionSet.selections) : false));
+  return node.selectionSet ? look(node.selectionSet.selections) : false;
+}
+
+/** Tokens of a parsed document (lexed once per document). */
+const documentTokens = new WeakMap<DocumentNode, number>();
+function tokensOf(document: DocumentNode): number {
+  let n = documentTokens.get(document);
+  if (n === undefined) {
+    n = 0;
+    const body = document.loc?.source.body;
+    if (body !== undefined) {
+      const lexer = new Lexer(new Source(body));
+      try {
+        while (lexer.advance().kind !== TokenKind.EOF) n++;
+      } catch {
+        // (the parser accepted it)
+      }
+    }
+    documentTokens.set(document, n);
+  }
+  return n;
+}
+
+/**
+ * A request's variables measured as if they were written in the document:
+ * nesting (each object or list a level), tokens (as the lexer would count
+ * the same value as a literal: braces, names, colons, scalars) and
+ * characters. The walk stops as soon as a limit is passed, so a huge value
+ * costs no more than the limit to refuse.
+ */
+export function variablesRefusal(
+  document: DocumentNode,
+  variables: Record<string, unknown> | null | undefined,
+  limits: Pick<QueryLimits, "maxDepth" | "maxTokens" | "maxLength">,
+): GraphQLError | null {
+  if (!variables || typeof variables !== "object") return null;
+  const tokenBudget = limits.maxTokens - tokensOf(document);
+  const lengthBudget = limits.maxLength - (document.loc?.source.body.length ?? 0);
+  let tokens = 0;
+  let length = 0;
+  let deepest = 0;
+  class Over extends Error {}
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > deepest) deepest = depth;
+    if (depth > limits.maxDepth) throw new Over("depth");
+    if (value !== null && typeof value === "object") {
+      tokens += 2; // { } or [ ]
+      length += 2;
+      if (Array.isArray(value)) {
+        for (const item of value) {
+          walk(item, depth + 1);
+          if (tokens > tokenBudget || length > lengthBudget) throw new Over("size");
+        }
+      } else {
+        for (const key in value) {
+          if (!Object.hasOwn(value, key)) continue;
+          tokens += 2; // name :
+          length += key.length + 2;
+          walk((value as Record<string, unknown>)[key], depth + 1);
+          if (tokens > tokenBudget || length > lengthBudget) throw new Over("size");
+        }
+      }
+    } else {
+      tokens += 1;
+      length += typeof value === "string" ? value.length + 2 : String(value).length;
+    }
+  };
+  try {
+    for (const key in variables) if (Object.hasOwn(variables, key)) walk(variables[key], 0);
+  } catch (e) {
+    if (!(e instanceof Over)) throw e;
+  }
+  if (deepest > limits.maxDepth) {
+    return limitError("QUERY_TOO_DEEP", `A variable's value is nested more than ${limits.maxDepth} levels deep; the limit is ${limits.maxDepth}.`, { maximumDepth: limits.maxDepth });
+  }
+  if (length > lengthBudget) return limitError("QUERY_TOO_LARGE", `The document and its variables have more than ${limits.maxLength} characters.`);
+  if (tokens > tokenBudget) return limitError("TOO_MANY_TOKENS", `The document and its variables have more than ${limits.maxTokens} tokens.`);
+  return null;
+}
+
+export function costEstimator(defaultListSize: number, rowsOf: (table: string) => number = () => 0): ComplexityEstimator {
+  return ({ type: parentType, field, node, args, childComplexity }) => {
     if (field.name.startsWith("__")) return 0;
     // A connection's rows were counted on the connection field itself.
     if (parentType.name.endsWith("Connection") && (field.name === "nodes" || field.name === "edges")) return 1 + childComplexity;
+    if (parentType.name.endsWith("Connection") && field.name === "totalCount") return countCost(parentType, rowsOf);
     const own = (field.extensions as { directives?: { complexity?: { value?: number } } } | undefined)?.directives?.complexity?.value ?? 1;
     const type = getNullableType(field.type);
     const isConnection = !isListType(type) && getNamedType(type).name.endsWith("Connection") && field.args.some((a) => a.name === "first");
@@ -218,6 +348,11 @@ export function costEstimator(defaultListSize: number): ComplexityEstimator {
       const given = [args.first, args.last, args.limit].filter((v): v is number => typeof v === "number" && v >= 0);
       const pageSize = (field.extensions as { pageSize?: PageSize } | undefined)?.pageSize;
       rows = given.length ? Math.min(...given) : (pageSize?.default ?? defaultListSize);
+    }
+    if (isConnection && asksTotalCount(node)) {
+      // The count runs once per connection, not once per row of its page.
+      const count = countCost(getNamedType(type), rowsOf);
+      return own + rows * Math.max(0, childComplexity - count) + count;
     }
     return own + rows * childComplexity;
   };
@@ -260,13 +395,20 @@ function coerces(schema: GraphQLSchema, operation: OperationDefinitionNode | nul
 /** Distinct (operation, variables) pairs whose cost is kept per parsed document. */
 const COST_CACHE_PER_DOCUMENT = 64;
 
-export function queryCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined, defaultListSize: number): number {
+export function queryCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+  defaultListSize: number,
+  rowsOf?: (table: string) => number,
+): number {
   return getComplexity({
     schema,
     query: document,
     variables: variables ?? {},
     operationName: operationName ?? undefined,
-    estimators: [costEstimator(defaultListSize)],
+    estimators: [costEstimator(defaultListSize, rowsOf)],
     // Fields visited while pricing, fragments expanded; past this the query
     // is refused as too complex (the length and token limits bound it too).
     maxQueryNodes: MAX_PRICED_NODES,
@@ -275,8 +417,12 @@ export function queryCost(schema: GraphQLSchema, document: DocumentNode, variabl
 
 type Price = (schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined) => number;
 
-/** `price` (queryCost) of a request, remembered per schema, parsed document, operation and the variables it can depend on. */
-export function makeCostCache(price: Price): Price {
+/**
+ * `price` (queryCost) of a request, remembered per schema, parsed document,
+ * operation and the variables it can depend on; and `generation` (the table
+ * size estimates it was priced with: a new estimate prices anew).
+ */
+export function makeCostCache(price: Price, generation: () => number = () => 0): Price {
   // A document's cost depends only on the schema, the operation and the
   // variables: priced once per distinct (operation, variables) of a parsed
   // document (grafserv reuses the parsed document of a repeated query text),
@@ -300,7 +446,7 @@ export function makeCostCache(price: Price): Price {
     if (!byOperation) variablesOfDocument.set(document, (byOperation = new Map()));
     let relevant = byOperation.get(operationName ?? "");
     if (!relevant) byOperation.set(operationName ?? "", (relevant = costVariables(document, operationName)));
-    const key = `${operationName ?? ""}\u0000${variables ? JSON.stringify(relevant.names.map((n) => (Object.hasOwn(variables, n) ? [variables[n]] : []))) : ""}`;
+    const key = `${generation()}\u0000${operationName ?? ""}\u0000${variables ? JSON.stringify(relevant.names.map((n) => (Object.hasOwn(variables, n) ? [variables[n]] : []))) : ""}`;
     let priced = entries.get(key);
     // What the key leaves out may still be wrong: only variables that
     // coerce may use the entry; others are priced in full (and fail as they
@@ -325,15 +471,28 @@ export function makeCostCache(price: Price): Price {
 export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
   const ceilingFor = (viewer: { role: AccountRole } | null | undefined) => (isStaff(viewer) ? limits.maxCostStaff : limits.maxCost);
 
-  const cachedCost = makeCostCache((schema, document, variables, operationName) => queryCost(schema, document, variables, operationName, limits.defaultListSize));
+  const rowsOf = limits.tableRows ? (table: string) => limits.tableRows!.rows(table) : undefined;
+  const cachedCost = makeCostCache(
+    (schema, document, variables, operationName) => queryCost(schema, document, variables, operationName, limits.defaultListSize, rowsOf),
+    limits.tableRows ? () => limits.tableRows!.generation() : undefined,
+  );
+  const events = limits.subscriptionEvents ?? SUBSCRIPTION_EVENTS;
 
-  /** Null when the request may run; else the refusal. */
-  function check(args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown }) {
+  /** Null when the request may run; else the refusal. A subscription is priced for `events` re-reads of its selection. */
+  function check(
+    args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown },
+    perEvent = 1,
+  ) {
     const viewer = (args.contextValue as { viewer?: { role: AccountRole } | null } | undefined)?.viewer;
     const maximum = ceilingFor(viewer);
+    // The variables first, before anything coerces them (the pricing below
+    // does): their nesting, tokens and size count toward the same limits as
+    // the document's.
+    const tooBig = variablesRefusal(args.document, args.variableValues, limits);
+    if (tooBig) return { cost: NaN, maximum, refusal: { errors: [tooBig] } };
     let cost: number;
     try {
-      cost = cachedCost(args.schema, args.document, args.variableValues ?? undefined, args.operationName ?? undefined);
+      cost = perEvent * cachedCost(args.schema, args.document, args.variableValues ?? undefined, args.operationName ?? undefined);
     } catch (e) {
       const message = (e as Error).message;
       const code = /maximum allowed number of nodes/i.test(message) ? "QUERY_TOO_COMPLEX" : "BAD_USER_INPUT";
@@ -389,7 +548,7 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
           return (result && typeof (result as any).then === "function" ? (result as Promise<unknown>).then(addCost) : addCost(result)) as any;
         },
         subscribe(next, event) {
-          const { refusal } = check(event.args as any);
+          const { refusal } = check(event.args as any, events);
           if (refusal) return refusal as any;
           return next();
         },

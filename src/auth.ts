@@ -64,8 +64,12 @@ export function viewerFromAuthorization(secret: string, header: string | string[
   return { role: role as AccountRole, userId, signInId, exp };
 }
 
-/** The Postgres settings a request runs with: its role and its claims. */
-export function pgSettingsFor(viewer: Viewer | null): Record<string, string> {
-  if (!viewer) return { role: "cafe_anonymous" };
-  return { role: `cafe_${viewer.role}`, "jwt.claims.user_id": viewer.userId, "jwt.claims.role": viewer.role, "jwt.claims.sid": viewer.signInId };
+/** A role's time limits (src/db/roleLimits.ts: the DBA's app_private.role_limits). */
+export type LimitsOf = (role: string) => { statement_timeout: string; lock_timeout: string };
+
+/** The Postgres settings a request runs with: its role, its time limits and its claims. */
+export function pgSettingsFor(viewer: Viewer | null, limitsOf: LimitsOf): Record<string, string> {
+  if (!viewer) return { role: "cafe_anonymous", ...limitsOf("cafe_anonymous") };
+  const role = `cafe_${viewer.role}`;
+  return { role, ...limitsOf(role), "jwt.claims.user_id": viewer.userId, "jwt.claims.role": viewer.role, "jwt.claims.sid": viewer.signInId };
 }

@@ -58,7 +58,11 @@ function mask(error: GraphQLError): GraphQLError {
         ? "An argument is malformed (e.g. an id that is not a UUID)."
         : original.code === "22021" || original.code === "22P05"
           ? "An argument contains a character that cannot be stored (e.g. a NUL character)."
-          : error.message;
+          : code === "QUERY_TIMEOUT"
+            ? original.code === "55P03"
+              ? "The request waited too long for data another request is changing; try again."
+              : "The request ran out of time; ask for less, or try again."
+            : error.message;
     return new GraphQLError(message, {
       nodes: error.nodes,
       path: error.path,

@@ -14,7 +14,8 @@ import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
 import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/reports.ts";
 import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
-import { pgSettingsFor, signToken } from "./auth.ts";
+import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
+import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../plugins/services.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
@@ -43,6 +44,10 @@ export interface PresetOptions {
   pool: Pool;
   /** Waits until this process knows of the sign-ins revoked so far. */
   revocationsCaughtUp?: () => Promise<void>;
+  /** A request role's time limits (src/db/roleLimits.ts); without it (scripts that only build the schema), the strict fallback. */
+  limitsOf?: LimitsOf;
+  /** Estimated rows per table (src/db/tableSizes.ts), for pricing what a totalCount scans. */
+  tableRows?: { rows(table: string): number; generation(): number };
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
 }
@@ -66,7 +71,7 @@ function servicesFor(config: Config): CafeServices {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT, tableRows }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -97,6 +102,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         maxCost: config.MAX_QUERY_COST,
         maxCostStaff: config.MAX_QUERY_COST_STAFF,
         defaultListSize: config.DEFAULT_LIST_SIZE,
+        ...(tableRows ? { tableRows } : null),
       }),
       makeTrustedDocumentsPlugin({
         documents: TRUSTED_DOCUMENTS,
@@ -146,7 +152,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         // The SQL counters (sign-ins, registrations) count by the same source;
         // inside TRUSTED_NETWORKS they allow TRUSTED_NETWORK_FACTOR times more
         // (app_private.source_limit_factor() reads this setting).
-        const pgSettings = pgSettingsFor(viewer);
+        const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
         return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, pgSettings };
       },

@@ -10,6 +10,8 @@ import { makePreset } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
 import { RevokedSignIns } from "./db/revocations.ts";
+import { RoleLimits } from "./db/roleLimits.ts";
+import { TableSizes } from "./db/tableSizes.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool, openCallbackPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
@@ -43,6 +45,8 @@ export interface ApiServer {
   server: http.Server;
   subscriber: ReconnectingPgSubscriber;
   revokedSignIns: RevokedSignIns;
+  roleLimits: RoleLimits;
+  tableSizes: TableSizes;
   pool: pg.Pool;
   /** The payment callback's own pool. */
   callbackPool: pg.Pool;
@@ -57,6 +61,10 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const health = new DatabaseHealth(pool);
   const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
+  // Each request role's statement and lock timeouts, as the DBA sets them.
+  const roleLimits = new RoleLimits(subscriber, pool);
+  // Table sizes, for pricing what a totalCount scans.
+  const tableSizes = new TableSizes(pool);
 
   // The payment callback's own pool and its block list, in memory.
   const callbackPool = openCallbackPool(config, urls);
@@ -71,7 +79,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp }));
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
@@ -151,6 +159,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   await revokedSignIns.ready;
   await blockedSources.ready;
+  await roleLimits.ready;
+  await tableSizes.ready;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -164,6 +174,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     server,
     subscriber,
     revokedSignIns,
+    roleLimits,
+    tableSizes,
     pool,
     callbackPool,
     port,
@@ -184,6 +196,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         await blockedSources.stop();
         await pgl.release();
         revokedSignIns.stop();
+        roleLimits.stop();
+        tableSizes.stop();
         subscriber.release();
         health.stop();
         limiter?.stop();

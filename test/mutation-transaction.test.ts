@@ -5,9 +5,12 @@ import { answerAfter, oneTransaction, oneTransactionPerMutation, singleMutationF
 import { testDatabaseUrl } from "./support/db.ts";
 import { operationsOf } from "./support/contract.ts";
 import { useTestService } from "./support/service.ts";
+import { removeStockedCoffee, stockedCoffee } from "./support/fixtures.ts";
+import { waitUntil, within } from "./support/wait.ts";
 
-// A mutation with one root field and the reading of its payload run in one
-// transaction (plugins/mutationTransaction.ts).
+// A mutation with one root field runs in a transaction held by
+// plugins/mutationTransaction.ts, committed before its payload is read: the
+// mutation's locks are never held while a client's selection is read.
 
 function fakeDatabase(failOn?: string) {
   const statements: string[] = [];
@@ -34,7 +37,9 @@ test("which operations: exactly one root field, a mutation", () => {
   expect(singleMutationField(parse("mutation A { x: cancelOrder(id: 1) } query B { __typename }"), "B")).toBeNull();
 });
 
-test("every statement in one transaction, committed at the end; later calls (after the answer) get their own", async () => {
+test("the mutation in one transaction, committed before the payload is read; the payload's reads after the commit", async () => {
+  // Before issue 22 the payload was read inside the mutation's transaction:
+  // a heavy selection held the order's stock locks for as long as it ran.
   const db = fakeDatabase();
   const tx = oneTransaction(db.real);
   await tx.withPgClient(settings, (c) => c.query({ text: "select create_order()" }));
@@ -46,26 +51,34 @@ test("every statement in one transaction, committed at the end; later calls (aft
   expect(db.statements).toEqual([
     "begin; select set_config('role', 'cafe_customer', true), set_config('jwt.claims.user_id', 'alice', true)",
     "select create_order()",
+    "commit",
     "select items",
     "select coffees",
-    "commit",
   ]);
 });
 
-test("a failed statement rolls everything back, and an answer still carrying the mutation's data becomes the error", async () => {
+test("a failed mutation statement rolls the mutation back, and an answer still carrying the mutation's data becomes the error", async () => {
+  const db = fakeDatabase("select create_order");
+  const tx = oneTransaction(db.real);
+  await expect(tx.withPgClient(settings, (c) => c.query({ text: "select create_order()" }))).rejects.toThrow("failed");
+  const undone = await tx.finish();
+  expect(db.statements.at(-1)).toBe("rollback");
+  expect((undone as Error).message).toMatch(/failed: select create_order/);
+  const answer = answerAfter({ data: { createOrder: { id: "o1", items: null } }, errors: [{ message: "x" }] }, undone, "createOrder");
+  expect(answer.data).toBeNull();
+  expect(answer.errors.map((e: { message: string }) => e.message)).toEqual(["x", "failed: select create_order()"]);
+  // The mutation itself failed: its own error is the answer.
+  const failed = { data: null, errors: [{ message: "Not enough milk" }] };
+  expect(answerAfter(failed, new Error("y"), "createOrder")).toBe(failed);
+});
+
+test("a payload read that fails after the commit leaves the mutation saved: an error on that field only", async () => {
   const db = fakeDatabase("select items");
   const tx = oneTransaction(db.real);
   await tx.withPgClient(settings, (c) => c.query({ text: "select create_order()" }));
   await expect(tx.withPgClient(settings, (c) => c.query({ text: "select items" }))).rejects.toThrow("failed");
-  const undone = await tx.finish();
-  expect(db.statements.at(-1)).toBe("rollback");
-  expect((undone as Error).message).toMatch(/failed: select items/);
-  const answer = answerAfter({ data: { createOrder: { id: "o1", items: null } }, errors: [{ message: "x" }] }, undone, "createOrder");
-  expect(answer.data).toBeNull();
-  expect(answer.errors.map((e: { message: string }) => e.message)).toEqual(["x", "failed: select items"]);
-  // The mutation itself failed: its own error is the answer.
-  const failed = { data: null, errors: [{ message: "Not enough milk" }] };
-  expect(answerAfter(failed, new Error("y"), "createOrder")).toBe(failed);
+  expect(await tx.finish()).toBeUndefined();
+  expect(db.statements).toEqual([expect.stringMatching(/^begin/), "select create_order()", "commit", "select items"]);
 });
 
 test("what must follow the commit runs after it and before the answer (a logout waits there until its revocations are known)", async () => {
@@ -131,5 +144,44 @@ describe("against the service", () => {
     expect(bad.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
     const after = await t.db.query("select count(*)::int as n from app_public.orders");
     expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+
+  test("another customer ordering the same coffee never waits on someone's slow payload (the mutation commits first)", async () => {
+    const coffee = await stockedCoffee(t, "payload-locks", "2.50", 1);
+    const [alice, bob] = [await t.token("alice"), await t.token("bob")];
+    const order = (token: string, selection: string) =>
+      t.gql(`mutation($input: CreateOrderInput!) { createOrder(input: $input) ${selection} }`, { token, variables: { input: { items: [{ coffeeId: coffee.id, quantity: 1 }] } } });
+    // A slow selection, made slow on purpose: the DBA holds the reviews
+    // table, which Alice's payload reads (and her order does not).
+    const dba = await t.db.connect();
+    try {
+      await dba.query("begin");
+      await dba.query("lock table app_public.reviews in access exclusive mode");
+      const heavy = order(alice, "{ id items { coffee { reviews(limit: 1) { rating } } } }");
+      await waitUntil("Alice's payload to wait on the reviews", async () => {
+        const { rows } = await t.db.query("select count(*)::int as n from pg_locks where not granted and relation = 'app_public.reviews'::regclass");
+        return rows[0].n > 0;
+      });
+      const started = Date.now();
+      const bobs = order(bob, "{ id }");
+      const first = await within(bobs.then(() => "answered"), 2_500, "still waiting").catch((e: Error) => e.message);
+      const bobMs = Date.now() - started;
+      await dba.query("rollback");
+      expect(first).toBe("answered");
+      expect(bobMs).toBeLessThan(900);
+      const b = await bobs;
+      expect(b.body.errors).toBeUndefined();
+      // Alice's order was saved before her payload was read; the payload shows it.
+      const a = await heavy;
+      const id = a.body.data?.createOrder?.id;
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect((await t.db.query("select count(*)::int as n from app_public.orders where id = $1", [id])).rows[0].n).toBe(1);
+      await t.db.query("delete from app_public.orders where id = any($1::uuid[])", [[id, b.body.data.createOrder.id]]);
+    } finally {
+      await dba.query("rollback").catch(() => {});
+      dba.release();
+      await t.db.query("delete from app_public.orders where id in (select order_id from app_public.order_items where coffee_id = $1)", [coffee.id]);
+      await removeStockedCoffee(t, coffee);
+    }
   });
 });

@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:999c5eeeb696f3e33bdb9065f3bc79440afb2103
+--! Hash: sha1:594c6e5ef2fcf4dc7627128d1dff9319c24537bb
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -288,6 +288,67 @@ begin
   end if;
   return v;
 end;
+$$;
+
+-- Time limits of the request roles, owned by the DBA. PostGraphile and the
+-- system paths enter a role with SET LOCAL ROLE inside a transaction, where
+-- ALTER ROLE ... SET does not apply: the API reads this table (at start and
+-- on every change, announced on 'role_limits_changed') and sets both limits
+-- with set_config(..., true) at the start of each request's transaction;
+-- the payment route and the worker call app_private.apply_role_limits()
+-- after SET LOCAL ROLE cafe_system. A statement that runs out answers
+-- QUERY_TIMEOUT (57014; a lock wait, 55P03, answers the same code).
+create table app_private.role_limits (
+  role name primary key
+    constraint role_limits_request_role check (role in ('cafe_anonymous', 'cafe_customer', 'cafe_barista', 'cafe_admin', 'cafe_system')),
+  statement_timeout interval not null
+    constraint role_limits_statement_timeout check (statement_timeout >= interval '10 milliseconds' and statement_timeout <= interval '10 minutes'),
+  lock_timeout interval not null
+    constraint role_limits_lock_timeout check (lock_timeout >= interval '10 milliseconds' and lock_timeout <= interval '10 minutes'),
+  description text not null
+);
+comment on table app_private.role_limits is 'statement_timeout and lock_timeout of each request role (one row per role; change, do not delete).';
+insert into app_private.role_limits (role, statement_timeout, lock_timeout, description) values
+  ('cafe_anonymous', '3 seconds', '2 seconds', 'Kiosks and strangers: menu reads.'),
+  ('cafe_customer', '5 seconds', '3 seconds', 'Signed-in customers: their orders and profile (orders for the same stock wait for each other: a burst must not time out).'),
+  ('cafe_barista', '10 seconds', '3 seconds', 'Staff at the bar and the till.'),
+  ('cafe_admin', '10 seconds', '3 seconds', 'Admins: reports and the menu.'),
+  ('cafe_system', '30 seconds', '10 seconds', 'The payment route, the worker''s jobs, metrics.');
+
+create function app_private.tg_role_limits__keep() returns trigger
+language plpgsql as $$
+begin
+  -- Fail closed: a role without limits would run without any.
+  raise exception 'Role limits are changed, not deleted (role %).', old.role using errcode = '22023';
+end;
+$$;
+create trigger _100_keep before delete on app_private.role_limits
+  for each row execute function app_private.tg_role_limits__keep();
+
+create function app_private.tg_role_limits__announce() returns trigger
+language plpgsql as $$
+begin
+  perform pg_notify('role_limits_changed', '');
+  return null;
+end;
+$$;
+create trigger _900_announce after insert or update on app_private.role_limits
+  for each statement execute function app_private.tg_role_limits__announce();
+
+-- A role's limits as set_config values (milliseconds, as text).
+create function app_private.role_limit_settings() returns table (role name, statement_timeout text, lock_timeout text)
+language sql stable as $$
+  select l.role,
+    ceil(extract(epoch from l.statement_timeout) * 1000)::bigint::text,
+    ceil(extract(epoch from l.lock_timeout) * 1000)::bigint::text
+  from app_private.role_limits l;
+$$;
+
+-- Applies the current role's limits to this transaction (after SET LOCAL ROLE).
+create function app_private.apply_role_limits() returns void
+language sql volatile as $$
+  select set_config('statement_timeout', s.statement_timeout, true), set_config('lock_timeout', s.lock_timeout, true)
+  from app_private.role_limit_settings() s where s.role = current_user;
 $$;
 
 --! split: 003-accounts-and-sign-in.sql
@@ -2888,6 +2949,9 @@ $$;
 create trigger _950_audit after insert or update or delete on app_private.settings
   for each row execute function app_private.tg_audit('key', 'key,value,text_value');
 
+create trigger _950_audit after insert or update or delete on app_private.role_limits
+  for each row execute function app_private.tg_audit('role', 'role,statement_timeout,lock_timeout');
+
 create trigger _950_audit after insert or update or delete on app_public.order_status_transitions
   for each row execute function app_private.tg_audit('from_status,to_status,role', '*');
 
@@ -3183,6 +3247,9 @@ grant execute on function app_private.notify_customer(uuid,text) to cafe_system;
 grant execute on function app_private.process_payment_callback(text,text,text,text,text,text,text,numeric,jsonb,text) to cafe_system;
 grant execute on function app_private.purge_failed_deliveries() to cafe_system;
 grant execute on function app_private.purge_sign_in_logs() to cafe_system;
+grant select on app_private.role_limits to cafe_system;
+grant execute on function app_private.role_limit_settings() to cafe_system;
+grant execute on function app_private.apply_role_limits() to cafe_system;
 grant execute on function app_private.start_preparation(uuid) to cafe_system;
 grant execute on function app_private.take_inventory(uuid) to cafe_system;
 grant execute on function app_private.text_setting(text) to cafe_system;

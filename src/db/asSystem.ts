@@ -3,10 +3,11 @@ import type pg from "pg";
 /**
  * Runs `fn` in a transaction as cafe_system: the role that the transition
  * rules, grants and policies name for the payment route, the worker's tasks
- * and the metrics. The one place that opens such a transaction.
+ * and the metrics. The one place that opens such a transaction. Its time
+ * limits are cafe_system's row of app_private.role_limits (the DBA's).
  */
 export function inTransactionAsSystem<T>(client: pg.ClientBase, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
-  return inTransaction(client, "set local role cafe_system", fn);
+  return inTransaction(client, "set local role cafe_system; select app_private.apply_role_limits()", fn);
 }
 
 /** Runs `fn` in a transaction on `client` after `prelude` (a role, settings): committed, or rolled back when it throws. */

@@ -252,6 +252,8 @@ function textOf(arg: unknown): string | undefined {
 const OVERHEAD = /^(begin|commit|start transaction)\b|^select\s+set_config\(/;
 /** The API's health ping (src/db/dbHealth.ts), every 2 s on the same pool: never caused by a request. */
 const HEALTH_PING = /^select 1;?\s*$/;
+/** The periodic read of table sizes (src/db/tableSizes.ts), not caused by any request. */
+const TABLE_SIZES = /^select n\.nspname \|\| '\.' \|\| c\.relname as name/;
 
 /**
  * Counts the statements the API's login role sends while recording (the
@@ -279,7 +281,7 @@ export class SqlRecorder {
       const text = textOf(args[0]);
       if (self.current && text !== undefined && this.user === self.user) {
         const h = head(text);
-        if (!OVERHEAD.test(h) && !HEALTH_PING.test(h)) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
+        if (!OVERHEAD.test(h) && !HEALTH_PING.test(h) && !TABLE_SIZES.test(h)) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
       }
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof pg.Client.prototype.query;
