@@ -40,6 +40,8 @@ export const ERROR_STATUS = {
   // untrusted documents (plugins/trustedDocuments.ts)
   TRUSTED_DOCUMENT_REQUIRED: 403,
   PERSISTED_DOCUMENT_NOT_FOUND: 400,
+  // Apollo's persisted-query protocol: an unknown sha256Hash (its link then sends the text)
+  PERSISTED_QUERY_NOT_FOUND: 400,
   // refusals of the WebSocket layer (src/http/websocket.ts)
   TOO_MANY_SUBSCRIPTIONS: null,
   TOO_MANY_CONNECTIONS: 429,

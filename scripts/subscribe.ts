@@ -6,7 +6,7 @@
 // its exact text, so it works under every AD_HOC_QUERIES policy.
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
-import { trustedDocuments } from "./documents.ts";
+import { printedDocuments as trustedDocuments } from "./operations.ts";
 
 const trusted = (operation: string) => trustedDocuments().find((d) => d.operation === operation)!;
 
