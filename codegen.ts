@@ -7,6 +7,9 @@
 // `__meta__.hash` on each document. `npm run documents` puts those ids and
 // texts into contract/trusted-documents.json, the manifest the server trusts.
 import type { CodegenConfig } from "@graphql-codegen/cli";
+// The preset itself, not its name: Codegen would look a name up from its cwd
+// (a copy of the sources elsewhere has no node_modules).
+import { preset as client } from "@graphql-codegen/client-preset";
 
 export const CLIENTS = ["kiosk", "mobile", "pos", "barista", "admin"] as const;
 
@@ -17,11 +20,11 @@ export function codegenConfig(out = "generated"): CodegenConfig {
     schema: "data/schema.graphql",
     ignoreNoDocuments: false,
     generates: Object.fromEntries(
-      CLIENTS.map((client) => [
-        `${out}/${client}/`,
+      CLIENTS.map((name) => [
+        `${out}/${name}/`,
         {
-          preset: "client",
-          documents: [`contract/operations/${client}.graphql`, "documents/*.graphql", ...CLIENTS.filter((c) => c !== client).map((c) => `!documents/${c}.graphql`)],
+          preset: client,
+          documents: [`contract/operations/${name}.graphql`, "documents/*.graphql", ...CLIENTS.filter((c) => c !== name).map((c) => `!documents/${c}.graphql`)],
           presetConfig: { persistedDocuments: { hashAlgorithm: "sha256" }, fragmentMasking: false },
         },
       ]),

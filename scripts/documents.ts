@@ -139,5 +139,6 @@ export async function main(argv: string[], root = ROOT, out: (line: string) => v
 }
 
 if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
-  process.exitCode = await main(process.argv.slice(2));
+  // Not a top-level await: the tests load this file as CommonJS.
+  main(process.argv.slice(2)).then((code) => (process.exitCode = code));
 }
