@@ -134,3 +134,20 @@ test("the generated documents' own hashes run: documentId over POST and GET, and
   expect(codes(kiosk)).toEqual([]);
   expect(kiosk.body.data.menuItems.length).toBeGreaterThan(0);
 });
+
+test("graphql's print() of each generated document (what Apollo's PersistedQueryLink hashes, and the text graphql-ws sends) is trusted too", async () => {
+  const { print } = await import("graphql");
+  const texts = new Set(Object.values(manifest));
+  const untrusted: string[] = [];
+  let n = 0;
+  for (const client of CLIENTS) {
+    const module: Record<string, unknown> = await import(`../generated/${client}/graphql.ts`);
+    for (const [name, doc] of Object.entries(module).filter(([name]) => name.endsWith("Document"))) {
+      n++;
+      const text = print(doc as Parameters<typeof print>[0]);
+      if (!texts.has(text)) untrusted.push(`${client}: ${name}`);
+    }
+  }
+  expect(untrusted).toEqual([]);
+  expect(n).toBeGreaterThan(40);
+});
