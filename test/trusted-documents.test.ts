@@ -164,8 +164,9 @@ describe("the manifest", () => {
       git("add", "-A");
       git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "published");
       const published: Record<string, string> = JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"));
-      const oldKiosk = Object.keys(published).filter((id) => /KioskMenu/.test(published[id]!));
-      expect(oldKiosk).toHaveLength(2); // print()'s and Codegen's
+      // FeaturedList's `roast }` is the first in kiosk.graphql.
+      const oldFeatured = Object.keys(published).filter((id) => /query FeaturedList\b/.test(published[id]!));
+      expect(oldFeatured).toHaveLength(2); // print()'s and Codegen's
 
       // Edit an operation: its two old ids stay, two new ones are added.
       const kiosk = path.join(dir, "contract/operations/kiosk.graphql");
@@ -176,11 +177,11 @@ describe("the manifest", () => {
       const added = Object.keys(manifest).filter((id) => !(id in published));
       expect(added).toHaveLength(2);
       for (const id of added) expect(manifest[id]).toMatch(/roaster/);
-      expect(lines.join("\n")).toMatch(/2 earlier ids kept and served \(edited or removed operations: KioskMenu\)/);
+      expect(lines.join("\n")).toMatch(/2 earlier ids kept and served \(edited or removed operations: FeaturedList\)/);
       expect(existsSync(path.join(dir, "documents/retired.json"))).toBe(false);
 
       // Dropping an id by hand is refused (exit 1, naming it); nothing is written.
-      const [victim] = oldKiosk;
+      const [victim] = oldFeatured;
       const { [victim!]: _gone, ...handEdited } = manifest;
       writeFileSync(path.join(dir, "contract/trusted-documents.json"), manifestJson(handEdited));
       lines.length = 0;
@@ -194,12 +195,12 @@ describe("the manifest", () => {
       expect(await run("--retire", victim!)).toBe(1);
       expect(await run("--retire", added[0]!, "--reason", "test")).toBe(1);
       expect(lines.join("\n")).toMatch(/needs --reason[\s\S]*what the sources make now/);
-      expect(await run("--retire", victim!, "--reason", "KioskMenu 1.x is no longer supported")).toBe(0);
+      expect(await run("--retire", victim!, "--reason", "FeaturedList 1.x is no longer supported")).toBe(0);
       manifest = JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"));
       expect(victim! in manifest).toBe(false);
-      expect(oldKiosk[1]! in manifest).toBe(true);
+      expect(oldFeatured[1]! in manifest).toBe(true);
       const retired: Retired = JSON.parse(readFileSync(path.join(dir, "documents/retired.json"), "utf8"));
-      expect(retired[victim!]).toEqual({ operation: "KioskMenu", retiredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), reason: "KioskMenu 1.x is no longer supported" });
+      expect(retired[victim!]).toEqual({ operation: "FeaturedList", retiredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), reason: "FeaturedList 1.x is no longer supported" });
       // The record stands: a later run keeps it retired (and the HEAD check accepts it).
       expect(await run()).toBe(0);
       expect(victim! in JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"))).toBe(false);
