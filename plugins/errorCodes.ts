@@ -47,6 +47,7 @@ export const ERROR_CATALOGUE = {
   // untrusted documents (plugins/trustedDocuments.ts)
   TRUSTED_DOCUMENT_REQUIRED: { status: 403, when: "An ad-hoc document (or introspection) that `AD_HOC_QUERIES` refuses for this caller." },
   PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, when: "A `documentId` that is not in the trusted-documents manifest." },
+  PERSISTED_QUERY_NOT_FOUND: { status: 400, when: "Apollo's persisted-query protocol: an `extensions.persistedQuery.sha256Hash` this server does not know (Apollo's link then sends the text with the hash)." },
   // refusals of the WebSocket layer (src/http/websocket.ts)
   TOO_MANY_SUBSCRIPTIONS: { status: null, when: "More than `WS_MAX_SUBSCRIPTIONS_PER_SOCKET` operations open at once on one socket (an `error` message)." },
   TOO_MANY_CONNECTIONS: { status: 429, when: "More than `WS_MAX_SOCKETS_PER_SOURCE` open sockets from one source (the upgrade is refused)." },

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { SafeError } from "postgraphile/grafast";
-import { BREAK, parse, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from "postgraphile/graphql";
+import { BREAK, Kind, parse, print, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema, type SelectionNode, type SelectionSetNode } from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
 import { ERROR_STATUS } from "./errorCodes.ts";
 
@@ -14,6 +14,15 @@ import { ERROR_STATUS } from "./errorCodes.ts";
  *   document; an unknown id is PERSISTED_DOCUMENT_NOT_FOUND.
  * - A `query` whose text is exactly a trusted document's counts as trusted
  *   (graphql-ws requires a `query` string, so that is how sockets send them).
+ *   So does one that is a trusted document once the bare `__typename` fields
+ *   Apollo Client's cache adds (in every selection set but the operation's
+ *   root) are taken out; what the client sent is what runs.
+ * - Apollo's persisted-query protocol (`extensions.persistedQuery`, version
+ *   1, `sha256Hash` = the hex of an id): a hash alone runs that document, an
+ *   unknown one is PERSISTED_QUERY_NOT_FOUND (message PersistedQueryNotFound,
+ *   so Apollo's link sends the text again with the hash). Hash and text are
+ *   a document like any other: no text is ever registered, so under `staff`
+ *   and `none` a text that is not trusted is refused as below.
  * - Any other document is "ad hoc": allowed by the policy (`any`: everyone,
  *   `staff`: baristas and admins, `none`: nobody), else
  *   TRUSTED_DOCUMENT_REQUIRED. No trusted document introspects (neither
@@ -70,6 +79,35 @@ export interface TrustedDocumentsOptions {
   onRefusal?(code: string, transport: "http" | "ws"): void;
 }
 
+/** The id an Apollo `sha256Hash` names (bare hex, or already prefixed), or null when it is not a SHA-256 hex. */
+export function idOfApolloHash(hash: unknown): string | null {
+  if (typeof hash !== "string") return null;
+  const hex = hash.startsWith("sha256:") ? hash.slice(7) : hash;
+  return /^[0-9a-f]{64}$/i.test(hex) ? `sha256:${hex.toLowerCase()}` : null;
+}
+
+/**
+ * The document without the `__typename` fields Apollo Client's cache adds: a
+ * bare `__typename` (no alias, arguments or directives) in any selection set
+ * but an operation's own. The rest is printed by graphql's print(), so the
+ * result is compared with the trusted texts in that form.
+ */
+export function withoutAddedTypename(document: DocumentNode): DocumentNode {
+  const added = (s: SelectionNode) => s.kind === Kind.FIELD && s.name.value === "__typename" && !s.alias && !s.arguments?.length && !s.directives?.length;
+  const strip = (set: SelectionSetNode, root: boolean): SelectionSetNode => ({
+    ...set,
+    selections: set.selections
+      .filter((s) => root || !added(s))
+      .map((s) => (s.kind === Kind.FRAGMENT_SPREAD || !s.selectionSet ? s : { ...s, selectionSet: strip(s.selectionSet, false) })),
+  });
+  return {
+    ...document,
+    definitions: document.definitions.map((d) =>
+      d.kind === Kind.OPERATION_DEFINITION ? { ...d, selectionSet: strip(d.selectionSet, true) } : d.kind === Kind.FRAGMENT_DEFINITION ? { ...d, selectionSet: strip(d.selectionSet, false) } : d,
+    ),
+  };
+}
+
 type ParseAndValidateResult = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
 type ParseAndValidate = (query: string) => ParseAndValidateResult;
 
@@ -77,15 +115,42 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
   const { adHocQueries: policy, callerIsStaff, onRefusal } = options;
   // A Map, not the object: an id such as "__proto__" must find nothing.
   const byId = new Map<string, string>();
+  // Each trusted text without the `__typename` fields Apollo adds, printed.
+  const canonical = new Set<string>();
   for (const [id, text] of Object.entries(options.documents)) {
     if (documentId(text) !== id) throw new Error(`Trusted document ${id} does not match its text: run \`npm run documents\`.`);
+    const document = parse(text);
     // Refusing ad-hoc documents must refuse introspection too.
-    if (introspects(parse(text))) throw new Error(`Trusted document ${id} introspects the schema; introspection stays ad hoc.`);
+    if (introspects(document)) throw new Error(`Trusted document ${id} introspects the schema; introspection stays ad hoc.`);
     byId.set(id, text);
+    canonical.add(print(withoutAddedTypename(document)));
   }
   const trustedTexts = new Set(byId.values());
+  // Apollo's `__typename`-added texts: a few characters per selection set
+  // more than a trusted text, so anything much longer is not parsed at all.
+  const longest = Math.max(0, ...[...trustedTexts].map((t) => t.length));
+  // Texts found trusted that way (bounded: they are few, and only those are kept).
+  const typenameAdded = new Set<string>();
+  // Apollo hashes of such texts, learnt when a client sent hash and text, so
+  // its next request by hash alone finds them (bounded likewise).
+  const apolloIds = new Map<string, string>();
+  const LEARNT_MAX = 1000;
 
-  function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
+  function isTrusted(query: string): boolean {
+    if (trustedTexts.has(query) || typenameAdded.has(query)) return true;
+    if (!query.includes("__typename") || query.length > 2 * longest + 1000) return false;
+    let document: DocumentNode;
+    try {
+      document = parse(query, { noLocation: true, maxTokens: 20_000 });
+    } catch {
+      return false; // grafserv reports the syntax error if the policy lets it through
+    }
+    if (!canonical.has(print(withoutAddedTypename(document)))) return false;
+    if (typenameAdded.size < LEARNT_MAX) typenameAdded.add(query);
+    return true;
+  }
+
+  function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "PERSISTED_QUERY_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
     onRefusal?.(code, event.request ? "http" : "ws");
     throw new SafeError(message, { code, statusCode: ERROR_STATUS[code] });
   }
@@ -97,12 +162,30 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
       middleware: {
         processGraphQLRequestBody(next, event) {
           const { body } = event;
+          const persistedQuery = (body.extensions as { persistedQuery?: unknown } | undefined)?.persistedQuery;
+          if (persistedQuery != null) {
+            // Apollo's automatic persisted queries.
+            const { version, sha256Hash } = persistedQuery as { version?: unknown; sha256Hash?: unknown };
+            const id = idOfApolloHash(sha256Hash);
+            if (version !== 1 || !id) refuse(event, "BAD_USER_INPUT", "extensions.persistedQuery needs version 1 and a sha256Hash of 64 hex digits.");
+            if (body.documentId != null) refuse(event, "BAD_USER_INPUT", "Send either `documentId` or `extensions.persistedQuery`, not both.");
+            if (body.query == null) {
+              const text = byId.get(id) ?? apolloIds.get(id);
+              // Apollo's link matches this message (or the code) and sends the text.
+              if (text === undefined) refuse(event, "PERSISTED_QUERY_NOT_FOUND", "PersistedQueryNotFound");
+              body.query = text;
+              return next();
+            }
+            if (typeof body.query !== "string" || documentId(body.query) !== id) refuse(event, "BAD_USER_INPUT", "extensions.persistedQuery.sha256Hash is not the SHA-256 of `query`.");
+            // The text is checked below like any other; a trusted one is remembered under Apollo's hash.
+            if (isTrusted(body.query) && !byId.has(id) && apolloIds.size < LEARNT_MAX) apolloIds.set(id, body.query);
+          }
           if (body.documentId != null) {
             if (body.query != null) refuse(event, "BAD_USER_INPUT", "Send either `documentId` or `query`, not both.");
             const text = typeof body.documentId === "string" ? byId.get(body.documentId) : undefined;
             if (text === undefined) refuse(event, "PERSISTED_DOCUMENT_NOT_FOUND", "No trusted document has this documentId.");
             body.query = text;
-          } else if (policy !== "any" && typeof body.query === "string" && !trustedTexts.has(body.query) && !policyAllows(policy, callerIsStaff(event))) {
+          } else if (policy !== "any" && typeof body.query === "string" && !isTrusted(body.query) && !policyAllows(policy, callerIsStaff(event))) {
             refuse(
               event,
               "TRUSTED_DOCUMENT_REQUIRED",

@@ -7,7 +7,7 @@
 import "../src/envDefaults.ts";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
-import { trustedDocuments } from "./documents.ts";
+import { printedDocuments as trustedDocuments } from "./operations.ts";
 
 const trusted = (operation: string) => trustedDocuments().find((d) => d.operation === operation)!;
 

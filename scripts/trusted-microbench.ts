@@ -13,7 +13,7 @@ import { loadConfig } from "../src/config.ts";
 import { resolveDatabaseUrls } from "../src/db/database.ts";
 import { makePreset } from "../src/graphile.config.ts";
 import { queryCost } from "../plugins/queryCost.ts";
-import { trustedDocuments } from "./documents.ts";
+import { printedDocuments as trustedDocuments } from "./operations.ts";
 
 const config = { ...loadConfig(), LOG_LEVEL: "silent" as const };
 if (!config.DATABASE_URL) throw new Error("set DATABASE_URL to a migrated database");

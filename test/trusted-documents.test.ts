@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Kind, parse, validate, visit, type GraphQLSchema } from "graphql";
 import { loadConfig, ConfigError } from "../src/config.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/trustedDocuments.ts";
-import { manifestText, trustedDocuments } from "../scripts/documents.ts";
+import { main as documentsMain, manifestJson, printedDocuments, updateManifest, type Retired } from "../scripts/documents.ts";
 import { DEMO, errorsOf, type GraphQLResponse, settled, subscribe } from "./support/client.ts";
 import { sandbox, SqlRecorder } from "./support/db.ts";
 import { makeCoffee } from "./support/fixtures.ts";
@@ -31,11 +32,13 @@ const suffix = `${process.pid}-${Date.now().toString(36)}`;
 
 const committed: Record<string, string> = JSON.parse(readFileSync(MANIFEST, "utf8"));
 const sha256 = (text: string) => `sha256:${createHash("sha256").update(Buffer.from(text, "utf8")).digest("hex")}`;
-/** The manifest's entry for an operation, found by its text (not through the generator). */
+/** The manifest's entry for an operation: the text graphql's print() makes of its source now. */
 function entry(operation: string): { id: string; text: string } {
-  const found = Object.entries(committed).filter(([, text]) => new RegExp(`^(query|mutation|subscription) ${operation}\\b`).test(text));
-  if (found.length !== 1) throw new Error(`${found.length} manifest entries for ${operation}`);
-  return { id: found[0]![0], text: found[0]![1] };
+  const found = Object.entries(committed).filter(([, text]) => text.includes("\n") && new RegExp(`^(query|mutation|subscription) ${operation}\\b`).test(text));
+  const current = printedDocuments(ROOT).find((d) => d.operation === operation);
+  const match = found.filter(([, text]) => text === current?.text);
+  if (match.length !== 1) throw new Error(`${match.length} manifest entries for ${operation} as its source is now`);
+  return { id: match[0]![0], text: match[0]![1] };
 }
 
 const services = {} as Record<Policy, TestService>;
@@ -99,11 +102,13 @@ async function expectRefusedWithoutSql(send: () => Promise<GraphQLResponse>, cod
 }
 
 describe("the manifest", () => {
-  test("contract/trusted-documents.json is what `npm run documents` makes of contract/operations/ and documents/", () => {
-    expect(readFileSync(MANIFEST, "utf8")).toBe(manifestText());
-  });
+  test("contract/trusted-documents.json is what `npm run documents` makes of contract/operations/ and documents/: nothing to add, nothing retired", async () => {
+    const update = await updateManifest(ROOT);
+    expect(update.added).toEqual([]);
+    expect(readFileSync(MANIFEST, "utf8")).toBe(manifestJson(update.manifest));
+  }, 60_000);
 
-  test("it has one entry per operation of contract/operations/*.graphql and documents/*.graphql, keyed by the SHA-256 of its exact text", () => {
+  test("every operation of contract/operations/*.graphql and documents/*.graphql is in it, keyed by the SHA-256 of its exact text; each entry is one operation and exactly the fragments it uses", () => {
     const names: string[] = [];
     for (const dir of ["contract/operations", "documents"]) {
       for (const file of readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith(".graphql"))) {
@@ -113,17 +118,20 @@ describe("the manifest", () => {
       }
     }
     expect(names).toEqual(expect.arrayContaining(["KioskMenu", "BaristaQueue", "PosOrder", "AdminDashboard", "TrackOrder", "Login", "Register", "RefreshToken", "Logout", "ChangePassword"]));
-    expect(Object.keys(committed)).toHaveLength(names.length);
-    for (const name of names) {
-      const { id, text } = entry(name);
+    for (const name of names) expect(entry(name).id).toBe(sha256(entry(name).text));
+    const operations = new Set<string>();
+    for (const [id, text] of Object.entries(committed)) {
       expect(id).toBe(sha256(text));
-      // One operation, and exactly the fragments it uses.
       const doc = parse(text);
-      expect(doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION)).toHaveLength(1);
+      const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+      expect(ops).toHaveLength(1);
+      operations.add((ops[0] as { name: { value: string } }).name.value);
       const spread = new Set<string>();
       visit(doc, { FragmentSpread: (s) => void spread.add(s.name.value) });
       expect(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => (d as { name: { value: string } }).name.value).sort()).toEqual([...spread].sort());
     }
+    // No entry for an operation that is not in the sources (none has been removed yet).
+    expect([...operations].sort()).toEqual([...names].sort());
     expect(entry("KioskMenu").text).toContain("fragment CoffeeCard on Coffee");
     expect(entry("Login").text).toContain("fragment Session on AuthPayload");
   });
@@ -144,20 +152,67 @@ describe("the manifest", () => {
     for (const [id, text] of Object.entries(committed)) expect({ id, errors: validate(served, parse(text)).map((e) => e.message) }).toEqual({ id, errors: [] });
   });
 
-  test("an edited operation makes the committed manifest stale", () => {
+  test("append-only: an edited operation keeps its published ids and adds new ones; an id goes only when retired on the record; a dropped id is refused", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "trusted-"));
+    const lines: string[] = [];
+    const run = (...argv: string[]) => documentsMain(argv, dir, (l) => void lines.push(l));
     try {
-      for (const sub of ["contract/operations", "documents"]) cpSync(path.join(ROOT, sub), path.join(dir, sub), { recursive: true });
-      expect(manifestText(dir)).toBe(readFileSync(MANIFEST, "utf8"));
+      for (const sub of ["contract/operations", "documents", "data/schema.graphql", "contract/trusted-documents.json"]) cpSync(path.join(ROOT, sub), path.join(dir, sub), { recursive: true });
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, stdio: "ignore" });
+      git("init", "-q");
+      git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "empty");
+      git("add", "-A");
+      git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "published");
+      const published: Record<string, string> = JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"));
+      // FeaturedList's `roast }` is the first in kiosk.graphql.
+      const oldFeatured = Object.keys(published).filter((id) => /query FeaturedList\b/.test(published[id]!));
+      expect(oldFeatured).toHaveLength(2); // print()'s and Codegen's
+
+      // Edit an operation: its two old ids stay, two new ones are added.
       const kiosk = path.join(dir, "contract/operations/kiosk.graphql");
-      writeFileSync(kiosk, readFileSync(kiosk, "utf8").replace("roast }", "roast description }"));
-      expect(manifestText(dir)).not.toBe(readFileSync(MANIFEST, "utf8"));
+      writeFileSync(kiosk, readFileSync(kiosk, "utf8").replace("roast }", "roast roaster { name } }"));
+      expect(await run()).toBe(0);
+      let manifest: Record<string, string> = JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"));
+      expect(Object.keys(manifest).slice(0, Object.keys(published).length)).toEqual(Object.keys(published));
+      const added = Object.keys(manifest).filter((id) => !(id in published));
+      expect(added).toHaveLength(2);
+      for (const id of added) expect(manifest[id]).toMatch(/roaster/);
+      expect(lines.join("\n")).toMatch(/2 earlier ids kept and served \(edited or removed operations: FeaturedList\)/);
+      expect(existsSync(path.join(dir, "documents/retired.json"))).toBe(false);
+
+      // Dropping an id by hand is refused (exit 1, naming it); nothing is written.
+      const [victim] = oldFeatured;
+      const { [victim!]: _gone, ...handEdited } = manifest;
+      writeFileSync(path.join(dir, "contract/trusted-documents.json"), manifestJson(handEdited));
+      lines.length = 0;
+      expect(await run()).toBe(1);
+      expect(lines.join("\n")).toContain(`would be dropped without being retired: ${victim}`);
+      expect(JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"))).toEqual(handEdited);
+      writeFileSync(path.join(dir, "contract/trusted-documents.json"), manifestJson(manifest));
+
+      // Retiring: needs a reason, and an id the sources no longer make.
+      lines.length = 0;
+      expect(await run("--retire", victim!)).toBe(1);
+      expect(await run("--retire", added[0]!, "--reason", "test")).toBe(1);
+      expect(lines.join("\n")).toMatch(/needs --reason[\s\S]*what the sources make now/);
+      expect(await run("--retire", victim!, "--reason", "FeaturedList 1.x is no longer supported")).toBe(0);
+      manifest = JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"));
+      expect(victim! in manifest).toBe(false);
+      expect(oldFeatured[1]! in manifest).toBe(true);
+      const retired: Retired = JSON.parse(readFileSync(path.join(dir, "documents/retired.json"), "utf8"));
+      expect(retired[victim!]).toEqual({ operation: "FeaturedList", retiredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), reason: "FeaturedList 1.x is no longer supported" });
+      // The record stands: a later run keeps it retired (and the HEAD check accepts it).
+      expect(await run()).toBe(0);
+      expect(victim! in JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"))).toBe(false);
+
+      // A trusted document still may not introspect.
+      mkdirSync(path.join(dir, "documents"), { recursive: true });
       writeFileSync(path.join(dir, "documents/extra.graphql"), "query Spy { __schema { types { name } } }\n");
-      expect(() => trustedDocuments(dir)).toThrow(/introspects/);
+      expect(() => printedDocuments(dir)).toThrow(/introspects/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   test("the service refuses to start with a manifest entry whose id is not its text's", () => {
     const options = { adHocQueries: "none" as const, callerIsStaff: () => false };

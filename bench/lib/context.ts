@@ -104,9 +104,11 @@ export async function postJson(
 /** The id of a trusted document (contract/trusted-documents.json) by its operation's name. */
 export function trustedDocumentId(operation: string): string {
   const manifest: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../contract/trusted-documents.json"), "utf8"));
-  const found = Object.entries(manifest).filter(([, text]) => new RegExp(`^(query|mutation|subscription) ${operation}\\b`).test(text));
-  if (found.length !== 1) throw new Error(`${found.length} trusted documents named ${operation}`);
-  return found[0]![0];
+  // print()'s multi-line form (Codegen's one-line form is there too), the
+  // newest: an edited operation's earlier ids stay in the manifest before it.
+  const found = Object.entries(manifest).filter(([, text]) => text.includes("\n") && new RegExp(`^(query|mutation|subscription) ${operation}\\b`).test(text));
+  if (!found.length) throw new Error(`no trusted document named ${operation}`);
+  return found.at(-1)![0];
 }
 
 /** A POST body that runs a trusted document by its id. */

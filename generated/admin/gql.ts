@@ -1,0 +1,64 @@
+/* eslint-disable */
+import * as types from './graphql';
+import { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "query AdminDashboard {\n  coffees {\n    id\n    name\n    price\n    cost\n    margin\n    inventory\n    salesData {\n      lastWeek\n      trend\n    }\n    supplier {\n      name\n      contact\n    }\n  }\n  lowStockItems {\n    ingredient {\n      name\n    }\n    currentStock\n    alertLevel\n  }\n}\n\nmutation AddCoffee($name: String!, $price: Float!) {\n  createCoffee(name: $name, price: $price) {\n    id\n    name\n    price\n  }\n}\n\nmutation Reprice($id: ID!, $newPrice: Float!) {\n  updateCoffeePrice(id: $id, newPrice: $newPrice) {\n    id\n    price\n  }\n}\n\nsubscription NewOnMenu {\n  newCoffee {\n    id\n    name\n    price\n  }\n}": typeof types.AdminDashboardDocument,
+    "mutation Login($email: String!, $password: String!) {\n  login(email: $email, password: $password) {\n    ...Session\n  }\n}\n\nmutation Register($email: String!, $password: String!, $name: String!) {\n  register(email: $email, password: $password, name: $name) {\n    ...Session\n  }\n}\n\nmutation RefreshToken($token: String!) {\n  refreshToken(token: $token) {\n    ...Session\n  }\n}\n\nmutation Logout($refreshToken: String!) {\n  logout(refreshToken: $refreshToken)\n}\n\nmutation ChangePassword($oldPassword: String!, $newPassword: String!) {\n  changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n}\n\nfragment Session on AuthPayload {\n  token\n  role\n  expiresAt\n  refreshToken\n}": typeof types.LoginDocument,
+    "query SalesReport($from: String!, $to: String!, $groupBy: SalesGroupBy!) {\n  salesReport(from: $from, to: $to, groupBy: $groupBy) {\n    bucket\n    orders\n    cups\n    revenue\n  }\n}\n\nquery AuditLog($first: Int, $offset: Int) {\n  auditLog(first: $first, offset: $offset) {\n    at\n    actor\n    action\n    entity\n    before\n    after\n  }\n}\n\nsubscription AdminQueueLive {\n  orderQueueChanged {\n    id\n    status\n    total\n    paidAt\n    customer {\n      name\n    }\n  }\n}": typeof types.SalesReportDocument,
+    "query Ping {\n  __typename\n}": typeof types.PingDocument,
+};
+const documents: Documents = {
+    "query AdminDashboard {\n  coffees {\n    id\n    name\n    price\n    cost\n    margin\n    inventory\n    salesData {\n      lastWeek\n      trend\n    }\n    supplier {\n      name\n      contact\n    }\n  }\n  lowStockItems {\n    ingredient {\n      name\n    }\n    currentStock\n    alertLevel\n  }\n}\n\nmutation AddCoffee($name: String!, $price: Float!) {\n  createCoffee(name: $name, price: $price) {\n    id\n    name\n    price\n  }\n}\n\nmutation Reprice($id: ID!, $newPrice: Float!) {\n  updateCoffeePrice(id: $id, newPrice: $newPrice) {\n    id\n    price\n  }\n}\n\nsubscription NewOnMenu {\n  newCoffee {\n    id\n    name\n    price\n  }\n}": types.AdminDashboardDocument,
+    "mutation Login($email: String!, $password: String!) {\n  login(email: $email, password: $password) {\n    ...Session\n  }\n}\n\nmutation Register($email: String!, $password: String!, $name: String!) {\n  register(email: $email, password: $password, name: $name) {\n    ...Session\n  }\n}\n\nmutation RefreshToken($token: String!) {\n  refreshToken(token: $token) {\n    ...Session\n  }\n}\n\nmutation Logout($refreshToken: String!) {\n  logout(refreshToken: $refreshToken)\n}\n\nmutation ChangePassword($oldPassword: String!, $newPassword: String!) {\n  changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n}\n\nfragment Session on AuthPayload {\n  token\n  role\n  expiresAt\n  refreshToken\n}": types.LoginDocument,
+    "query SalesReport($from: String!, $to: String!, $groupBy: SalesGroupBy!) {\n  salesReport(from: $from, to: $to, groupBy: $groupBy) {\n    bucket\n    orders\n    cups\n    revenue\n  }\n}\n\nquery AuditLog($first: Int, $offset: Int) {\n  auditLog(first: $first, offset: $offset) {\n    at\n    actor\n    action\n    entity\n    before\n    after\n  }\n}\n\nsubscription AdminQueueLive {\n  orderQueueChanged {\n    id\n    status\n    total\n    paidAt\n    customer {\n      name\n    }\n  }\n}": types.SalesReportDocument,
+    "query Ping {\n  __typename\n}": types.PingDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "query AdminDashboard {\n  coffees {\n    id\n    name\n    price\n    cost\n    margin\n    inventory\n    salesData {\n      lastWeek\n      trend\n    }\n    supplier {\n      name\n      contact\n    }\n  }\n  lowStockItems {\n    ingredient {\n      name\n    }\n    currentStock\n    alertLevel\n  }\n}\n\nmutation AddCoffee($name: String!, $price: Float!) {\n  createCoffee(name: $name, price: $price) {\n    id\n    name\n    price\n  }\n}\n\nmutation Reprice($id: ID!, $newPrice: Float!) {\n  updateCoffeePrice(id: $id, newPrice: $newPrice) {\n    id\n    price\n  }\n}\n\nsubscription NewOnMenu {\n  newCoffee {\n    id\n    name\n    price\n  }\n}"): (typeof documents)["query AdminDashboard {\n  coffees {\n    id\n    name\n    price\n    cost\n    margin\n    inventory\n    salesData {\n      lastWeek\n      trend\n    }\n    supplier {\n      name\n      contact\n    }\n  }\n  lowStockItems {\n    ingredient {\n      name\n    }\n    currentStock\n    alertLevel\n  }\n}\n\nmutation AddCoffee($name: String!, $price: Float!) {\n  createCoffee(name: $name, price: $price) {\n    id\n    name\n    price\n  }\n}\n\nmutation Reprice($id: ID!, $newPrice: Float!) {\n  updateCoffeePrice(id: $id, newPrice: $newPrice) {\n    id\n    price\n  }\n}\n\nsubscription NewOnMenu {\n  newCoffee {\n    id\n    name\n    price\n  }\n}"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "mutation Login($email: String!, $password: String!) {\n  login(email: $email, password: $password) {\n    ...Session\n  }\n}\n\nmutation Register($email: String!, $password: String!, $name: String!) {\n  register(email: $email, password: $password, name: $name) {\n    ...Session\n  }\n}\n\nmutation RefreshToken($token: String!) {\n  refreshToken(token: $token) {\n    ...Session\n  }\n}\n\nmutation Logout($refreshToken: String!) {\n  logout(refreshToken: $refreshToken)\n}\n\nmutation ChangePassword($oldPassword: String!, $newPassword: String!) {\n  changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n}\n\nfragment Session on AuthPayload {\n  token\n  role\n  expiresAt\n  refreshToken\n}"): (typeof documents)["mutation Login($email: String!, $password: String!) {\n  login(email: $email, password: $password) {\n    ...Session\n  }\n}\n\nmutation Register($email: String!, $password: String!, $name: String!) {\n  register(email: $email, password: $password, name: $name) {\n    ...Session\n  }\n}\n\nmutation RefreshToken($token: String!) {\n  refreshToken(token: $token) {\n    ...Session\n  }\n}\n\nmutation Logout($refreshToken: String!) {\n  logout(refreshToken: $refreshToken)\n}\n\nmutation ChangePassword($oldPassword: String!, $newPassword: String!) {\n  changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n}\n\nfragment Session on AuthPayload {\n  token\n  role\n  expiresAt\n  refreshToken\n}"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "query SalesReport($from: String!, $to: String!, $groupBy: SalesGroupBy!) {\n  salesReport(from: $from, to: $to, groupBy: $groupBy) {\n    bucket\n    orders\n    cups\n    revenue\n  }\n}\n\nquery AuditLog($first: Int, $offset: Int) {\n  auditLog(first: $first, offset: $offset) {\n    at\n    actor\n    action\n    entity\n    before\n    after\n  }\n}\n\nsubscription AdminQueueLive {\n  orderQueueChanged {\n    id\n    status\n    total\n    paidAt\n    customer {\n      name\n    }\n  }\n}"): (typeof documents)["query SalesReport($from: String!, $to: String!, $groupBy: SalesGroupBy!) {\n  salesReport(from: $from, to: $to, groupBy: $groupBy) {\n    bucket\n    orders\n    cups\n    revenue\n  }\n}\n\nquery AuditLog($first: Int, $offset: Int) {\n  auditLog(first: $first, offset: $offset) {\n    at\n    actor\n    action\n    entity\n    before\n    after\n  }\n}\n\nsubscription AdminQueueLive {\n  orderQueueChanged {\n    id\n    status\n    total\n    paidAt\n    customer {\n      name\n    }\n  }\n}"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "query Ping {\n  __typename\n}"): (typeof documents)["query Ping {\n  __typename\n}"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;
