@@ -21,7 +21,8 @@ export const ERROR_STATUS = {
   RATE_LIMITED: 429,
   TOO_MANY_OPEN_ORDERS: null,
   QUERY_TIMEOUT: null,
-  SERVICE_UNAVAILABLE: 503,
+  SERVICE_UNAVAILABLE: 503, // the database cannot be reached
+  SERVICE_BUSY: 503, // the database answers, but every pool connection stayed in use (or a query queue is full): retry shortly
   INTERNAL_SERVER_ERROR: null,
   GRAPHQL_PARSE_FAILED: null,
   GRAPHQL_VALIDATION_FAILED: null,
@@ -51,6 +52,34 @@ export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 /** A GraphQL answer that is one refusal. */
 export function refusalBody(code: ErrorCode, message: string) {
   return { errors: [{ message, extensions: { code } }] };
+}
+
+/** Seconds a client should wait before retrying, with a 503 (the Retry-After header). */
+export const RETRY_AFTER_SECONDS = { SERVICE_BUSY: 1, SERVICE_UNAVAILABLE: 2 } as const;
+
+/**
+ * An answer whose every error is "busy" or "down" and whose data is nothing
+ * (null, or every root field null) was not served at all: its HTTP status is
+ * 503 with Retry-After, as when the route refuses it itself. Found with a
+ * byte search first, so other answers pay almost nothing.
+ */
+const CAPACITY_CODES = new Set<string>(Object.keys(RETRY_AFTER_SECONDS));
+const CAPACITY_MARKERS = [...CAPACITY_CODES].map((code) => Buffer.from(`"${code}"`));
+
+function capacityRefusal(body: { data?: unknown; errors?: ErrorLike[] }): keyof typeof RETRY_AFTER_SECONDS | null {
+  if (!Array.isArray(body.errors) || body.errors.length === 0) return null;
+  const codes = new Set(body.errors.map((e) => String(e.extensions?.code ?? "")));
+  if (![...codes].every((c) => CAPACITY_CODES.has(c))) return null;
+  const data = body.data;
+  if (data !== null && data !== undefined && (typeof data !== "object" || Object.values(data).some((v) => v !== null))) return null;
+  return codes.has("SERVICE_UNAVAILABLE") ? "SERVICE_UNAVAILABLE" : "SERVICE_BUSY";
+}
+
+function asCapacityRefusal(result: { statusCode: number; headers: Record<string, string> }, body: { data?: unknown; errors?: ErrorLike[] }): void {
+  const code = capacityRefusal(body);
+  if (!code) return;
+  result.statusCode = ERROR_STATUS[code];
+  result.headers["retry-after"] = String(RETRY_AFTER_SECONDS[code]);
 }
 
 /**
@@ -116,7 +145,8 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
         const result = await next();
         if (!result) return result;
         const errorsOnly = result.type === "buffer" && result.buffer.subarray(0, 10).toString("latin1") === '{"errors":';
-        if (result.statusCode < 400 && !errorsOnly) return result;
+        const capacity = result.type === "buffer" && CAPACITY_MARKERS.some((m) => result.buffer.includes(m));
+        if (result.statusCode < 400 && !errorsOnly && !capacity) return result;
         try {
           if (result.type === "buffer") {
             const body = JSON.parse(result.buffer.toString("utf8"));
@@ -124,10 +154,14 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
               body.errors = withCodes(body.errors, result.statusCode);
               result.buffer = Buffer.from(JSON.stringify(body), "utf8");
               for (const h of Object.keys(result.headers)) if (h.toLowerCase() === "content-length") delete result.headers[h];
+              asCapacityRefusal(result, body);
             }
           } else if (result.type === "json") {
             const body = result.json as { errors?: ErrorLike[] } | null;
-            if (body && Array.isArray(body.errors)) body.errors = withCodes(body.errors, result.statusCode);
+            if (body && Array.isArray(body.errors)) {
+              body.errors = withCodes(body.errors, result.statusCode);
+              asCapacityRefusal(result, body);
+            }
           }
         } catch {
           // not JSON (e.g. an HTML page): leave it

@@ -41,7 +41,11 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  HOST: z.string().min(1).default("0.0.0.0"),
+  HOST: z
+    .string()
+    .min(1)
+    .default("127.0.0.1")
+    .describe("The address the HTTP server listens on. The default, 127.0.0.1, reaches this machine only; in a container (or to serve other machines) set HOST=0.0.0.0 (or ::)."),
   PORT: int(0, 65535).default(5678),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   // Read from the real environment only (see applyEnvFile).
@@ -52,6 +56,9 @@ const schema = z.object({
   DATABASE_AUTHENTICATOR_URL: postgresUrl.optional(),
   DATABASE_ROLE_PASSWORD: z.string().min(8).default(DEV_DB_ROLE_PASSWORD),
   DATABASE_POOL_SIZE: int(1, 200).default(10),
+  DATABASE_POOL_WAIT_MS: int(100, 60_000)
+    .default(5000)
+    .describe("How long a request waits for a free connection of the API's pool (DATABASE_POOL_SIZE) before it is refused as busy: SERVICE_BUSY, HTTP 503 with Retry-After. A full pool is busy, never \"database down\"."),
   EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg"),
   EMBEDDED_PG_PORT: int(1, 65535).default(54329),
   DEMO_DATA: bool.optional(),

@@ -45,8 +45,10 @@ export interface ApiServer {
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
   // The database: the authenticator's pool and its health, LISTEN/NOTIFY,
   // the sign-ins Postgres revoked (src/db/).
-  const pool = openApiPool(config, urls);
-  const health = new DatabaseHealth(pool);
+  // Health is probed on a connection of its own: a full pool is busy, not down.
+  const health = new DatabaseHealth(urls.authenticator);
+  const apiPool = openApiPool(config, urls, health);
+  const pool = apiPool.pool;
   const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
 
@@ -78,7 +80,6 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const limiter = makeRateLimiter(config);
   const graphqlRoute = makeGraphQLRoute({
     config,
-    health,
     limiter,
     clientAddress,
     viewerFrom,
@@ -158,7 +159,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         await pgl.release();
         revokedSignIns.stop();
         subscriber.release();
-        health.stop();
+        await health.stop();
+        apiPool.stop();
         limiter?.stop();
         unregisterMetrics();
         await pool.end();

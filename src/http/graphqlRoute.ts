@@ -1,15 +1,18 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
-import type { DatabaseHealth } from "../db/dbHealth.ts";
 import type { Viewer } from "../../plugins/services.ts";
 import { VIEWER } from "../graphile.config.ts";
 import { RateLimiter } from "./rateLimiter.ts";
 import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefusal } from "./bodyLimit.ts";
 
 // /graphql over HTTP, the hot path, before grafserv: security headers, CORS
-// (browsers only), the per-source rate limit, the body limit, the database's
-// health, and the bearer token (a bad or expired one is a 401, never a
-// silent downgrade to anonymous).
+// (browsers only), the per-source rate limit, the body limit and the bearer
+// token (a bad or expired one is a 401, never a silent downgrade to
+// anonymous). The database's health is not asked here: a request that needs
+// no SQL (the trusted `Ping`, `{ __typename }`) answers whatever the
+// database does; one that needs it fails fast while the database is down
+// (src/db/pool.ts) and is answered 503 SERVICE_UNAVAILABLE, or 503
+// SERVICE_BUSY when the pool stayed full (plugins/errorCodes.ts).
 
 type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
@@ -23,7 +26,6 @@ export function makeRateLimiter(config: Config): RateLimiter | null {
 
 export interface GraphQLRouteOptions {
   config: Config;
-  health: DatabaseHealth;
   limiter: RateLimiter | null;
   clientAddress(req: IncomingMessage): string;
   /** Verifies an Authorization header (null: anonymous); throws AuthError for a bad, expired or revoked token. */
@@ -35,16 +37,11 @@ export interface GraphQLRouteOptions {
   next(req: IncomingMessage, res: ServerResponse): void;
 }
 
-export function makeGraphQLRoute({ config, health, limiter, clientAddress, viewerFrom, cors, headers, next }: GraphQLRouteOptions) {
+export function makeGraphQLRoute({ config, limiter, clientAddress, viewerFrom, cors, headers, next }: GraphQLRouteOptions) {
   const handle = (req: AuthedRequest, res: ServerResponse) => {
     const length = declaredLength(req);
     if (length > MAX_BODY_BYTES) return refuseTooLarge(res, MAX_BODY_BYTES, "graphql");
     if (Number.isNaN(length) && req.headers["transfer-encoding"] !== undefined) closeAfter413(res);
-    if (!health.up) {
-      res.setHeader("retry-after", "2");
-      sendRefusal(res, "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
-      return;
-    }
     try {
       req[VIEWER] = viewerFrom(req.headers.authorization);
     } catch (e) {

@@ -6,9 +6,9 @@ import { logger } from "../logger.ts";
 import { PAYMENT_EVENT, parseDelivery } from "../payments/schema.ts";
 import { paymentCallbacks } from "../metrics.ts";
 import { asSystem } from "../db/asSystem.ts";
-import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
+import { isDatabaseBusy, isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
-import { ERROR_STATUS } from "../../plugins/errorCodes.ts";
+import { ERROR_STATUS, RETRY_AFTER_SECONDS } from "../../plugins/errorCodes.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked (429) ->
 // size while reading (413) -> token and signature over the raw bytes (401)
@@ -29,6 +29,7 @@ const REFUSAL_STATUS = {
   INVALID_JSON: 400,
   VALIDATION_FAILED: 400,
   SERVICE_UNAVAILABLE: ERROR_STATUS.SERVICE_UNAVAILABLE,
+  SERVICE_BUSY: ERROR_STATUS.SERVICE_BUSY,
   INTERNAL_ERROR: 500,
 } as const;
 type ErrorCode = keyof typeof REFUSAL_STATUS;
@@ -132,8 +133,8 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
     // request is never blocked, so it costs those nothing.
     const isBlocked = () =>
       asSystem(pool, async (c) => (await c.query("select app_private.is_source_blocked($1) as b", [source])).rows[0].b as boolean).catch((err) => {
-        logger.error({ err: (err as Error).message }, "payment callback: database unavailable");
-        health.markDown();
+        // Only the health probe says "down" (a full pool is busy, not down).
+        if (isDatabaseUnavailable(err)) health.suspect();
         throw err;
       });
 
@@ -211,8 +212,14 @@ export function paymentCallbackRouter(config: Config, pool: pg.Pool, health: Dat
       }
       return res.status(200).json({ status: outcome.status, ...(outcome.order_id ? { orderId: outcome.order_id } : null) });
     } catch (err) {
+      if (isDatabaseBusy(err)) {
+        // Nothing was recorded; the provider retries.
+        res.setHeader("retry-after", String(RETRY_AFTER_SECONDS.SERVICE_BUSY));
+        return fail(res, "SERVICE_BUSY", "The service is busy; retry shortly.");
+      }
       if (isDatabaseUnavailable(err)) {
-        health.markDown();
+        health.suspect();
+        res.setHeader("retry-after", String(RETRY_AFTER_SECONDS.SERVICE_UNAVAILABLE));
         return fail(res, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
       }
       logger.error({ err }, "payment callback failed");
