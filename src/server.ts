@@ -38,6 +38,8 @@ export interface ApiServer {
   subscriber: ReconnectingPgSubscriber;
   revokedSignIns: RevokedSignIns;
   pool: pg.Pool;
+  /** Whether the database can be reached (probed on its own connection). */
+  health: DatabaseHealth;
   port: number;
   close(): Promise<void>;
 }
@@ -141,6 +143,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     subscriber,
     revokedSignIns,
     pool,
+    health,
     port,
     close() {
       closing ??= (async () => {
