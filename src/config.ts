@@ -63,7 +63,13 @@ const schema = z.object({
   EMBEDDED_PG_PORT: int(1, 65535).default(54329),
   DEMO_DATA: bool.optional(),
 
-  JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEV_SECRET),
+  JWT_SECRET: z
+    .string()
+    .min(32, "must be at least 32 characters")
+    .optional()
+    .describe(
+      "Signs the bearer tokens (HS256), at least 32 characters. Required in production. Unset otherwise: a random secret is made once and kept (mode 0600) under the data directory (.data/jwt-secret for the embedded database, .data/jwt-secrets/<database> for a DATABASE_URL), so tokens survive restarts and nobody knows it from the source.",
+    ),
   JWT_EXPIRES_IN_SECONDS: int(30, 86_400).default(900),
   WEBHOOK_TOKEN: z.string().min(16, "must be at least 16 characters").default(DEV_WEBHOOK_TOKEN),
   SIGNING_SECRET: z.string().min(16, "must be at least 16 characters").default(DEV_SIGNING_SECRET),
@@ -98,7 +104,9 @@ const schema = z.object({
   MAX_LIST_SIZE: int(1, 10_000).default(100),
 });
 
-export type Config = z.infer<typeof schema> & {
+export type Config = Omit<z.infer<typeof schema>, "JWT_SECRET"> & {
+  /** "" until start-up fills in the development secret (src/db/devSecret.ts) when JWT_SECRET is unset outside production. */
+  JWT_SECRET: string;
   /** NODE_ENV=production. */
   isProduction: boolean;
   demoData: boolean;
@@ -147,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     ...c,
+    JWT_SECRET: c.JWT_SECRET ?? "",
     isProduction,
     demoData: c.DEMO_DATA ?? !isProduction,
     // On in production too: the admin writes ad-hoc GraphQL in it, and

@@ -45,6 +45,7 @@ export interface ApiServer {
 }
 
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
+  if (!config.JWT_SECRET) throw new Error("startApi needs a JWT secret (startService fills in the development one)");
   // The database: the authenticator's pool and its health, LISTEN/NOTIFY,
   // the sign-ins Postgres revoked (src/db/).
   // Health is probed on a connection of its own: a full pool is busy, not down.
