@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:b56ecf0e5e0445fdfbc9ea45baadcde99f0bb0ae
+--! Hash: sha1:471ac0291e99e66321237be046ef5adf99d6aaf3
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -155,7 +155,7 @@ insert into app_private.settings (key, value, text_value, description) values
   ('login_window_seconds', '900', NULL, 'The window (and the wait) of the login limits.'),
   ('refresh_token_days', '30', NULL, 'How long a refresh token lives.'),
   ('password_min_length', '10', NULL, 'Shortest password accepted at registration and password change.'),
-  ('worker_dead_after_seconds', '30', NULL, 'A worker silent this long is dead: its jobs are unlocked for others to run.'),
+  ('worker_dead_after_seconds', '5', NULL, 'A worker silent this long is dead: its jobs are unlocked for others to run (workers beat every 2 s; a SIGKILLed worker''s jobs run again within about 8 s).'),
   ('login_max_failures_per_account_and_source', '5', NULL, 'Failed sign-ins for one e-mail from one source within login_window_seconds before that source is refused for that e-mail. Other sources are not affected.'),
   ('password_hash_cost', '10', NULL, 'bcrypt cost of stored passwords, and of the dummy hash checked for an unknown e-mail (so both take the same time). Older hashes are upgraded at the next sign-in.'),
   ('registration_max_per_source', '20', NULL, 'Registrations tried from one source within registration_window_seconds before further ones are refused.'),
