@@ -196,7 +196,7 @@ describe("bearer tokens the service did not issue are a 401 UNAUTHENTICATED", ()
   });
 });
 
-describe("a correctly signed token for an account that does not exist acts as nobody (rules in Postgres: app_hidden.signed_in_as)", () => {
+describe("a correctly signed token for an account that does not exist acts as nobody (a rule in Postgres: app_hidden.signed_in_as)", () => {
   test("no admin data, no admin mutation, no staff read: UNAUTHENTICATED or nothing", async () => {
     const admin = await genuineClaims("admin");
     const ghost = randomUUID();

@@ -10,7 +10,7 @@ import { freePort } from "./support/ports.ts";
 import { useTestService } from "./support/service.ts";
 import { sleep, waitUntil } from "./support/wait.ts";
 
-// Busy is not down (issue 22, finding 2). A full pool makes requests wait
+// Busy is not down. A full pool makes requests wait
 // DATABASE_POOL_WAIT_MS, then answer 503 SERVICE_BUSY with Retry-After; the
 // database is not marked down for it: /readyz answers ready (the health
 // probe has its own connection), and a request that needs no SQL (the
