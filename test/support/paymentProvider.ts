@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
 import http from "node:http";
 import { loadConfig } from "../../src/config.ts";
 import { readResponse, request, type RawResponse } from "./client.ts";
@@ -15,9 +15,6 @@ const CONFIG = loadConfig({ ...process.env, NODE_ENV: "test" });
 export const SECRETS = {
   webhookToken: CONFIG.WEBHOOK_TOKEN,
   signingSecret: CONFIG.SIGNING_SECRET,
-  // No published default: the services this process starts as children get
-  // this one; an in-process service's own is read from its config (t.config).
-  jwtSecret: CONFIG.JWT_SECRET || `test-jwt-${randomBytes(24).toString("hex")}`,
 } as const;
 
 /** `sha256=<hex HMAC-SHA256 of the bytes>`. */
