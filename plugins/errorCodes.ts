@@ -27,7 +27,8 @@ export const ERROR_CATALOGUE = {
   RATE_LIMITED: { status: 429, sqlstates: ["CT004"], when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`)." },
   TOO_MANY_OPEN_ORDERS: { status: null, sqlstates: ["CT011"], when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps." },
   QUERY_TIMEOUT: { status: null, sqlstates: ["57014", "55P03"], when: "A statement ran past its role's statement timeout, or waited past its lock timeout for a row another request holds (app_private.role_limits)." },
-  SERVICE_UNAVAILABLE: { status: 503, when: "The database is unreachable; retry shortly (`/readyz` answers 503 meanwhile)." },
+  SERVICE_UNAVAILABLE: { status: 503, when: "The database is unreachable (its own health connection cannot connect); retry after `Retry-After` (2 s). `/readyz` answers 503 meanwhile; requests that need no SQL still answer." },
+  SERVICE_BUSY: { status: 503, when: "The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full): retry after `Retry-After` (1 s). Not \"down\": `/readyz` stays ready." },
   INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
   GRAPHQL_PARSE_FAILED: { status: null, when: "The document is not valid GraphQL syntax." },
   GRAPHQL_VALIDATION_FAILED: { status: null, when: "The document does not validate against the schema (unknown field, wrong argument type, ...)." },
@@ -80,7 +81,8 @@ export const CALLBACK_ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, by: "route", when: "A body that is not `application/json`." },
   INVALID_JSON: { status: 400, by: "route", when: "A body that is not valid JSON." },
   VALIDATION_FAILED: { status: 400, by: "route", when: "Bad fields (`details[{path,message}]`): also a status that looks like `paid` but is not exactly `paid`, a payment without a valid amount (or shape B without items), a malformed `currency`." },
-  SERVICE_UNAVAILABLE: { status: 503, by: "route", when: "The database is down; retry." },
+  SERVICE_UNAVAILABLE: { status: 503, by: "route", when: "The database cannot be reached; retry after `Retry-After`." },
+  SERVICE_BUSY: { status: 503, by: "route", when: "Every connection of the route's own pool stayed in use; nothing was recorded: retry after `Retry-After`." },
   INTERNAL_ERROR: { status: 500, by: "route", when: "An unexpected failure (logged); retry." },
   ORDER_NOT_FOUND: { status: 422, by: "database", when: "No such order (for that customer)." },
   AMOUNT_MISMATCH: { status: 422, by: "database", when: "The amount is not the order's total." },
@@ -94,6 +96,34 @@ export type CallbackErrorCode = keyof typeof CALLBACK_ERRORS;
 /** A GraphQL answer that is one refusal. */
 export function refusalBody(code: ErrorCode, message: string) {
   return { errors: [{ message, extensions: { code } }] };
+}
+
+/** Seconds a client should wait before retrying, with a 503 (the Retry-After header). */
+export const RETRY_AFTER_SECONDS = { SERVICE_BUSY: 1, SERVICE_UNAVAILABLE: 2 } as const;
+
+/**
+ * An answer whose every error is "busy" or "down" and whose data is nothing
+ * (null, or every root field null) was not served at all: its HTTP status is
+ * 503 with Retry-After, as when the route refuses it itself. Found with a
+ * byte search first, so other answers pay almost nothing.
+ */
+const CAPACITY_CODES = new Set<string>(Object.keys(RETRY_AFTER_SECONDS));
+const CAPACITY_MARKERS = [...CAPACITY_CODES].map((code) => Buffer.from(`"${code}"`));
+
+function capacityRefusal(body: { data?: unknown; errors?: ErrorLike[] }): keyof typeof RETRY_AFTER_SECONDS | null {
+  if (!Array.isArray(body.errors) || body.errors.length === 0) return null;
+  const codes = new Set(body.errors.map((e) => String(e.extensions?.code ?? "")));
+  if (![...codes].every((c) => CAPACITY_CODES.has(c))) return null;
+  const data = body.data;
+  if (data !== null && data !== undefined && (typeof data !== "object" || Object.values(data).some((v) => v !== null))) return null;
+  return codes.has("SERVICE_UNAVAILABLE") ? "SERVICE_UNAVAILABLE" : "SERVICE_BUSY";
+}
+
+function asCapacityRefusal(result: { statusCode: number; headers: Record<string, string> }, body: { data?: unknown; errors?: ErrorLike[] }): void {
+  const code = capacityRefusal(body);
+  if (!code) return;
+  result.statusCode = ERROR_STATUS[code];
+  result.headers["retry-after"] = String(RETRY_AFTER_SECONDS[code]);
 }
 
 /**
@@ -167,7 +197,8 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
         const result = await next();
         if (!result) return result;
         const errorsOnly = result.type === "buffer" && result.buffer.subarray(0, 10).toString("latin1") === '{"errors":';
-        if (result.statusCode < 400 && !errorsOnly) return result;
+        const capacity = result.type === "buffer" && CAPACITY_MARKERS.some((m) => result.buffer.includes(m));
+        if (result.statusCode < 400 && !errorsOnly && !capacity) return result;
         try {
           if (result.type === "buffer") {
             const body = JSON.parse(result.buffer.toString("utf8"));
@@ -175,10 +206,14 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
               body.errors = withCodes(body.errors, result.statusCode, method);
               result.buffer = Buffer.from(JSON.stringify(body), "utf8");
               for (const h of Object.keys(result.headers)) if (h.toLowerCase() === "content-length") delete result.headers[h];
+              asCapacityRefusal(result, body);
             }
           } else if (result.type === "json") {
             const body = result.json as { errors?: ErrorLike[] } | null;
-            if (body && Array.isArray(body.errors)) body.errors = withCodes(body.errors, result.statusCode, method);
+            if (body && Array.isArray(body.errors)) {
+              body.errors = withCodes(body.errors, result.statusCode, method);
+              asCapacityRefusal(result, body);
+            }
           }
         } catch {
           // not JSON (e.g. an HTML page): leave it

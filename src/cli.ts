@@ -93,14 +93,30 @@ async function askPassword(): Promise<string> {
 async function run(argv: string[]): Promise<void> {
   // Said before parsing, whose message would repeat the option (and its value).
   if (argv.some((a) => /^--?(password|pass|pw)\b/i.test(a))) throw new UsageError("The password is read from standard input, never from the command line.");
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  // Arguments are never echoed (one could be a password typed in the wrong
+  // place): a problem names the argument by its position.
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true; tokens: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+  } catch (e) {
+    const known = new Set(Object.entries(OPTIONS).flatMap(([name, o]) => [`--${name}`, ...("short" in o ? [`-${o.short}`] : [])]));
+    const at = argv.findIndex((a) => a.startsWith("-") && !known.has(a.split("=")[0]!));
+    throw new UsageError(
+      at >= 0
+        ? `Unknown option (argument #${at + 1}).`
+        : `An option is missing its value or is given one it does not take (${(e as { code?: string }).code ?? "bad arguments"}).`,
+    );
+  }
+  const { values, positionals, tokens } = parsed;
   const [command, ...extra] = positionals;
+  /** 1-based position in argv of the n-th positional argument. */
+  const positionOf = (n: number) => tokens.filter((t) => t.kind === "positional")[n]!.index + 1;
   if (values.help || command === undefined || command === "help") {
     console.log(HELP);
     if (command === undefined && !values.help) process.exitCode = 2;
     return;
   }
-  if (extra.length) throw new UsageError(`Unexpected argument: ${extra[0]}`);
+  if (extra.length) throw new UsageError(`Unexpected argument #${positionOf(1)} (a command takes no other arguments; options are --email, --name, --role).`);
   const commands: Record<string, (db: pg.Client) => Promise<void>> = {
     "add-staff": async (db) => {
       const [email, name, role] = need(values, ["email", "name", "role"]);
@@ -121,7 +137,7 @@ async function run(argv: string[]): Promise<void> {
     },
   };
   const action = commands[command];
-  if (!action) throw new UsageError(`Unknown command: ${command}. See npm run cafe -- --help.`);
+  if (!action) throw new UsageError(`Unknown command (argument #${positionOf(0)}). See npm run cafe -- --help.`);
 
   const config = loadConfig();
   const databaseUrl = config.DATABASE_OWNER_URL ?? config.DATABASE_URL;

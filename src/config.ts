@@ -45,7 +45,11 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development").describe("`development`, `production` or `test`. `production` requires `DATABASE_URL`, refuses the development defaults of the secrets, turns the demo data off and makes `AD_HOC_QUERIES` default to `staff` (docs/operations.md, Going to production)."),
-  HOST: z.string().min(1).default("0.0.0.0").describe("The address the API listens on."),
+  HOST: z
+    .string()
+    .min(1)
+    .default("127.0.0.1")
+    .describe("The address the HTTP server listens on. The default, 127.0.0.1, reaches this machine only; in a container (or to serve other machines) set HOST=0.0.0.0 (or ::)."),
   PORT: int(0, 65535).default(5678).describe("The port the API listens on."),
   LOG_FORMAT: z.enum(LOG_FORMATS).default("auto").describe("How log lines look: `auto` (readable lines on a terminal, JSON lines otherwise), `json` (always JSON lines, one object per line: for log collectors) or `pretty` (always readable lines)."),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info").describe("The lowest level logged: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. `warn` and above leave out the access log (one line per request at `info`)."),
@@ -57,6 +61,9 @@ const schema = z.object({
   DATABASE_AUTHENTICATOR_URL: postgresUrl.optional().describe("The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL."),
   DATABASE_ROLE_PASSWORD: z.string().min(8).default(DEV_DB_ROLE_PASSWORD).describe("The password of the derived role URLs (`cafe_owner`, `cafe_authenticator`), at least 8 characters. Production refuses the development value wherever it would be used (no `DATABASE_AUTHENTICATOR_URL`, or a superuser `DATABASE_URL` without `DATABASE_OWNER_URL`)."),
   DATABASE_POOL_SIZE: int(1, 200).default(10).describe("Connections in the API's pool."),
+  DATABASE_POOL_WAIT_MS: int(100, 60_000)
+    .default(5000)
+    .describe("How long a request waits for a free connection of the API's pool (DATABASE_POOL_SIZE) before it is refused as busy: SERVICE_BUSY, HTTP 503 with Retry-After. A full pool is busy, never \"database down\"."),
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
     .describe(
@@ -69,7 +76,13 @@ const schema = z.object({
   EMBEDDED_PG_PORT: int(1, 65535).default(54329).describe("The port of the embedded PostgreSQL (no `DATABASE_URL`)."),
   DEMO_DATA: bool.optional().describe("Load the demo café (accounts with password `coffee`, menu, orders) into an empty database. Default: `true`, `false` when `NODE_ENV=production`."),
 
-  JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEV_SECRET).describe("Signs the bearer tokens (HS256), at least 32 characters. Production refuses the development value."),
+  JWT_SECRET: z
+    .string()
+    .min(32, "must be at least 32 characters")
+    .optional()
+    .describe(
+      "Signs the bearer tokens (HS256), at least 32 characters. Required in production. Unset otherwise: a random secret is made once and kept (mode 0600) under the data directory (.data/jwt-secret for the embedded database, .data/jwt-secrets/<database> for a DATABASE_URL), so tokens survive restarts and nobody knows it from the source.",
+    ),
   JWT_EXPIRES_IN_SECONDS: int(30, 86_400).default(900).describe("Access token lifetime in seconds (default 15 minutes)."),
   WEBHOOK_TOKEN: z.string().min(16, "must be at least 16 characters").default(DEV_WEBHOOK_TOKEN).describe("The payment provider's bearer token on `POST /orders/payment-callback`, at least 16 characters. Production refuses the development value."),
   SIGNING_SECRET: z.string().min(16, "must be at least 16 characters").default(DEV_SIGNING_SECRET).describe("The HMAC-SHA256 key of the payment callback's `X-Signature` header, at least 16 characters. Production refuses the development value."),
@@ -147,7 +160,9 @@ const schema = z.object({
 /** The schema itself, for docs/configuration.md (scripts/docs.ts). */
 export const CONFIG_SCHEMA = schema;
 
-export type Config = z.infer<typeof schema> & {
+export type Config = Omit<z.infer<typeof schema>, "JWT_SECRET"> & {
+  /** "" until start-up fills in the development secret (src/db/devSecret.ts) when JWT_SECRET is unset outside production. */
+  JWT_SECRET: string;
   /** NODE_ENV=production. */
   isProduction: boolean;
   demoData: boolean;
@@ -199,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     ...c,
+    JWT_SECRET: c.JWT_SECRET ?? "",
     isProduction,
     demoData: c.DEMO_DATA ?? !isProduction,
     // On in production too: the admin writes ad-hoc GraphQL in it, and

@@ -5,7 +5,7 @@ import { isSafeError } from "postgraphile/grafast";
 import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
 import { currentRequestId } from "./http/requestScope.ts";
-import { isDatabaseUnavailable } from "./db/dbHealth.ts";
+import { isDatabaseBusy, isDatabaseUnavailable } from "./db/dbHealth.ts";
 import { ERROR_CODES, SQLSTATE_CODES, type ErrorCode } from "../plugins/errorCodes.ts";
 
 for (const code of ERROR_CODES) graphqlErrors.inc({ code }, 0);
@@ -68,6 +68,14 @@ function mask(error: GraphQLError): GraphQLError {
       path: error.path,
       originalError: error.originalError,
       extensions: { code, ...(details ? { details } : null) },
+    });
+  }
+  if (isDatabaseBusy(original)) {
+    // Every connection stayed in use for DATABASE_POOL_WAIT_MS: busy, not down.
+    return new GraphQLError("The service is busy; try again shortly.", {
+      nodes: error.nodes,
+      path: error.path,
+      extensions: { code: "SERVICE_BUSY" },
     });
   }
   if (isDatabaseUnavailable(original)) {

@@ -2,6 +2,7 @@ import "./envDefaults.ts";
 import { realpathSync } from "node:fs";
 import { applyEnvFile, ConfigError, loadConfig, type Config } from "./config.ts";
 import { prepareDatabase, resetDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./db/database.ts";
+import { developmentJwtSecret, developmentSecretFile } from "./db/devSecret.ts";
 import { logger, setLogFormat } from "./logger.ts";
 import { printBanner } from "./banner.ts";
 import { startApi, type ApiServer } from "./server.ts";
@@ -44,6 +45,11 @@ export async function startService(config: Config, argv: readonly string[] = [])
   if (argv.some((a) => ONE_SHOT.includes(a))) {
     await embedded?.stop();
     return { config, api: null, worker: null, demoAccounts, stop: async () => {} };
+  }
+  if (!config.JWT_SECRET) {
+    // Outside production (loadConfig requires it there): this data directory's own random secret.
+    config.JWT_SECRET = developmentJwtSecret(config);
+    logger.info({ file: developmentSecretFile(config) }, "JWT_SECRET unset: using this data directory's development secret");
   }
   const api = only !== "worker" && config.RUN_API ? await startApi(config, urls) : null;
   const worker = only !== "api" && config.RUN_WORKER ? await startWorker(config, urls) : null;

@@ -50,15 +50,20 @@ export interface ApiServer {
   pool: pg.Pool;
   /** The payment callback's own pool. */
   callbackPool: pg.Pool;
+  /** Whether the database can be reached (probed on its own connection). */
+  health: DatabaseHealth;
   port: number;
   close(): Promise<void>;
 }
 
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
+  if (!config.JWT_SECRET) throw new Error("startApi needs a JWT secret (startService fills in the development one)");
   // The database: the authenticator's pool and its health, LISTEN/NOTIFY,
   // the sign-ins Postgres revoked (src/db/).
-  const pool = openApiPool(config, urls);
-  const health = new DatabaseHealth(pool);
+  // Health is probed on a connection of its own: a full pool is busy, not down.
+  const health = new DatabaseHealth(urls.authenticator);
+  const apiPool = openApiPool(config, urls, health);
+  const pool = apiPool.pool;
   const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
   // Each request role's statement and lock timeouts, as the DBA sets them.
@@ -101,7 +106,6 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const limiter = makeRateLimiter(config);
   const graphqlRoute = makeGraphQLRoute({
     config,
-    health,
     limiter,
     sourceOf,
     viewerFrom,
@@ -178,6 +182,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     tableSizes,
     pool,
     callbackPool,
+    health,
     port,
     close() {
       closing ??= (async () => {
@@ -199,7 +204,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         roleLimits.stop();
         tableSizes.stop();
         subscriber.release();
-        health.stop();
+        await health.stop();
+        apiPool.stop();
         limiter?.stop();
         unregisterMetrics();
         await pool.end();

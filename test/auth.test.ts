@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { codes, DEMO, type DemoUser, ok } from "./support/client.ts";
 import { useTestService } from "./support/service.ts";
@@ -192,5 +193,28 @@ describe("bearer tokens the service did not issue are a 401 UNAUTHENTICATED", ()
   test("no Authorization header is anonymous (the menu, no customer)", async () => {
     const r = await t.gql(`{ menuItems { id } }`);
     expect(ok(r).menuItems.length).toBeGreaterThan(0);
+  });
+});
+
+describe("a correctly signed token for an account that does not exist acts as nobody (a rule in Postgres: app_hidden.signed_in_as)", () => {
+  test("no admin data, no admin mutation, no staff read: UNAUTHENTICATED or nothing", async () => {
+    const admin = await genuineClaims("admin");
+    const ghost = randomUUID();
+    const forged = `Bearer ${forge({ ...admin, user_id: ghost, sub: ghost, sid: randomUUID() })}`;
+    // The genuine admin sees suppliers; the ghost none.
+    const genuine = await post(`Bearer ${forge(admin)}`, "{ allSuppliers { nodes { name } } }");
+    expect(genuine.body.data.allSuppliers.nodes.length).toBeGreaterThan(0);
+    const suppliers = await post(forged, "{ allSuppliers { nodes { name } } }");
+    expect(suppliers.body.data?.allSuppliers?.nodes ?? []).toEqual([]);
+    const staffRead = await post(forged, "{ allOrders { nodes { id } } }");
+    expect(staffRead.body.data?.allOrders?.nodes ?? []).toEqual([]);
+    const email = `ghost-${randomUUID().slice(0, 8)}@example.com`;
+    const add = await post(forged, `mutation { addStaffAccount(email: "${email}", name: "Ghost", role: "admin", password: "a-long-enough-password-1") }`);
+    expect(codes({ body: add.body } as never)).toEqual(["UNAUTHENTICATED"]);
+    const { rows } = await t.db.query("select 1 from app_private.accounts where email = $1", [email]);
+    expect(rows).toEqual([]);
+    // A customer's genuine id under an admin's role is not an admin either.
+    const wrongRole = `Bearer ${forge({ ...admin, user_id: DEMO.alice.id, sub: DEMO.alice.id })}`;
+    expect((await post(wrongRole, "{ allSuppliers { nodes { name } } }")).body.data?.allSuppliers?.nodes ?? []).toEqual([]);
   });
 });

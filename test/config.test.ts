@@ -1,6 +1,8 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
+import { developmentJwtSecret, developmentSecretFile } from "../src/db/devSecret.ts";
 import { emptyDir, expectNoStackTrace, runMain } from "./support/service.ts";
 
 // Configuration: environment variables (and a .env file) validated once at
@@ -33,12 +35,33 @@ function named(e: ConfigError): string[] {
   return [...new Set([...e.message.matchAll(/^\s+([A-Z_]+):/gm)].map((m) => m[1]!))].sort();
 }
 
+describe("the development JWT secret", () => {
+  test("random per data directory (and per database for a DATABASE_URL), kept with mode 0600, the same after a restart", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "cafe-secret-"));
+    const embedded = { EMBEDDED_PG_DIR: path.join(dir, "pg"), DATABASE_URL: undefined };
+    const first = developmentJwtSecret(embedded);
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(developmentSecretFile(embedded)).toBe(path.join(dir, "jwt-secret"));
+    expect(statSync(developmentSecretFile(embedded)).mode & 0o777).toBe(0o600);
+    expect(developmentJwtSecret(embedded)).toBe(first);
+    const other = developmentJwtSecret({ EMBEDDED_PG_DIR: path.join(dir, "elsewhere", "pg"), DATABASE_URL: undefined });
+    expect(other).not.toBe(first);
+    const a = developmentJwtSecret({ ...embedded, DATABASE_URL: "postgres://u:p@db.example:5433/cafe_a" });
+    const b = developmentJwtSecret({ ...embedded, DATABASE_URL: "postgres://u:p@db.example:5433/cafe_b" });
+    expect(new Set([first, a, b]).size).toBe(3);
+    expect(readdirSync(path.join(dir, "jwt-secrets")).sort()).toEqual(["db.example_5433_cafe_a", "db.example_5433_cafe_b"]);
+    // Nothing in the source knows it.
+    expect(readFileSync(path.join(__dirname, "..", "src", "config.ts"), "utf8")).not.toContain(first);
+  });
+});
+
 describe("loadConfig", () => {
   test("an empty environment gives the documented development defaults", () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       NODE_ENV: "development",
-      HOST: "0.0.0.0",
+      // This machine only, unless asked (a container sets HOST=0.0.0.0).
+      HOST: "127.0.0.1",
       PORT: 5678,
       LOG_LEVEL: "info",
       JWT_EXPIRES_IN_SECONDS: 900,
@@ -50,14 +73,15 @@ describe("loadConfig", () => {
       graphiql: true,
     });
     expect(c.DATABASE_URL).toBeUndefined();
-    expect(c.JWT_SECRET.length).toBeGreaterThanOrEqual(32);
+    // No published JWT secret: start-up makes this data directory's own (test below).
+    expect(c.JWT_SECRET).toBe("");
     expect(c.WEBHOOK_TOKEN.length).toBeGreaterThanOrEqual(16);
     expect(c.SIGNING_SECRET.length).toBeGreaterThanOrEqual(16);
   });
 
   test("values are parsed: numbers, booleans, and empty strings count as unset", () => {
     const c = loadConfig({ PORT: "8080", RUN_WORKER: "false", DEMO_DATA: "0", GRAPHIQL: "no", JWT_EXPIRES_IN_SECONDS: "60", HOST: "" });
-    expect(c).toMatchObject({ PORT: 8080, RUN_WORKER: false, demoData: false, graphiql: false, JWT_EXPIRES_IN_SECONDS: 60, HOST: "0.0.0.0" });
+    expect(c).toMatchObject({ PORT: 8080, RUN_WORKER: false, demoData: false, graphiql: false, JWT_EXPIRES_IN_SECONDS: 60, HOST: "127.0.0.1" });
     expect(loadConfig({ PORT: "" }).PORT).toBe(5678);
     expect(loadConfig({ PORT: "0" }).PORT).toBe(0);
   });

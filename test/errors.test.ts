@@ -59,8 +59,6 @@ test("down is a connection that cannot be had or was cut; a statement's own fail
     Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
     Object.assign(new Error("connect ETIMEDOUT"), { code: "ETIMEDOUT" }),
     pgError("57P01", "terminating connection due to administrator command"),
-    pgError("53300", "sorry, too many clients already"),
-    new Error("timeout exceeded when trying to connect"),
     new Error("Connection terminated unexpectedly"),
   ];
   const notDown = [
@@ -68,6 +66,9 @@ test("down is a connection that cannot be had or was cut; a statement's own fail
     pgError("55P03", "canceling statement due to lock timeout"),
     pgError("23505", "duplicate key value violates unique constraint"),
     new Error("Invalid payload"),
+    // busy, not down (test/busy-not-down.test.ts): the pool stayed full, the server has too many clients
+    pgError("53300", "sorry, too many clients already"),
+    new Error("timeout exceeded when trying to connect"),
   ];
   expect(down.map(isDatabaseUnavailable)).toEqual(down.map(() => true));
   expect(notDown.map(isDatabaseUnavailable)).toEqual(notDown.map(() => false));

@@ -285,7 +285,8 @@ describe("raw SQL obeys the same rules", () => {
         // The function path checks the same table: PREPARING -> READY is no move for anyone.
         await c.query("begin");
         await c.query(`set local role ${role}`);
-        await c.query("select set_config('jwt.claims.user_id', $1, true)", [DEMO.barista.id]);
+        // The role's own account (a token acts only for an account of its role: app_hidden.signed_in_as).
+        await c.query("select set_config('jwt.claims.user_id', $1, true)", [role === "cafe_admin" ? DEMO.admin.id : DEMO.barista.id]);
         const viaFunction = c.query("select app_public.update_order_status($1, 'READY')", [id]);
         await expect(viaFunction).rejects.toMatchObject({ code: role === "cafe_barista" || role === "cafe_admin" ? "CT001" : "42501" }); // others may not call it at all (exact grants)
         await c.query("rollback");

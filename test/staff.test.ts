@@ -132,9 +132,17 @@ describe("npm run cafe", () => {
     expect({ code: unknown.code, message: unknown.stderr.includes("No account has that e-mail address.") }).toEqual({ code: 1, message: true });
     const nonsense = await cafe(["promote-everyone"]);
     expect(nonsense.code).toBe(2);
+    expect(nonsense.stderr).not.toContain("promote-everyone");
+    // A stray argument (a password typed in the wrong place) is named by its position, never printed.
+    const stray = await cafe(["list-staff", PASSWORD]);
+    expect({ code: stray.code, message: stray.stderr.includes("Unexpected argument #2") }).toEqual({ code: 2, message: true });
+    expect(stray.stderr + stray.stdout).not.toContain(PASSWORD);
+    const strayOption = await cafe(["list-staff", `--${PASSWORD}`]);
+    expect({ code: strayOption.code, message: strayOption.stderr.includes("Unknown option (argument #2)") }).toEqual({ code: 2, message: true });
+    expect(strayOption.stderr + strayOption.stdout).not.toContain(PASSWORD);
     expect(await account(email)).toBeUndefined();
     expect((await account(DEMO.alice.email))?.role).toBe("customer");
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("addStaffAccount and disableAccount (GraphQL)", () => {

@@ -48,13 +48,28 @@ create function app_public.current_actor() returns text
 language sql stable as $$
   select case current_setting('role', true)
     when 'cafe_anonymous' then 'anonymous'
-    when 'cafe_customer' then 'customer'
-    when 'cafe_barista' then 'barista'
-    when 'cafe_admin' then 'admin'
+    when 'cafe_customer' then app_hidden.signed_in_as('customer')
+    when 'cafe_barista' then app_hidden.signed_in_as('barista')
+    when 'cafe_admin' then app_hidden.signed_in_as('admin')
     when 'cafe_system' then 'system'
     else 'dba'
   end;
 $$;
+-- A token acts for its account only while that account exists, is enabled
+-- and has the token's role: otherwise (a correctly signed token for an
+-- account that does not exist, or no longer does) the caller is nobody,
+-- 'anonymous'. Asked of the accounts table, which the request roles cannot
+-- read, hence SECURITY DEFINER.
+create function app_hidden.signed_in_as(p_role text) returns text
+language sql stable security definer set search_path = pg_catalog as $$
+  select coalesce((
+    select p_role from app_private.accounts a
+     where a.id = (select case when c ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then c::uuid end
+                     from nullif(current_setting('jwt.claims.user_id', true), '') c)
+       and a.role = p_role and a.disabled_at is null), 'anonymous');
+$$;
+comment on function app_hidden.signed_in_as(text) is 'p_role when the signed-in account (jwt.claims.user_id) exists, is enabled and has that role; else anonymous.';
+
 comment on function app_public.current_actor() is E'@behavior -queryField -mutationField -typeField\nThe acting role: anonymous, customer, barista, admin, system (payments and jobs) or dba (a session that set no role).';
 
 create function app_public.current_user_id() returns uuid
@@ -244,7 +259,7 @@ insert into app_private.settings (key, value, text_value, description) values
   ('login_window_seconds', '900', NULL, 'The window (and the wait) of the login limits.'),
   ('refresh_token_days', '30', NULL, 'How long a refresh token lives.'),
   ('password_min_length', '10', NULL, 'Shortest password accepted at registration and password change.'),
-  ('worker_dead_after_seconds', '30', NULL, 'A worker silent this long is dead: its jobs are unlocked for others to run.'),
+  ('worker_dead_after_seconds', '5', NULL, 'A worker silent this long is dead: its jobs are unlocked for others to run (workers beat every 2 s; a SIGKILLed worker''s jobs run again within about 8 s).'),
   ('login_max_failures_per_account_and_source', '5', NULL, 'Wrong passwords for one account from one source within login_window_seconds (sign-ins and password changes alike) before that source is refused for that account. Other sources are not affected.'),
   ('login_max_successes_per_account', '30', NULL, 'Successful password checks (sign-ins, password changes) of one account within login_window_seconds, from any source, before further ones are refused: each costs a bcrypt hash.'),
   ('login_max_successes_per_source', '300', NULL, 'Successful password checks (sign-ins, registrations, password changes) from one source within login_window_seconds, any accounts, before further ones from it are refused.'),
@@ -3111,51 +3126,51 @@ create policy select_all on app_public.reviews for select using (true);
 
 -- Suppliers: admins only.
 alter table app_public.suppliers enable row level security;
-create policy select_admin on app_public.suppliers for select to cafe_admin using (true);
+create policy select_admin on app_public.suppliers for select to cafe_admin using (app_public.is_admin());
 
 -- Stock: staff (and the system).
 alter table app_public.stock_items enable row level security;
-create policy select_staff on app_public.stock_items for select to cafe_barista, cafe_admin, cafe_system using (true);
+create policy select_staff on app_public.stock_items for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
 alter table app_public.stock_movements enable row level security;
-create policy select_staff on app_public.stock_movements for select to cafe_barista, cafe_admin using (true);
+create policy select_staff on app_public.stock_movements for select to cafe_barista, cafe_admin using (app_public.is_staff());
 
 -- Customers: staff read all; a customer reads their own row.
 alter table app_public.customers enable row level security;
-create policy select_staff on app_public.customers for select to cafe_barista, cafe_admin, cafe_system using (true);
+create policy select_staff on app_public.customers for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
 create policy select_own on app_public.customers for select to cafe_customer using (id = app_public.current_user_id());
 alter table app_public.profiles enable row level security;
-create policy select_staff on app_public.profiles for select to cafe_barista, cafe_admin using (true);
+create policy select_staff on app_public.profiles for select to cafe_barista, cafe_admin using (app_public.is_staff());
 create policy select_own on app_public.profiles for select to cafe_customer using (customer_id = app_public.current_user_id());
 
 -- Orders: staff read all; a customer reads their own.
 alter table app_public.orders enable row level security;
-create policy select_staff on app_public.orders for select to cafe_barista, cafe_admin, cafe_system using (true);
+create policy select_staff on app_public.orders for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
 create policy select_own on app_public.orders for select to cafe_customer using (customer_id = app_public.current_user_id());
 alter table app_public.order_items enable row level security;
-create policy select_staff on app_public.order_items for select to cafe_barista, cafe_admin, cafe_system using (true);
+create policy select_staff on app_public.order_items for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
 create policy select_own on app_public.order_items for select to cafe_customer
   using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
 alter table app_public.order_events enable row level security;
-create policy select_staff on app_public.order_events for select to cafe_barista, cafe_admin using (true);
+create policy select_staff on app_public.order_events for select to cafe_barista, cafe_admin using (app_public.is_staff());
 create policy select_own on app_public.order_events for select to cafe_customer
   using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
 
 -- Staff: staff read each other; a customer reads the baristas of their orders.
 alter table app_public.baristas enable row level security;
-create policy select_staff on app_public.baristas for select to cafe_barista, cafe_admin, cafe_system using (true);
+create policy select_staff on app_public.baristas for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
 create policy select_own_orders on app_public.baristas for select to cafe_customer
   using (exists (select 1 from app_public.orders o where o.barista_id = baristas.id and o.customer_id = app_public.current_user_id()));
 alter table app_public.order_status_transitions enable row level security;
-create policy select_staff on app_public.order_status_transitions for select to cafe_barista, cafe_admin using (true);
+create policy select_staff on app_public.order_status_transitions for select to cafe_barista, cafe_admin using (app_public.is_staff());
 alter table app_public.coffee_price_changes enable row level security;
-create policy select_admin on app_public.coffee_price_changes for select to cafe_admin using (true);
+create policy select_admin on app_public.coffee_price_changes for select to cafe_admin using (app_public.is_admin());
 alter table app_public.notifications enable row level security;
-create policy select_staff on app_public.notifications for select to cafe_barista, cafe_admin using (true);
+create policy select_staff on app_public.notifications for select to cafe_barista, cafe_admin using (app_public.is_staff());
 create policy select_own on app_public.notifications for select to cafe_customer using (customer_id = app_public.current_user_id());
 alter table app_public.refunds enable row level security;
-create policy select_admin on app_public.refunds for select to cafe_admin using (true);
+create policy select_admin on app_public.refunds for select to cafe_admin using (app_public.is_admin());
 alter table app_public.payment_alerts enable row level security;
-create policy select_admin on app_public.payment_alerts for select to cafe_admin using (true);
+create policy select_admin on app_public.payment_alerts for select to cafe_admin using (app_public.is_admin());
 
 -- Nothing for the request roles: no grants, and RLS with no policy.
 alter table app_private.audit_log enable row level security;
@@ -3265,6 +3280,7 @@ grant execute on function app_hidden.note_registration_attempt(text) to cafe_ano
 grant execute on function app_hidden.recent_revoked_sign_ins(integer) to cafe_system;
 grant execute on function app_hidden.refresh_session(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.register(text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.signed_in_as(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.require_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.require_signed_in() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.require_staff() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;

@@ -1,13 +1,83 @@
 import pg from "pg";
 import type { Config } from "../config.ts";
 import type { DatabaseUrls } from "./database.ts";
+import { isDatabaseBusy, type DatabaseHealth } from "./dbHealth.ts";
 import { logger } from "../logger.ts";
 
-/** The API's pool: the authenticator (who may only SET ROLE to the request roles), DATABASE_POOL_SIZE connections. */
-export function openApiPool(config: Config, urls: DatabaseUrls): pg.Pool {
-  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 });
-  pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection failed"));
-  return pool;
+// The API's pool: the authenticator (who may only SET ROLE to the request
+// roles), DATABASE_POOL_SIZE connections. A request that finds them all in
+// use waits its turn for at most DATABASE_POOL_WAIT_MS, then is refused as
+// busy (SERVICE_BUSY, src/errors.ts). A saturated pool is reported by one
+// warning line per SATURATION_LOG_INTERVAL_MS, with counts, not a line per
+// request.
+
+/** At most one "pool saturated" line per this interval. */
+export const SATURATION_LOG_INTERVAL_MS = 10_000;
+
+/** Connection errors that stand for a database that is down (set while the probe says so). */
+class DatabaseDownError extends Error {
+  code = "08001";
+  constructor() {
+    super("The database is unavailable.");
+  }
+}
+
+export interface ApiPool {
+  pool: pg.Pool;
+  /** Stops the saturation report. */
+  stop(): void;
+}
+
+export function openApiPool(config: Config, urls: DatabaseUrls, health: DatabaseHealth): ApiPool {
+  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: config.DATABASE_POOL_WAIT_MS });
+  pool.on("error", (err) => {
+    // An idle connection was cut: maybe the database went away; the probe decides.
+    logger.warn({ err: err.message }, "idle database connection failed");
+    health.suspect();
+  });
+
+  // Counted between two saturation lines.
+  let waited = 0;
+  let refused = 0;
+  let mostWaiting = 0;
+  const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
+  // pool.query() goes through pool.connect() too, so this sees every checkout.
+  pool.connect = function (this: pg.Pool, cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void) {
+    if (!health.up) {
+      // Fail at once rather than wait for connection timeouts while the probe says down.
+      const err = new DatabaseDownError();
+      if (cb) return void process.nextTick(cb, err);
+      return Promise.reject(err);
+    }
+    if (pool.totalCount >= config.DATABASE_POOL_SIZE && pool.idleCount === 0) {
+      waited++;
+      mostWaiting = Math.max(mostWaiting, pool.waitingCount + 1);
+    }
+    const counted = (err: unknown) => {
+      if (isDatabaseBusy(err)) refused++;
+    };
+    if (cb) {
+      return void connect((err: Error | undefined, client: pg.PoolClient, done: (release?: unknown) => void) => {
+        if (err) counted(err);
+        cb(err, client, done);
+      });
+    }
+    return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
+      counted(err);
+      throw err;
+    });
+  } as typeof pool.connect;
+
+  const timer = setInterval(() => {
+    if (waited === 0 && refused === 0) return;
+    logger.warn(
+      { poolSize: config.DATABASE_POOL_SIZE, waited, mostWaiting, refusedBusy: refused, intervalMs: SATURATION_LOG_INTERVAL_MS },
+      "database pool saturated: requests waited for a connection",
+    );
+    waited = refused = mostWaiting = 0;
+  }, SATURATION_LOG_INTERVAL_MS);
+  timer.unref();
+  return { pool, stop: () => clearInterval(timer) };
 }
 
 /**

@@ -7,7 +7,9 @@ import type { RequestScope } from "./requestScope.ts";
 // would add a child logger and serializers per request on the hot path):
 // method, route (the bounded label of the metrics), status, duration, the
 // GraphQL operation's name when there is one, and the request id. The
-// request counter of /metrics is kept at the same moment.
+// request counter of /metrics is kept at the same moment. A 5xx answer is
+// not routine: a 503 (busy, down, refused for a while) is logged at warn,
+// any other 5xx at error, so LOG_LEVEL=warn still shows them.
 
 export function pathOf(url = "/"): string {
   const q = url.indexOf("?");
@@ -20,8 +22,9 @@ export function trackRequest(req: IncomingMessage, res: ServerResponse, path: st
     const route = routeLabel(path);
     const finished = res.writableFinished;
     if (finished) countRequest(route, res.statusCode);
-    if (!logger.isLevelEnabled("info")) return;
-    accessLogger.info(
+    const level = res.statusCode >= 500 ? (res.statusCode === 503 ? "warn" : "error") : "info";
+    if (!logger.isLevelEnabled(level)) return;
+    accessLogger[level](
       {
         requestId: scope.id,
         method: req.method,

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
-import type { DatabaseHealth } from "../db/dbHealth.ts";
 import type { Viewer } from "../../plugins/services.ts";
 import { VIEWER } from "../graphile.config.ts";
 import { RateLimiter, RequestBudget } from "./rateLimiter.ts";
@@ -11,7 +10,12 @@ import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefu
 // (browsers only), the body limit, the bearer token (a bad or expired one is
 // a 401, never a silent downgrade to anonymous), the rate limit (charged to
 // the token's sign-in and account, or to the source when there is none: a
-// bad token's 401 spends its source's budget too), the database's health.
+// bad token's 401 spends its source's budget too). The database's health is
+// not asked here: a request that needs no SQL (the trusted `Ping`,
+// `{ __typename }`) answers whatever the database does; one that needs it
+// fails fast while the database is down (src/db/pool.ts) and is answered 503
+// SERVICE_UNAVAILABLE, or 503 SERVICE_BUSY when the pool stayed full
+// (plugins/errorCodes.ts).
 
 type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
@@ -28,7 +32,6 @@ export function makeRateLimiter(config: Config): RequestBudget | null {
 
 export interface GraphQLRouteOptions {
   config: Config;
-  health: DatabaseHealth;
   limiter: RequestBudget | null;
   sourceOf(req: IncomingMessage): Source;
   /** Verifies an Authorization header (null: anonymous); throws AuthError for a bad, expired or revoked token. */
@@ -40,7 +43,7 @@ export interface GraphQLRouteOptions {
   next(req: IncomingMessage, res: ServerResponse): void;
 }
 
-export function makeGraphQLRoute({ health, limiter, sourceOf, viewerFrom, cors, headers, next }: GraphQLRouteOptions) {
+export function makeGraphQLRoute({ limiter, sourceOf, viewerFrom, cors, headers, next }: GraphQLRouteOptions) {
   const rateLimited = (res: ServerResponse) => {
     res.setHeader("retry-after", "1");
     sendRefusal(res, "RATE_LIMITED", "Too many requests; slow down.");
@@ -60,11 +63,6 @@ export function makeGraphQLRoute({ health, limiter, sourceOf, viewerFrom, cors, 
       return;
     }
     if (limiter && !limiter.take({ source: sourceOf(req), viewer })) return rateLimited(res);
-    if (!health.up) {
-      res.setHeader("retry-after", "2");
-      sendRefusal(res, "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
-      return;
-    }
     req[VIEWER] = viewer;
     next(req, res);
   };

@@ -2,7 +2,9 @@ import type express from "express";
 import type { DatabaseHealth } from "../db/dbHealth.ts";
 
 // GET /healthz: the process answers. GET /readyz: and the database too
-// (asked now, not the last ping's answer): 503 while it is down.
+// (asked now on the probe's own connection, not the last ping's answer and
+// never through the request pool): 503 only while it cannot be reached; a
+// full pool is busy, not down, and /readyz still answers ready.
 
 export function installHealthRoutes(app: express.Express, health: DatabaseHealth): void {
   app.get("/healthz", (_req, res) => {

@@ -8,12 +8,13 @@ import { PAYMENT_EVENT, parseDelivery } from "../payments/schema.ts";
 import type { BlockedSources } from "../payments/blockList.ts";
 import { paymentCallbacks } from "../metrics.ts";
 import { asSystem } from "../db/asSystem.ts";
-import { isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
+import { isDatabaseBusy, isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
 import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../plugins/errorCodes.ts";
 import { signatureMatches } from "../payments/signature.ts";
 import type { Source } from "./clientAddress.ts";
 import { RateLimiter } from "./rateLimiter.ts";
+import { RETRY_AFTER_SECONDS } from "../../plugins/errorCodes.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked or over
 // CALLBACK_RATE_LIMIT (429, from memory) -> size while reading (413) ->
@@ -221,10 +222,14 @@ export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf 
       }
       return res.status(200).json({ status: outcome.status, ...(outcome.order_id ? { orderId: outcome.order_id } : null) });
     } catch (err) {
-      // Unavailable or busy (this route's pool): the provider retries. The
-      // database's health is the probe's to judge, not this route's.
+      if (isDatabaseBusy(err)) {
+        // Nothing was recorded; the provider retries.
+        res.setHeader("retry-after", String(RETRY_AFTER_SECONDS.SERVICE_BUSY));
+        return fail(res, "SERVICE_BUSY", "The service is busy; retry shortly.");
+      }
       if (isDatabaseUnavailable(err)) {
-        res.setHeader("retry-after", "5");
+        health.suspect();
+        res.setHeader("retry-after", String(RETRY_AFTER_SECONDS.SERVICE_UNAVAILABLE));
         return fail(res, "SERVICE_UNAVAILABLE", "The service is unavailable; retry later.");
       }
       logger.error({ err }, "payment callback failed");

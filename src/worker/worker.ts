@@ -27,7 +27,8 @@ export interface WorkerHandle {
   stop(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 5_000;
+/** Well under app_private.settings worker_dead_after_seconds (5): a live worker misses two beats before it could be taken for dead. */
+const HEARTBEAT_MS = 2_000;
 const EXPIRY_SWEEP_MS = 1_000;
 
 const workerLogger = new Logger(graphileLogFactory("graphile-worker"));

@@ -451,16 +451,16 @@ test(
     const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
     const badTokens: Record<string, string> = {
       forged: jwt.sign(claims, "not-the-secret-not-the-secret-not-the-secret", { algorithm: "HS256", expiresIn: 600 }),
-      expired: jwt.sign({ ...claims, exp: now - 60, iat: now - 1000 }, SECRETS.jwtSecret, { algorithm: "HS256" }),
+      expired: jwt.sign({ ...claims, exp: now - 60, iat: now - 1000 }, t.config.JWT_SECRET, { algorithm: "HS256" }),
       "alg:none": `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp: now + 600 })}.`,
-      "alg:none, signature kept": `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp: now + 600 })}.${jwt.sign(claims, SECRETS.jwtSecret, { expiresIn: 600 }).split(".")[2]}`,
-      HS512: jwt.sign(claims, SECRETS.jwtSecret, { algorithm: "HS512", expiresIn: 600 }),
-      "wrong audience": jwt.sign({ ...claims, aud: "someone-else" }, SECRETS.jwtSecret, { algorithm: "HS256", expiresIn: 600 }),
-      "role postgres": jwt.sign({ ...claims, role: "postgres" }, SECRETS.jwtSecret, { algorithm: "HS256", expiresIn: 600 }),
-      "role cafe_system": jwt.sign({ ...claims, role: "cafe_system" }, SECRETS.jwtSecret, { algorithm: "HS256", expiresIn: 600 }),
-      "no expiry": jwt.sign(claims, SECRETS.jwtSecret, { algorithm: "HS256" }),
+      "alg:none, signature kept": `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp: now + 600 })}.${jwt.sign(claims, t.config.JWT_SECRET, { expiresIn: 600 }).split(".")[2]}`,
+      HS512: jwt.sign(claims, t.config.JWT_SECRET, { algorithm: "HS512", expiresIn: 600 }),
+      "wrong audience": jwt.sign({ ...claims, aud: "someone-else" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
+      "role postgres": jwt.sign({ ...claims, role: "postgres" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
+      "role cafe_system": jwt.sign({ ...claims, role: "cafe_system" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
+      "no expiry": jwt.sign(claims, t.config.JWT_SECRET, { algorithm: "HS256" }),
       "payload tampered": (() => {
-        const [h, , s] = jwt.sign({ ...claims, role: "customer", user_id: ALICE }, SECRETS.jwtSecret, { algorithm: "HS256", expiresIn: 600 }).split(".");
+        const [h, , s] = jwt.sign({ ...claims, role: "customer", user_id: ALICE }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }).split(".");
         return `${h}.${b64({ ...claims, exp: now + 600 })}.${s}`;
       })(),
       "webhook token": SECRETS.webhookToken,

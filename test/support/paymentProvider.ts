@@ -15,7 +15,6 @@ const CONFIG = loadConfig({ ...process.env, NODE_ENV: "test" });
 export const SECRETS = {
   webhookToken: CONFIG.WEBHOOK_TOKEN,
   signingSecret: CONFIG.SIGNING_SECRET,
-  jwtSecret: CONFIG.JWT_SECRET,
 } as const;
 
 /** `sha256=<hex HMAC-SHA256 of the bytes>`. */

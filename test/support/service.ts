@@ -282,7 +282,9 @@ export class ChildService {
         DEMO_DATA: "true",
         WEBHOOK_TOKEN: SECRETS.webhookToken,
         SIGNING_SECRET: SECRETS.signingSecret,
-        JWT_SECRET: SECRETS.jwtSecret,
+        // No JWT_SECRET: like the in-process service on the same database, it
+        // reads that database's development secret (src/db/devSecret.ts), so a
+        // token from one is good on the other.
         ...options.env,
       },
     });
