@@ -31,6 +31,8 @@ const TEST_SERVICE_ENV = {
   RUN_WORKER: "false",
   // Tests send bursts from one address; the rate limit has its own test.
   GRAPHQL_RATE_LIMIT: "0",
+  // Likewise the callback route's (test/fair-share-http.test.ts tests it).
+  CALLBACK_RATE_LIMIT: "1000000",
 } as const;
 
 // ---------------------------------------------------------------------------
