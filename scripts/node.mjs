@@ -47,7 +47,11 @@ if (supported && scriptIndex === 0) {
   console.error(
     `Node.js ${process.versions.node} is older than ${MINIMUM.join(".")}: running under ${FALLBACK} from the npm registry (downloaded once into npm's cache). Install Node >= ${MINIMUM.join(".")} to skip this.`,
   );
-  relay(fallbackNode(), args);
+  const node = fallbackNode();
+  // Its folder first on the PATH, as `npm exec` would put it: a program that
+  // starts `node` or an npm script itself (the tests do) gets this Node too,
+  // without going through this launcher (and its notice) again.
+  relay(node, args, { ...process.env, PATH: [path.dirname(node), process.env.PATH].filter(Boolean).join(path.delimiter) });
 }
 
 /** The path of the registry's Node binary, from npm's cache (fetched there on first use). */
@@ -61,8 +65,8 @@ function fallbackNode() {
   return out.trim().split("\n").pop();
 }
 
-function relay(command, commandArgs) {
-  const child = spawn(command, commandArgs, { stdio: "inherit" });
+function relay(command, commandArgs, env = process.env) {
+  const child = spawn(command, commandArgs, { stdio: "inherit", env });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
     process.on(signal, () => child.kill(signal));
   }

@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:594c6e5ef2fcf4dc7627128d1dff9319c24537bb
+--! Hash: sha1:faa51d8ec33f2ea9fc3ee753d264f6597315a509
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
