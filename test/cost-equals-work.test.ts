@@ -2,7 +2,7 @@ import { codes, errorsOf, settled, subscribe } from "./support/client.ts";
 import { SqlRecorder } from "./support/db.ts";
 import { useTestService } from "./support/service.ts";
 
-// Cost equals work (issue 22): what the server pays, not what it returns.
+// Cost equals work: what the server pays, not what it returns.
 // - a totalCount is priced by the rows it scans (the table's size), so the
 //   20-coffee count over every order line is refused once order_items is big;
 // - a variable's value counts toward the depth, token and size limits, and

@@ -5,7 +5,7 @@ import { sendCallback } from "./support/paymentProvider.ts";
 import { startTestService, type TestService } from "./support/service.ts";
 import { sleep, waitUntil } from "./support/wait.ts";
 
-// Fair share at the HTTP edge (issue 22): one definition of "source" (an
+// Fair share at the HTTP edge: one definition of "source" (an
 // IPv6 /64 is one, an IPv4-mapped address is its IPv4 address) for every
 // limiter; a signed-in request spends its sign-in's budget, not its
 // address's; TRUSTED_NETWORKS raises the per-source budget; the payment

@@ -3,7 +3,7 @@ import { removeStockedCoffee, stockedCoffee, type StockedCoffee } from "./suppor
 import { useTestService } from "./support/service.ts";
 import { sleep } from "./support/wait.ts";
 
-// Fair stock (issue 22): a customer's own orders hold at most
+// Fair stock: a customer's own orders hold at most
 // max_stock_share_percent of an ingredient's stock on the shelf (at least
 // one cup's worth), counting their open orders and the unpaid ones they
 // cancelled within stock_share_cooldown_seconds; refused

@@ -38,7 +38,7 @@ test("which operations: exactly one root field, a mutation", () => {
 });
 
 test("the mutation in one transaction, committed before the payload is read; the payload's reads after the commit", async () => {
-  // Before issue 22 the payload was read inside the mutation's transaction:
+  // Before, the payload was read inside the mutation's transaction:
   // a heavy selection held the order's stock locks for as long as it ran.
   const db = fakeDatabase();
   const tx = oneTransaction(db.real);

@@ -1,6 +1,6 @@
 import { useTestService } from "./support/service.ts";
 
-// Settings fail closed (issue 22): every row of app_private.settings has a
+// Settings fail closed: every row of app_private.settings has a
 // kind and a range (app_private.setting_definitions), checked by the
 // database when it is written; a bad value, an unknown key or a deletion is
 // refused with 22023 and changes nothing; a reader of a missing setting

@@ -5,7 +5,7 @@ import { forgetAccounts, maxId } from "./support/fixtures.ts";
 import { startAnotherService, useTestService, type TestService } from "./support/service.ts";
 import { sleep, waitUntil } from "./support/wait.ts";
 
-// Sign-in under a budget (issue 22): every password check (login,
+// Sign-in under a budget: every password check (login,
 // changePassword, register) is counted per account and per source, right
 // passwords too; the counts hold under concurrent requests; an API process
 // runs a bounded number of password checks at once and refuses the excess

@@ -3,7 +3,7 @@ import { forgetAccounts, makeCoffee, maxId, placeOrder, removeStockedCoffee, sto
 import { listening, useTestService } from "./support/service.ts";
 import { sleep } from "./support/wait.ts";
 
-// A café's own network (issue 22, "Shared networks"): its customers, tills
+// A café's own network: its customers, tills
 // and kiosks share one address. From an address in TRUSTED_NETWORKS (here
 // 127.0.0.1, where the test's requests come from), with the default limits
 // on (request rate, WebSockets and HTTP connections per source), 200

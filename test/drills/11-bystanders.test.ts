@@ -10,7 +10,7 @@ import { ChildService, ROOT, useDrillDatabase, withLogsOnFailure } from "../supp
 import { sleep } from "../support/wait.ts";
 import type { AttackOptions, Family } from "./attacker.ts";
 
-// Drill 11: bystanders (issue 22, "Fair share"). For each attack family, a
+// Drill 11: bystanders. For each attack family, a
 // quiet measurement, then the same under that attack, in one run: the
 // latency (p50, p95, p99) and the errors of three bystanders, an anonymous
 // kiosk reading the menu (KioskMenu), a customer placing an order and
