@@ -1,6 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { ConfigError, loadConfig } from "../src/config.ts";
+import { webhookSignature } from "../src/worker/tasks/notification__send_webhook.ts";
 import { DEMO, errorsOf, subscribe } from "./support/client.ts";
 import { moveAsDba, placeOrder, stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
 import { paymentBody, sendCallback } from "./support/paymentProvider.ts";
@@ -251,8 +253,10 @@ describe("a webhook receiver that is down", () => {
     await sleep(3_000);
     expect(receiver.accepted.length).toBe(before);
     receiver.mode = "up";
+    const upAt = Date.now();
 
     await waitUntil("every webhook delivered", async () => (await delivered(ids)) === ids.length, 20_000);
+    const catchUpMs = Date.now() - upAt;
     await sleep(2_500); // a duplicate would show up here (poll interval 1 s)
     const got = receiver.accepted.slice(before);
     expect(new Set(got.map((a) => a.id))).toEqual(new Set(ids));
@@ -262,6 +266,9 @@ describe("a webhook receiver that is down", () => {
     const { rows } = await t.db.query("select min(attempts)::int as min, max(attempts)::int as max from app_private.notification_webhooks where notification_id = any($1)", [ids]);
     expect(rows[0].min).toBeGreaterThan(2);
     expect(rows[0].max).toBeLessThan(25);
+    console.log(
+      `[notifications] receiver down ${Math.round((upAt - started) / 1000)} s (503, then dropped connections): ${receiver.refusedWhileDown} attempts refused; attempts per event ${rows[0].min}-${rows[0].max}; all ${ids.length} delivered ${catchUpMs} ms after it came back, each once`,
+    );
 
     // A job run again for a delivered notification sends nothing.
     await t.db.query("select graphile_worker.add_job('notification__send_webhook', json_build_object('id', $1::text), job_key := 'rerun:' || $1)", [ids[0]]);
@@ -269,5 +276,26 @@ describe("a webhook receiver that is down", () => {
     expect(receiver.accepted.length).toBe(before + ids.length);
     const { rows: left } = await t.db.query("select count(*)::int as n from graphile_worker.jobs where key = any($1)", [ids.map((id) => `notification__send_webhook:${id}`)]);
     expect(left[0].n).toBe(0);
+  });
+});
+
+describe("configuration", () => {
+  test("NOTIFY_WEBHOOK_URL needs NOTIFY_WEBHOOK_SECRET; a short secret or a non-http URL is refused", () => {
+    expect(() => loadConfig({ NOTIFY_WEBHOOK_URL: "https://sms.example/hook" })).toThrow(/NOTIFY_WEBHOOK_SECRET: required/);
+    expect(() => loadConfig({ NOTIFY_WEBHOOK_URL: "https://sms.example/hook", NOTIFY_WEBHOOK_SECRET: "short" })).toThrow(ConfigError);
+    expect(() => loadConfig({ NOTIFY_WEBHOOK_URL: "https://sms.example/hook", NOTIFY_WEBHOOK_SECRET: "whsec_c2hvcnQ=" })).toThrow(/NOTIFY_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ NOTIFY_WEBHOOK_URL: "ftp://sms.example/hook", NOTIFY_WEBHOOK_SECRET: SECRET })).toThrow(/NOTIFY_WEBHOOK_URL/);
+    expect(loadConfig({ NOTIFY_WEBHOOK_URL: "https://sms.example/hook", NOTIFY_WEBHOOK_SECRET: SECRET }).NOTIFY_WEBHOOK_URL).toBe("https://sms.example/hook");
+    expect(loadConfig({}).NOTIFY_WEBHOOK_URL).toBeUndefined();
+  });
+
+  test("the signature is the Standard Webhooks one: a raw-string secret is its own UTF-8 bytes, whsec_ is base64", () => {
+    const body = '{"a":1}';
+    const raw = "a-raw-secret-of-24-chars!";
+    const expected = (key: Buffer) => `v1,${createHmac("sha256", key).update(`msg_1.1700000000.${body}`).digest("base64")}`;
+    expect(webhookSignature(raw, "msg_1", 1700000000, body)).toBe(expected(Buffer.from(raw)));
+    expect(webhookSignature(SECRET, "msg_1", 1700000000, body)).toBe(expected(Buffer.from(SECRET.slice(6), "base64")));
+    expect(verify("msg_1", Math.floor(Date.now() / 1000), body, webhookSignature(SECRET, "msg_1", Math.floor(Date.now() / 1000), body))).toBe(true);
+    expect(verify("msg_1", Math.floor(Date.now() / 1000), body, webhookSignature(raw, "msg_1", Math.floor(Date.now() / 1000), body))).toBe(false);
   });
 });
