@@ -4,7 +4,7 @@ import { jsonParse } from "postgraphile/@dataplan/json";
 import { constant, context, isPromiseLike, lambda, listen, type Step } from "postgraphile/grafast";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
 import { sharingWithPgClient } from "./sharedReads.ts";
-import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "./topics.ts";
+import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, notificationTopic, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "./topics.ts";
 
 /**
  * The contract's subscriptions over LISTEN/NOTIFY (topics: plugins/topics.ts).
@@ -12,7 +12,8 @@ import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, orderStatusTopic, orderTopic, type
  * `coffee:new`; each event is read again from Postgres under the
  * subscriber's own role, so RLS decides what they see. Following an order
  * is checked when subscribing (app_hidden.assert_can_follow_order):
- * someone else's order is NOT_FOUND.
+ * someone else's order is NOT_FOUND. `notificationAdded` follows the
+ * caller's own `notification:<customer id>` (app_hidden.notification_recipient).
  *
  * `orderQueueChanged` (staff only: app_hidden.assert_can_follow_queue) gets
  * the order row as it was at each queue step from the trigger, so quick
@@ -29,6 +30,7 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
   const orders = pgResources.orders!;
   const coffees = pgResources.coffees!;
   const baristas = pgResources.baristas!;
+  const notifications = pgResources.notifications!;
   const executor = pgExecutors.main!;
 
   /** A step that fails (FORBIDDEN, UNAUTHENTICATED) unless the caller is staff. */
@@ -52,6 +54,13 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
       return rows[0]!.id;
     });
 
+  /** The caller's own notification topic, or a failure: UNAUTHENTICATED (anonymous), FORBIDDEN (staff). */
+  const ownNotifications = () =>
+    withPgClient(executor, constant(null), async (client) => {
+      const { rows } = await client.query<{ id: string }>({ text: "select app_hidden.notification_recipient()::text as id" });
+      return notificationTopic(rows[0]!.id);
+    });
+
   return {
     typeDefs: /* GraphQL */ `
       type OrderStatusChange {
@@ -70,6 +79,8 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
         orderStatusChanged(orderId: ID!): OrderStatusChange!
         "Staff only: each order as it enters the queue (PAID), moves through it (PREPARING, BREWING, READY) or leaves it (COMPLETED, or CANCELLED after payment), as it was at that step."
         orderQueueChanged: Order!
+        "Customers only: each notification the café sends you (order paid, ready for pickup, cancelled with a refund owed), as it is recorded."
+        notificationAdded: Notification!
       }
     `,
     plans: {
@@ -98,6 +109,15 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
           },
           plan($row: any) {
             return pgSelectSingleFromRecord(orders, $row);
+          },
+        },
+        notificationAdded: {
+          subscribePlan() {
+            return listen(context().get("pgSubscriber") as any, ownNotifications(), (e) => jsonParse(e as any));
+          },
+          plan($event: any) {
+            // Read again under the subscriber's role: RLS shows their own only.
+            return notifications.get({ id: $event.get("id") });
           },
         },
         newCoffee: {

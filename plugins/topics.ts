@@ -2,7 +2,7 @@
 // one place the TypeScript side names them (plugins/subscriptions.ts reads
 // them, src/subscriber.ts LISTENs). The triggers that publish on them are in
 // the migrations (app_private.tg_orders__notify, tg_order_items__notify,
-// tg_coffees__notify_new, app_private.raise_alert);
+// tg_coffees__notify_new, tg_notifications__publish, app_private.raise_alert);
 // test/subscriptions.test.ts checks that the payloads below are the
 // triggers' own.
 
@@ -14,6 +14,8 @@ export const orderStatusTopic = (id: string) => `order_status:${id}`;
 export const ORDER_QUEUE_TOPIC = "order_queue";
 /** Each new coffee: `{"id"}`. */
 export const NEW_COFFEE_TOPIC = "coffee:new";
+/** Each notification of a customer (app_private.tg_notifications__publish): `{"id"}`. */
+export const notificationTopic = (customerId: string) => `notification:${customerId}`;
 /** Payment alerts, logged as warnings. */
 export const PAYMENT_ALERT_TOPIC = "payment_alert";
 /** Each change of the payment callback's block list: `{"source","blocked_until"}` (null: unblocked) (app_private.tg_blocked_sources__notify). */

@@ -104,6 +104,21 @@ const schema = z.object({
   TRUSTED_NETWORK_FACTOR: int(1, 1000)
     .default(10)
     .describe("How many times the per-source limits a source inside TRUSTED_NETWORKS gets."),
+  NOTIFY_WEBHOOK_URL: z
+    .string()
+    .url()
+    .refine((v) => /^https?:\/\//.test(v), "must be an http(s) URL")
+    .optional()
+    .describe(
+      "Where the worker POSTs each customer notification (paid, ready for pickup, cancelled with a refund owed) as a Standard Webhooks request, for an SMS, push or e-mail provider. Unset: no webhooks (the notifications are still recorded and sent over the notificationAdded subscription).",
+    ),
+  NOTIFY_WEBHOOK_SECRET: z
+    .string()
+    .refine((v) => (v.startsWith("whsec_") ? Buffer.from(v.slice(6), "base64").length >= 24 : v.length >= 24), "must be whsec_<base64 of at least 24 bytes> or at least 24 characters")
+    .optional()
+    .describe(
+      "Signs the notification webhooks (webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>): the Standard Webhooks form whsec_<base64 key>, or a raw string used as the key. Required with NOTIFY_WEBHOOK_URL.",
+    ),
 
   RUN_API: bool.default(true).describe("Run the API in this process (`npm run start:worker` sets it to false)."),
   RUN_WORKER: bool.default(true).describe("Run the worker in this process (`npm run start:api` sets it to false)."),
@@ -205,6 +220,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const c = parsed.data;
+  // A webhook nobody can verify would let anyone who finds the URL forge one.
+  if (c.NOTIFY_WEBHOOK_URL && !c.NOTIFY_WEBHOOK_SECRET) {
+    throw new ConfigError("Invalid configuration:\n  NOTIFY_WEBHOOK_SECRET: required when NOTIFY_WEBHOOK_URL is set");
+  }
   const isProduction = c.NODE_ENV === "production";
   if (c.HTTP_REQUEST_TIMEOUT_MS < c.HTTP_HEADERS_TIMEOUT_MS) {
     throw new ConfigError("Invalid configuration:\n  HTTP_REQUEST_TIMEOUT_MS: must be at least HTTP_HEADERS_TIMEOUT_MS");

@@ -145,11 +145,14 @@ describe("TrackOrder and StatusFeed: a customer follows her own new order", () =
   test("only the selected fields arrive", async () => {
     const order = await newOrder("alice");
     const client = t.ws(tokens.alice);
+    const streamsBefore = openStreams(t);
     const narrowFeed = subscribe(client, `subscription($o: ID!) { orderStatusChanged(orderId: $o) { status } }`, { o: order.id });
     const narrowTrack = subscribe(client, `subscription($o: ID!) { orderUpdated(id: $o) { status } }`, { o: order.id });
     const wideFeed = subscribe(client, `subscription($o: ID!) { orderStatusChanged(orderId: $o) { orderId status message barista { id name } } }`, { o: order.id });
     const track = subscribe(client, TRACK_ORDER.doc, { id: order.id }, TRACK_ORDER.op);
     await listening(t, orderTopics(order.id));
+    // The topics are LISTENed once the first subscription holds them; wait for all four streams.
+    await waitUntil("four open streams", () => openStreams(t) >= streamsBefore + 4);
     await dbSetStatus(order.id, "PAID");
     await Promise.all([narrowFeed.waitFor(1), narrowTrack.waitFor(1), wideFeed.waitFor(1), track.waitFor(1)]);
 

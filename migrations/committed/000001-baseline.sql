@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:faa51d8ec33f2ea9fc3ee753d264f6597315a509
+--! Hash: sha1:655300c978cc52ffe08b7a946eeae14f89076dfb
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -195,6 +195,9 @@ insert into app_private.setting_definitions (key, kind, min_value, max_value) va
   ('max_stock_share_percent', 'numeric', 1, 100),
   ('stock_share_cooldown_seconds', 'integer', 0, 86400),
   ('failed_delivery_retention_days', 'integer', 1, 3650),
+  ('notify_webhook_backoff_base_seconds', 'numeric', 0.1, 3600),
+  ('notify_webhook_backoff_max_seconds', 'numeric', 0.1, 86400),
+  ('notify_webhook_max_attempts', 'integer', 1, 1000),
   ('currency', 'currency', null, null),
   ('cafe_time_zone', 'time_zone', null, null);
 
@@ -274,6 +277,9 @@ insert into app_private.settings (key, value, text_value, description) values
   ('max_stock_share_percent', '25', NULL, 'Most of an ingredient''s stock on the shelf (percent) that one customer''s own orders may hold: open orders not yet taken from stock, and unpaid orders cancelled within stock_share_cooldown_seconds. An order always may hold what one cup of each of its coffees needs. Till orders do not count.'),
   ('stock_share_cooldown_seconds', '600', NULL, 'How long a customer''s cancelled (or expired) unpaid order still counts toward max_stock_share_percent: cancelling and ordering again frees nothing at once.'),
   ('failed_delivery_retention_days', '30', NULL, 'Refused payment deliveries (outcome rejected) older than this are deleted by the worker (hourly).'),
+  ('notify_webhook_backoff_base_seconds', '2', NULL, 'Wait before the first retry of a customer notification''s outgoing webhook (NOTIFY_WEBHOOK_URL); it doubles with each failed attempt.'),
+  ('notify_webhook_backoff_max_seconds', '3600', NULL, 'Longest wait between two attempts of an outgoing notification webhook.'),
+  ('notify_webhook_max_attempts', '25', NULL, 'Attempts of an outgoing notification webhook before the worker gives up on it (with the defaults: about 15 hours).'),
   ('currency', NULL, 'EUR', 'The café''s currency (ISO 4217): a payment callback that names another is refused (422 CURRENCY_MISMATCH).'),
   ('cafe_time_zone', NULL, 'UTC', 'The café''s time zone (an IANA name in text_value): sales report buckets follow it.');
 
@@ -2457,14 +2463,15 @@ begin
 end;
 $$;
 
--- PENDING -> PAID and the three jobs, exactly once per order: the status
--- moves under the transition rules, so a second payment finds it PAID.
+-- PENDING -> PAID and its two jobs, exactly once per order: the status
+-- moves under the transition rules, so a second payment finds it PAID. (The
+-- customer's notification comes from the status change itself:
+-- tg_orders__notify_customer.)
 create function app_private.mark_paid(p_order_id uuid, p_method text) returns void
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 begin
   update app_public.orders set status = 'PAID', payment_method = p_method, paid_at = now() where id = p_order_id;
   perform graphile_worker.add_job('start_preparation', json_build_object('orderId', p_order_id), job_key := 'start_preparation:' || p_order_id);
-  perform graphile_worker.add_job('notify_customer', json_build_object('orderId', p_order_id, 'kind', 'payment_received'), job_key := 'notify_customer:' || p_order_id);
   perform graphile_worker.add_job('update_inventory', json_build_object('orderId', p_order_id), job_key := 'update_inventory:' || p_order_id);
 end;
 $$;
@@ -2718,11 +2725,120 @@ begin
   insert into app_public.notifications (customer_id, order_id, kind, message)
   select o.customer_id, o.id, p_kind,
          case p_kind when 'payment_received' then format('Thanks! We received %s for your order; it is being prepared.', o.total)
+                     when 'ready_for_pickup' then 'Your order is ready for pickup.'
+                     when 'refund_owed' then format('Your order was cancelled; %s will be refunded.', o.total)
                      else app_public.order_status_message(o.status) end
   from app_public.orders o where o.id = p_order_id
   on conflict (order_id, kind) do nothing
   returning * into v_notification;
   return v_notification; -- null when it was already sent
+end;
+$$;
+
+-- Customer notifications come from the status change itself, whoever made
+-- it (a payment, the till, a barista, the worker, a DBA's UPDATE): paid,
+-- ready for pickup, and cancelled with a refund owed (a paid order: the same
+-- rule as the refund row tg_orders__after_status writes). One row per
+-- (order, kind): a status taken twice notifies once.
+create function app_private.tg_orders__notify_customer() returns trigger
+language plpgsql security definer set search_path = pg_catalog as $$
+declare
+  v_kind text;
+begin
+  if new.status is not distinct from old.status then
+    return null;
+  end if;
+  v_kind := case
+    when new.status = 'PAID' then 'payment_received'
+    when new.status = 'READY' then 'ready_for_pickup'
+    when new.status = 'CANCELLED' and old.paid_at is not null then 'refund_owed'
+  end;
+  if v_kind is not null then
+    perform app_private.notify_customer(new.id, v_kind);
+  end if;
+  return null;
+end;
+$$;
+
+create trigger _600_notify_customer after update of status on app_public.orders
+  for each row execute function app_private.tg_orders__notify_customer();
+
+-- Each notification's outgoing webhook (NOTIFY_WEBHOOK_URL): one row and one
+-- job per notification, written with it in the order's transaction (a
+-- receiver that is down only delays it). The worker records each attempt
+-- and the delivery; a delivered notification is not sent again.
+create table app_private.notification_webhooks (
+  notification_id uuid primary key references app_public.notifications on delete cascade,
+  attempts integer not null default 0,
+  last_attempt_at timestamptz,
+  last_error text,
+  delivered_at timestamptz,
+  gave_up_at timestamptz
+);
+comment on table app_private.notification_webhooks is 'The outgoing webhook of each customer notification: attempts, last error, when it was delivered (or given up after notify_webhook_max_attempts).';
+
+-- A new notification: its webhook job (job_key: one job per notification)
+-- and a NOTIFY on the customer's topic (notification:<customer id>,
+-- payload {"id"}; plugins/topics.ts) for notificationAdded.
+create function app_private.tg_notifications__publish() returns trigger
+language plpgsql security definer set search_path = pg_catalog as $$
+begin
+  insert into app_private.notification_webhooks (notification_id) values (new.id);
+  perform graphile_worker.add_job('notification__send_webhook', json_build_object('id', new.id),
+    job_key := 'notification__send_webhook:' || new.id,
+    max_attempts := app_private.setting('notify_webhook_max_attempts')::integer);
+  perform pg_notify('notification:' || new.customer_id::text, json_build_object('id', new.id)::text);
+  return null;
+end;
+$$;
+
+create trigger _900_publish after insert on app_public.notifications
+  for each row execute function app_private.tg_notifications__publish();
+
+-- What the worker sends for a notification (null: gone, delivered or given up).
+create function app_private.notification_webhook(p_id uuid) returns jsonb
+language sql stable security definer set search_path = pg_catalog as $$
+  select jsonb_build_object('id', n.id, 'customerId', n.customer_id, 'orderId', n.order_id,
+                            'kind', n.kind, 'message', n.message, 'createdAt', n.created_at)
+    from app_public.notifications n join app_private.notification_webhooks w on w.notification_id = n.id
+   where n.id = p_id and w.delivered_at is null and w.gave_up_at is null;
+$$;
+
+create function app_private.notification_webhook_delivered(p_id uuid) returns void
+language sql volatile security definer set search_path = pg_catalog as $$
+  update app_private.notification_webhooks
+     set attempts = attempts + 1, last_attempt_at = now(), delivered_at = coalesce(delivered_at, now()), last_error = null
+   where notification_id = p_id;
+$$;
+
+-- A failed attempt: the next one is queued (same job_key, so still one job)
+-- after notify_webhook_backoff_base_seconds * 2^(attempts - 1), at most
+-- notify_webhook_backoff_max_seconds; after notify_webhook_max_attempts it
+-- gives up. Returns when the next attempt runs, null when it gave up.
+create function app_private.notification_webhook_failed(p_id uuid, p_error text) returns timestamptz
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_attempts integer;
+  v_run_at timestamptz;
+begin
+  update app_private.notification_webhooks
+     set attempts = attempts + 1, last_attempt_at = now(), last_error = left(p_error, 500)
+   where notification_id = p_id and delivered_at is null and gave_up_at is null
+  returning attempts into v_attempts;
+  if v_attempts is null then
+    return null;
+  end if;
+  if v_attempts >= app_private.setting('notify_webhook_max_attempts') then
+    update app_private.notification_webhooks set gave_up_at = now() where notification_id = p_id;
+    return null;
+  end if;
+  v_run_at := now() + make_interval(secs => least(
+    app_private.setting('notify_webhook_backoff_max_seconds'),
+    app_private.setting('notify_webhook_backoff_base_seconds') * power(2, least(v_attempts - 1, 30))));
+  perform graphile_worker.add_job('notification__send_webhook', json_build_object('id', p_id),
+    job_key := 'notification__send_webhook:' || p_id, run_at := v_run_at,
+    max_attempts := app_private.setting('notify_webhook_max_attempts')::integer);
+  return v_run_at;
 end;
 $$;
 
@@ -2854,6 +2970,19 @@ language plpgsql stable as $$
 begin
   perform app_hidden.require_staff();
   return true;
+end;
+$$;
+
+-- notificationAdded: the signed-in customer whose notifications the caller
+-- follows (always their own); staff have none (42501), anonymous 28000.
+create or replace function app_hidden.notification_recipient() returns uuid
+language plpgsql stable as $$
+begin
+  perform app_hidden.require_signed_in();
+  if app_public.current_actor() <> 'customer' then
+    raise exception 'Only customers receive notifications.' using errcode = '42501';
+  end if;
+  return app_public.current_user_id();
 end;
 $$;
 
@@ -3259,6 +3388,9 @@ grant execute on function app_private.is_unauthenticated_failure(text) to cafe_s
 grant execute on function app_private.job_counts() to cafe_system;
 grant execute on function app_private.log_delivery(text,integer,text,text,text,text,text,text,uuid) to cafe_system;
 grant execute on function app_private.notify_customer(uuid,text) to cafe_system;
+grant execute on function app_private.notification_webhook(uuid) to cafe_system;
+grant execute on function app_private.notification_webhook_delivered(uuid) to cafe_system;
+grant execute on function app_private.notification_webhook_failed(uuid,text) to cafe_system;
 grant execute on function app_private.process_payment_callback(text,text,text,text,text,text,text,numeric,jsonb,text) to cafe_system;
 grant execute on function app_private.purge_failed_deliveries() to cafe_system;
 grant execute on function app_private.purge_sign_in_logs() to cafe_system;
@@ -3271,6 +3403,7 @@ grant execute on function app_private.text_setting(text) to cafe_system;
 grant execute on function app_hidden.add_staff_account(text,text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.assert_can_follow_order(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.assert_can_follow_queue() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.notification_recipient() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.audit_log(integer,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.authenticate(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.change_password(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;

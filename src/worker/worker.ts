@@ -7,6 +7,7 @@ import type { DatabaseUrls } from "../db/database.ts";
 import { graphileLogFactory, logger } from "../logger.ts";
 import { asSystem } from "../db/asSystem.ts";
 import { crontab, taskList } from "./tasks/index.ts";
+import { notification__send_webhook } from "./tasks/notification__send_webhook.ts";
 
 // graphile-worker in this process: jobs are rows in the same database, added
 // in the same transaction as the payment that causes them. Each process
@@ -60,7 +61,7 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
 
   const options = {
     pgPool: pool,
-    taskList,
+    taskList: { ...taskList, notification__send_webhook: notification__send_webhook(config) },
     concurrency: config.WORKER_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 1000,

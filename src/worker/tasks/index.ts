@@ -6,7 +6,8 @@ import { start_preparation } from "./start_preparation.ts";
 import { update_inventory } from "./update_inventory.ts";
 
 // One file a task; each is idempotent, since graphile-worker runs a job at
-// least once.
+// least once. notification__send_webhook needs the configuration: the
+// worker adds it (src/worker/worker.ts).
 export const taskList: TaskList = { start_preparation, notify_customer, update_inventory, purge_failed_deliveries, purge_sign_in_logs };
 
 /** Recurring tasks (graphile-worker crontab), hourly: the retention of refused payment deliveries, and of sign-in attempts and spent refresh tokens. */

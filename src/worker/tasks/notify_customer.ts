@@ -2,7 +2,14 @@ import type { Task } from "graphile-worker";
 import { logger } from "../../logger.ts";
 import { asSystemInJob, orderIdOf } from "./job.ts";
 
-/** Payload: { orderId, kind }. Records a notification once, then hands it to the sender. */
+/**
+ * Payload: { orderId, kind }. Records a notification once, then logs it.
+ * The status change itself now writes the notifications (trigger
+ * app_private.tg_orders__notify_customer) and their webhooks go out through
+ * notification__send_webhook; nothing queues this task any more. It stays
+ * for jobs queued before that change: it finds the row recorded and does
+ * nothing.
+ */
 export interface NotifyCustomerPayload {
   orderId: string;
   kind?: string;
