@@ -42,6 +42,9 @@ export const ERROR_STATUS = {
   PERSISTED_DOCUMENT_NOT_FOUND: 400,
   // refusals of the WebSocket layer (src/http/websocket.ts)
   TOO_MANY_SUBSCRIPTIONS: null,
+  // idempotent mutations (plugins/idempotency.ts)
+  IDEMPOTENCY_KEY_REUSED: null,
+  IDEMPOTENCY_KEY_IN_PROGRESS: null,
   TOO_MANY_CONNECTIONS: 429,
   ORIGIN_NOT_ALLOWED: 403,
 } as const satisfies Record<string, number | null>;

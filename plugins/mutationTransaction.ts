@@ -48,6 +48,16 @@ export function oneTransaction(real: WithPgClient) {
   }) as WithPgClient;
   return {
     withPgClient,
+    /** The statement error that will roll the transaction back, if any. */
+    failed: (): unknown => held?.failed,
+    /** After a ROLLBACK TO SAVEPOINT: the transaction is healthy again and may commit. */
+    forgive(): void {
+      if (held) held.failed = undefined;
+    },
+    /** Makes the end a rollback (what ran must not be saved). */
+    abort(error: unknown): void {
+      if (held) held.failed ??= error;
+    },
     /** Commits, or rolls back after a failed statement: the error that undid the transaction, if any. */
     async finish(): Promise<unknown> {
       finished = true;
@@ -73,14 +83,22 @@ export function answerAfter(result: any, undone: unknown, field: string): any {
   return { ...result, data: null, errors: [...(result.errors ?? []), error] };
 }
 
+/** What an inner middleware (plugins/idempotency.ts) may do with a single-field mutation's transaction. */
+export interface MutationTransaction {
+  failed(): unknown;
+  forgive(): void;
+  abort(error: unknown): void;
+}
+
 /** Grafast middleware: a single-field mutation runs in one transaction, committed before it is answered. */
 export const oneTransactionPerMutation = {
   execute(next: () => any, { args }: { args: { document: DocumentNode; operationName?: string | null; contextValue?: unknown } }) {
     const field = singleMutationField(args.document, args.operationName);
-    const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown> } | undefined;
+    const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown>; mutationTransaction?: MutationTransaction } | undefined;
     if (field === null || !ctx?.withPgClient) return next();
     const tx = oneTransaction(ctx.withPgClient);
     ctx.withPgClient = tx.withPgClient;
+    ctx.mutationTransaction = { failed: tx.failed, forgive: tx.forgive, abort: tx.abort };
     // What must follow the commit before the answer (e.g. waiting until this
     // process refuses the tokens a logout revoked: their NOTIFY is sent at COMMIT).
     const afterCommit: Array<() => unknown> = (ctx.afterCommit = []);

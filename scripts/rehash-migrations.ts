@@ -14,7 +14,7 @@ for (const file of readdirSync(folder).filter((f) => /^\d+.*\.sql$/.test(f)).sor
   const headerEnd = lines.findIndex((l) => !/^--! [A-Z]/.test(l));
   const body = lines.slice(headerEnd).join("\n").trim() + "\n";
   // graphile-migrate's calculateHash (dist/hash.js).
-  const hash = "sha1:" + createHash("sha1").update(((previous ?? "") + "\n" + body.trim()).trim() + "\n").digest("hex");
+  const hash: string = "sha1:" + createHash("sha1").update(((previous ?? "") + "\n" + body.trim()).trim() + "\n").digest("hex");
   const headers = lines.slice(0, headerEnd).map((l) =>
     l.startsWith("--! Hash:") ? `--! Hash: ${hash}` : l.startsWith("--! Previous:") ? `--! Previous: ${previous ?? "-"}` : l,
   );

@@ -9,6 +9,7 @@ import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
 import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/ordersField.ts";
 import { makePageSizePlugin } from "../plugins/pageSize.ts";
 import { MutationsPlugin } from "../plugins/mutations.ts";
+import { idempotencyState, makeIdempotencyPlugin } from "../plugins/idempotency.ts";
 import { OrderItemsOrderPlugin } from "../plugins/orderItemsOrder.ts";
 import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
@@ -64,6 +65,9 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
+      // Inside the mutation's transaction (MutationsPlugin's middleware runs
+      // first), outside ErrorCodesPlugin's (the answer it stores has its codes).
+      makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
       AccountsPlugin,
       SubscriptionsPlugin,
@@ -133,7 +137,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
         const clientIp = req ? clientAddress(req) : (requestContext.ws?.request ? clientAddress(requestContext.ws.request) : "unknown");
-        return { viewer, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer) };
+        return { viewer, clientIp, revocationsCaughtUp, pgSettings: pgSettingsFor(viewer), idempotency: idempotencyState(req) };
       },
     },
   };
