@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import { GraphQLError, Kind, print, type DocumentNode, type OperationDefinitionNode } from "postgraphile/graphql";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
 import { singleMutationField, type MutationTransaction } from "./mutationTransaction.ts";
+import { MutationsPlugin } from "./mutations.ts";
 
 /**
  * Idempotent mutations: a client names an attempt with a key (HTTP: the
@@ -174,6 +175,10 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
   return {
     name: "IdempotencyPlugin",
     version: "1.0.0",
+    // Inside the mutation's transaction (MutationsPlugin's middleware opens
+    // it), outside ErrorCodesPlugin's (the stored answer has its final codes).
+    after: [MutationsPlugin.name],
+    before: ["ErrorCodesPlugin"],
     grafast: {
       middleware: {
         execute(next, event) {

@@ -65,8 +65,6 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
-      // Inside the mutation's transaction (MutationsPlugin's middleware runs
-      // first), outside ErrorCodesPlugin's (the answer it stores has its codes).
       makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
       AccountsPlugin,
