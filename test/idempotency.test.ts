@@ -19,6 +19,7 @@ const t = useTestService({
     await t.db.query("delete from app_private.idempotency_keys");
     await t.db.query("update app_private.settings set value = 10 where key = 'idempotency_wait_seconds'");
     await t.db.query("drop trigger if exists _000_idempotency_test_fault on app_public.orders");
+    await t.db.query("drop trigger if exists _000_idempotency_test_fault on app_private.idempotency_keys");
     await t.db.query("drop function if exists app_private.idempotency_test_fault()");
   },
 });
@@ -149,6 +150,29 @@ describe("over HTTP", () => {
     expect(retried.replayed).toBeUndefined();
     expect(retried.body.errors).toBeUndefined();
     expect(retried.body.data.createOrder.status).toBe("PENDING");
+    expect(await ordersOfCoffee()).toBe(before + 1);
+  });
+
+  test("effects and answer are saved together: when writing the answer fails, the order is not saved either, and the retry runs once", async () => {
+    // Writing the answer fails (as a crash before COMMIT would lose it): a trigger of this test on the keys table.
+    await t.db.query(`create or replace function app_private.idempotency_test_fault() returns trigger language plpgsql as $$
+      begin if new.key like 'crash-%' and new.status = 'done' then raise exception 'simulated crash' using errcode = 'XX000'; end if; return new; end $$`);
+    await t.db.query("create trigger _000_idempotency_test_fault before update on app_private.idempotency_keys for each row execute function app_private.idempotency_test_fault()");
+    const key = newKey("crash");
+    const before = await ordersOfCoffee();
+    try {
+      const lost = await place(key);
+      expect(lost.body.errors?.map((e) => e.extensions?.code)).toEqual(["INTERNAL_SERVER_ERROR"]);
+      expect(lost.body.data ?? null).toBeNull();
+      expect(await ordersOfCoffee()).toBe(before);
+      expect(await keyRow(key)).toEqual([]);
+    } finally {
+      await t.db.query("drop trigger _000_idempotency_test_fault on app_private.idempotency_keys");
+    }
+    const retried = await place(key);
+    const replayed = await place(key);
+    expect([retried.replayed, replayed.replayed]).toEqual([undefined, "true"]);
+    expect(replayed.body.data).toEqual(retried.body.data);
     expect(await ordersOfCoffee()).toBe(before + 1);
   });
 
