@@ -260,7 +260,9 @@ insert into app_private.settings (key, value, text_value, description) values
   ('stock_share_cooldown_seconds', '600', NULL, 'How long a customer''s cancelled (or expired) unpaid order still counts toward max_stock_share_percent: cancelling and ordering again frees nothing at once.'),
   ('failed_delivery_retention_days', '30', NULL, 'Refused payment deliveries (outcome rejected) older than this are deleted by the worker (hourly).'),
   ('currency', NULL, 'EUR', 'The café''s currency (ISO 4217): a payment callback that names another is refused (422 CURRENCY_MISMATCH).'),
-  ('cafe_time_zone', NULL, 'UTC', 'The café''s time zone (an IANA name in text_value): sales report buckets follow it.');
+  ('cafe_time_zone', NULL, 'UTC', 'The café''s time zone (an IANA name in text_value): sales report buckets follow it.'),
+  ('idempotency_key_retention_hours', '24', NULL, 'How long a mutation''s Idempotency-Key and its answer are kept: a retry within this window gets the first answer. The worker purges older keys (hourly).'),
+  ('idempotency_wait_seconds', '10', NULL, 'How long a request waits for a concurrent request with the same Idempotency-Key to finish before it is answered IDEMPOTENCY_KEY_IN_PROGRESS.');
 
 -- A numeric setting; raises when it is missing (a limit is never off).
 create function app_private.setting(k text) returns numeric
@@ -1960,6 +1962,94 @@ create index if not exists orders_open_by_creator_idx on app_public.orders (cust
 create index orders_sales_idx on app_public.orders (paid_at) include (status, id, total)
   where paid_at is not null;
 
+-- Idempotent mutations (the Idempotency-Key header; extensions.idempotencyKey
+-- over graphql-ws). A key belongs to its owner: the account when signed in,
+-- else the source (app_private.source_key: an IPv6 /64). The API claims the
+-- key in the mutation's own transaction before the mutation runs and writes
+-- the answer before COMMIT (plugins/idempotency.ts), so effects and answer
+-- are saved together or not at all. A concurrent claimer of the same key
+-- waits on the unique index until the first transaction ends, at most
+-- idempotency_wait_seconds. `response` is json, not jsonb: the replay keeps
+-- the answer's field order byte for byte.
+create table app_private.idempotency_keys (
+  owner text not null,
+  key text not null check (key ~ '^[ -~]{1,255}$'),
+  request_hash text not null,
+  status text not null default 'claimed' check (status in ('claimed', 'done')),
+  response json,
+  created_at timestamptz not null default now(),
+  expires_at timestamptz not null,
+  primary key (owner, key),
+  constraint idempotency_keys_done_has_response check ((status = 'done') = (response is not null))
+);
+create index idempotency_keys_expires_at_idx on app_private.idempotency_keys (expires_at);
+comment on table app_private.idempotency_keys is 'Idempotency-Key claims of mutations and their stored answers, kept idempotency_key_retention_hours.';
+
+-- Whose key: the signed-in account, else the source.
+create or replace function app_private.idempotency_owner(p_source text) returns text
+language sql stable set search_path = pg_catalog as $$
+  select coalesce('account:' || app_public.current_user_id()::text, 'source:' || app_private.source_key(p_source));
+$$;
+
+-- Claims (owner, key) for this transaction, or says why not:
+--   run          claimed: run the mutation, then idempotency_store before COMMIT;
+--   replay       the same request was answered: `response` is that answer;
+--   reused       the key was used for another request;
+--   in_progress  another transaction holds the key past idempotency_wait_seconds,
+--                or a claim was committed without its answer.
+-- An expired key counts as unused.
+create or replace function app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text)
+returns table (outcome text, response json)
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_owner text := app_private.idempotency_owner(p_source);
+  v_prev_timeout text := current_setting('lock_timeout');
+  v_claimed boolean;
+  r app_private.idempotency_keys;
+begin
+  if p_key is null or p_key !~ '^[ -~]{1,255}$' then
+    raise exception 'An Idempotency-Key is 1 to 255 printable ASCII characters.' using errcode = '22023';
+  end if;
+  begin
+    perform set_config('lock_timeout', (greatest(coalesce(app_private.setting('idempotency_wait_seconds'), 10), 0.001) * 1000)::bigint || 'ms', true);
+    insert into app_private.idempotency_keys as k (owner, key, request_hash, expires_at)
+    values (v_owner, p_key, p_request_hash, now() + make_interval(secs => coalesce(app_private.setting('idempotency_key_retention_hours'), 24) * 3600))
+    on conflict (owner, key) do update
+      set request_hash = excluded.request_hash, status = 'claimed', response = null, created_at = now(), expires_at = excluded.expires_at
+      where k.expires_at <= now()
+    returning true into v_claimed;
+    select * into r from app_private.idempotency_keys k where k.owner = v_owner and k.key = p_key;
+  exception when lock_not_available then
+    perform set_config('lock_timeout', v_prev_timeout, true);
+    return query select 'in_progress'::text, null::json;
+    return;
+  end;
+  perform set_config('lock_timeout', v_prev_timeout, true);
+  if v_claimed then
+    return query select 'run'::text, null::json;
+  elsif r.request_hash <> p_request_hash then
+    return query select 'reused'::text, null::json;
+  elsif r.status = 'done' then
+    return query select 'replay'::text, r.response;
+  else
+    return query select 'in_progress'::text, null::json;
+  end if;
+end;
+$$;
+
+-- Stores the answer of the request that claimed (owner, key) in this transaction.
+create or replace function app_hidden.idempotency_store(p_key text, p_source text, p_response json) returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  update app_private.idempotency_keys
+     set status = 'done', response = p_response
+   where owner = app_private.idempotency_owner(p_source) and key = p_key and status = 'claimed';
+  if not found then
+    raise exception 'No claimed Idempotency-Key to answer.' using errcode = 'P0002';
+  end if;
+end;
+$$;
+
 --! split: 006-stock.sql
 -- Stock: what is on the shelf, what open orders reserve, what paid orders
 -- take and cancelled ones give back.
@@ -2799,6 +2889,19 @@ begin
 end;
 $$;
 
+-- Idempotency keys past their retention go; run hourly by the worker
+-- (crontab task purge_idempotency_keys). Returns how many rows it deleted.
+create or replace function app_private.purge_idempotency_keys() returns integer
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  n integer;
+begin
+  delete from app_private.idempotency_keys where expires_at <= now();
+  get diagnostics n = row_count;
+  return n;
+end;
+$$;
+
 --! split: 009-cafes-day.sql
 -- The café's day: the barista queue topic, sales reports in the café's time
 -- zone, and the audit log (data changes by trigger, DDL by an event trigger
@@ -3098,6 +3201,9 @@ comment on function app_hidden.sales_report(text, text, text, integer) is
 -- Grants and row-level security: who may read which rows, and call what.
 
 -- The menu is public.
+-- Idempotency keys: only through app_hidden.idempotency_claim/_store (SECURITY DEFINER).
+alter table app_private.idempotency_keys enable row level security;
+
 alter table app_public.roasters enable row level security;
 create policy select_all on app_public.roasters for select using (true);
 alter table app_public.ingredients enable row level security;
@@ -3246,6 +3352,7 @@ grant execute on function app_private.log_delivery(text,integer,text,text,text,t
 grant execute on function app_private.notify_customer(uuid,text) to cafe_system;
 grant execute on function app_private.process_payment_callback(text,text,text,text,text,text,text,numeric,jsonb,text) to cafe_system;
 grant execute on function app_private.purge_failed_deliveries() to cafe_system;
+grant execute on function app_private.purge_idempotency_keys() to cafe_system;
 grant execute on function app_private.purge_sign_in_logs() to cafe_system;
 grant select on app_private.role_limits to cafe_system;
 grant execute on function app_private.role_limit_settings() to cafe_system;
@@ -3261,6 +3368,8 @@ grant execute on function app_hidden.authenticate(text,text,text) to cafe_anonym
 grant execute on function app_hidden.change_password(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.disable_account(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.logout(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.idempotency_claim(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.idempotency_store(text,text,json) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.note_registration_attempt(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.recent_revoked_sign_ins(integer) to cafe_system;
 grant execute on function app_hidden.refresh_session(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
