@@ -4,6 +4,7 @@ import { GraphQLError, Kind, print, type DocumentNode, type OperationDefinitionN
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
 import { singleMutationField, type MutationTransaction } from "./mutationTransaction.ts";
 import { MutationsPlugin } from "./mutations.ts";
+import { ERROR_STATUS } from "./errorCodes.ts";
 
 /**
  * Idempotent mutations: a client names an attempt with a key (HTTP: the
@@ -12,16 +13,22 @@ import { MutationsPlugin } from "./mutations.ts";
  * first answer instead of a second effect (`Idempotent-Replayed: true`,
  * and `extensions.idempotentReplayed: true` in the answer).
  *
- * Runs inside plugins/mutationTransaction.ts's one transaction: the key is
- * claimed there (app_hidden.idempotency_claim: INSERT ... ON CONFLICT, so a
- * concurrent claimer waits on the unique index until this transaction ends),
- * then the mutation and its payload run, then the answer is written
- * (app_hidden.idempotency_store) before the COMMIT. Effects and answer are
- * saved together or not at all. A refusal with a code (BAD_USER_INPUT,
- * OUT_OF_STOCK...) rolls back to the savepoint taken after the claim and is
- * stored; an answer that failed for the server's own reasons (SERVER_FAULTS)
- * is rolled back whole, claim included, so a retry runs. Who owns a key
- * (account or source) and how long it is kept are Postgres's rules.
+ * Runs inside plugins/mutationTransaction.ts's transaction, which commits a
+ * mutation before its payload is read (no request holds stock locks while
+ * it reads a payload). The key is claimed there before the mutation
+ * (app_hidden.idempotency_claim: INSERT ... ON CONFLICT, so a concurrent
+ * claimer waits on the unique index until this transaction ends) and marked
+ * `committed` just before the COMMIT: claim and effects are saved together
+ * or not at all, so a crash after the effects never lets a retry run them
+ * again. The answer, built after the commit, is then written in a second
+ * short statement (`done`); a retry that finds the key `committed` waits for
+ * it (idempotency_wait_seconds), then is IDEMPOTENCY_KEY_IN_PROGRESS. A
+ * refusal with a code (BAD_USER_INPUT, OUT_OF_STOCK...) rolls back to the
+ * savepoint taken after the claim and is stored in the same transaction; an
+ * answer that failed for the server's own reasons (SERVER_FAULTS) before
+ * anything committed is rolled back whole, claim included, so a retry runs.
+ * Who owns a key (account or source) and how long it is kept are Postgres's
+ * rules.
  *
  * Queries and subscriptions ignore a well-formed key: they change nothing,
  * so a retry is already safe, and storing their answers would only cost rows.
@@ -36,6 +43,8 @@ export interface IdempotencyState {
   key: unknown;
   /** Set when the answer is a replay. */
   replayed: boolean;
+  /** Set when the key refused the request (its HTTP status, from the catalogue). */
+  refused?: "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_PROGRESS";
 }
 
 /** The request's state: an HTTP request's is kept on it, for the response header. */
@@ -45,6 +54,9 @@ export function idempotencyState(req: IncomingMessage | undefined): IdempotencyS
   (req as IncomingMessage & { [IDEMPOTENCY]?: IdempotencyState })[IDEMPOTENCY] = state;
   return state;
 }
+
+/** How often a request waiting for a same-key request's answer looks for it. */
+const POLL_MS = 50;
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
@@ -114,33 +126,69 @@ export interface IdempotencyOptions {
 
 export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): GraphileConfig.Plugin {
   async function run(next: () => any, ctx: Context, key: string, hash: string): Promise<any> {
-    const withPgClient = ctx.withPgClient!;
     const tx = ctx.mutationTransaction!;
     const pgSettings = ctx.pgSettings ?? null;
     const source = ctx.clientIp ?? "unknown";
-    let claim: { outcome: string; response: any };
+    let claim: { outcome: string; response: any; wait_ms: string } | undefined;
     try {
-      claim = await withPgClient(pgSettings, async (client) => {
-        const { rows } = await client.query<{ outcome: string; response: any }>({
-          text: "select outcome, response from app_hidden.idempotency_claim($1, $2, $3)",
-          values: [key, source, hash],
-        });
-        // A refusal rolls back to here, keeping the claim to store it with.
-        if (rows[0]!.outcome === "run") await client.query({ text: "savepoint idempotent_effects" });
-        return rows[0]!;
-      });
+      // In the held transaction, before the mutation (not counted as it).
+      claim = (
+        await tx.inHeld(pgSettings, async (client) => {
+          const { rows } = await client.query<{ outcome: string; response: any; wait_ms: string }>({
+            text: "select outcome, response, wait_ms from app_hidden.idempotency_claim($1, $2, $3)",
+            values: [key, source, hash],
+          });
+          // A refusal rolls back to here, keeping the claim to store it with.
+          if (rows[0]!.outcome === "run") await client.query({ text: "savepoint idempotent_effects" });
+          return rows[0]!;
+        })
+      )?.value;
     } catch (error) {
       return { errors: [new GraphQLError((error as Error).message, { originalError: error as Error })] };
+    }
+    if (!claim) return { errors: [new GraphQLError("The mutation's transaction is not open.")] };
+    if (claim.outcome === "pending") {
+      // The first request's effects are committed, its answer is being built
+      // (or was lost). Wait for it without holding a connection: end this
+      // (empty) transaction, then poll in short statements, since the first
+      // request needs a connection to read its payload and write its answer.
+      const started = Date.now();
+      const deadline = started + Number(claim.wait_ms);
+      try {
+        await tx.finish();
+        while (claim.outcome === "pending" && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(1, deadline - Date.now()))));
+          const { rows } = await ctx.withPgClient!(pgSettings, (client) =>
+            client.query<{ outcome: string; response: any }>({ text: "select outcome, response from app_hidden.idempotency_answer($1, $2, $3)", values: [key, source, hash] }),
+          );
+          claim = { ...claim, ...rows[0]! };
+        }
+      } catch (error) {
+        return { errors: [new GraphQLError((error as Error).message, { originalError: error as Error })] };
+      }
+      if (claim.outcome === "pending") claim.outcome = "in_progress";
     }
     switch (claim.outcome) {
       case "replay":
         ctx.idempotency!.replayed = true;
         return revive(typeof claim.response === "string" ? JSON.parse(claim.response) : claim.response);
       case "reused":
+        ctx.idempotency!.refused = "IDEMPOTENCY_KEY_REUSED";
         return refusal("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used for a different request; use a new key for a new request.");
       case "in_progress":
+        ctx.idempotency!.refused = "IDEMPOTENCY_KEY_IN_PROGRESS";
         return refusal("IDEMPOTENCY_KEY_IN_PROGRESS", "A request with this Idempotency-Key is still running; retry shortly with the same key.");
     }
+    // The key is marked committed in the transaction of the effects, just
+    // before its COMMIT (which comes when the payload is first read, so the
+    // stock locks are released before it): claim, effects and "committed"
+    // are saved together or not at all.
+    let storedInTransaction = false;
+    tx.beforeCommit(async (client, mutationResult) => {
+      if (storedInTransaction) return;
+      const rows = (mutationResult as { rows?: unknown } | undefined)?.rows;
+      await client.query({ text: "select app_hidden.idempotency_committed($1, $2, $3::json)", values: [key, source, rows === undefined ? null : JSON.stringify(rows)] });
+    });
     const result = await next();
     if (result == null || typeof result !== "object" || Symbol.asyncIterator in result) {
       tx.abort(new Error("An idempotent mutation must answer once."));
@@ -148,26 +196,49 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
     }
     const errors: GraphQLError[] | undefined = result.errors?.map(maskError);
     const answered = errors ? { ...result, errors } : result;
-    const fault = errors?.find((e) => !e.extensions?.code || SERVER_FAULTS.has(String(e.extensions.code)));
-    if (fault) {
-      // Not stored: undo the effects and the claim, so the retry runs.
-      tx.abort(fault);
-      return answered;
-    }
     const stored: Record<string, unknown> = {};
     if ("data" in result) stored.data = result.data;
     if (errors) stored.errors = errors.map((e) => e.toJSON());
+    const fault = errors?.find((e) => !e.extensions?.code || SERVER_FAULTS.has(String(e.extensions.code)));
+    if (!tx.ended()) {
+      // Nothing was committed yet (the mutation was refused, or its payload
+      // needed no read after it): the answer goes in the same transaction.
+      if (fault) {
+        // Not stored: undo the effects and the claim, so the retry runs.
+        tx.abort(fault);
+        return answered;
+      }
+      try {
+        await tx.inHeld(pgSettings, async (client) => {
+          if (tx.failed() !== undefined) {
+            // The mutation was refused: nothing of it stays, its answer does.
+            await client.query({ text: "rollback to savepoint idempotent_effects" });
+            tx.forgive();
+          }
+          await client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] });
+          storedInTransaction = true;
+        });
+      } catch {
+        // The transaction rolls back (inHeld noted the failure); mutationTransaction says so.
+      }
+      return answered;
+    }
+    // The effects (and the key, `committed`) were committed before the
+    // payload was read: issue 22 forbids holding the stock locks while a
+    // payload is read, so the answer cannot share their transaction. It is
+    // written now, in a second short statement. Even an answer with a server
+    // fault (a payload read that failed after the commit) is stored: the
+    // effects stand and cannot run again, and the answer's data says what
+    // was done. If this write is lost (a crash, a failure), the key stays
+    // `committed`: a retry waits, then is IDEMPOTENCY_KEY_IN_PROGRESS, never
+    // a second run.
+    if ((await tx.finish()) !== undefined) return answered; // the COMMIT failed: the claim went with the effects, the retry runs
     try {
-      await withPgClient(pgSettings, async (client) => {
-        if (tx.failed() !== undefined) {
-          // The mutation was refused: nothing of it stays, its answer does.
-          await client.query({ text: "rollback to savepoint idempotent_effects" });
-          tx.forgive();
-        }
-        await client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] });
-      });
+      await ctx.withPgClient!(pgSettings, (client) =>
+        client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] }),
+      );
     } catch {
-      // The transaction rolls back (withPgClient noted the failure); mutationTransaction says so.
+      // The key stays `committed` (see above).
     }
     return answered;
   }
@@ -206,7 +277,10 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
         async processRequest(next, event) {
           const result = await next();
           const req = event.requestDigest.requestContext.node?.req as (IncomingMessage & { [IDEMPOTENCY]?: IdempotencyState }) | undefined;
-          if (result && req?.[IDEMPOTENCY]?.replayed) result.headers["idempotent-replayed"] = "true";
+          const state = req?.[IDEMPOTENCY];
+          if (result && state?.replayed) result.headers["idempotent-replayed"] = "true";
+          // The whole answer is the key's refusal: its status says so (a replay keeps the first answer's).
+          if (result && state?.refused) result.statusCode = ERROR_STATUS[state.refused];
           return result;
         },
       },
