@@ -49,6 +49,9 @@ export const ERROR_CATALOGUE = {
   TRUSTED_DOCUMENT_REQUIRED: { status: 403, when: "An ad-hoc document (or introspection) that `AD_HOC_QUERIES` refuses for this caller." },
   PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, when: "A `documentId` that is not in the trusted-documents manifest." },
   PERSISTED_QUERY_NOT_FOUND: { status: 400, when: "Apollo's persisted-query protocol: an `extensions.persistedQuery.sha256Hash` this server does not know (Apollo's link then sends the text with the hash)." },
+  // idempotent mutations (plugins/idempotency.ts)
+  IDEMPOTENCY_KEY_REUSED: { status: 422, when: "A mutation's `Idempotency-Key` (HTTP header; graphql-ws: `extensions.idempotencyKey`) that this caller already used, within `idempotency_key_retention_hours`, for a different request (document, operation name or variables). Nothing ran: use a new key for a new request." },
+  IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: "The first request with this `Idempotency-Key` still runs, or its effects are saved and its answer is not written yet (or was lost in a crash between the two), after waiting `idempotency_wait_seconds` for it. Nothing ran again: retry shortly with the same key." },
   // refusals of the WebSocket layer (src/http/websocket.ts)
   TOO_MANY_SUBSCRIPTIONS: { status: null, when: "More than `WS_MAX_SUBSCRIPTIONS_PER_SOCKET` operations open at once on one socket (an `error` message)." },
   TOO_MANY_CONNECTIONS: { status: 429, when: "More than `WS_MAX_SOCKETS_PER_SOURCE` open sockets from one source (the upgrade is refused)." },

@@ -23,6 +23,12 @@ import { heldTransaction, type HeldTransaction } from "./heldTransaction.ts";
 // field only: the mutation stands, and its data (the order's id) says so.
 // Operations with several root mutation fields keep one transaction per
 // field (one failing must not undo the others).
+//
+// An inner middleware (plugins/idempotency.ts) may run statements of its own
+// in the held transaction before the mutation (`inHeld`: an Idempotency-Key's
+// claim), have one run just before its COMMIT (`beforeCommit`: the key marked
+// committed with the effects), and, while it is still open, roll back to a
+// savepoint (`forgive`) or make it end in a rollback (`abort`).
 
 type PgSettings = Record<string, string | undefined> | null;
 
@@ -49,18 +55,36 @@ interface Held {
   tx: HeldTransaction;
   failed: unknown;
   mutationDone: boolean;
+  /** What the mutation's callback returned (its rows), for `beforeCommit`. */
+  mutationResult: unknown;
   ended: Promise<unknown> | null;
 }
+
+/** Runs on the held transaction's client just before its COMMIT (not before a rollback); a failure rolls it back. */
+export type BeforeCommit = (client: PgClient, mutationResult: unknown) => Promise<unknown>;
 
 export function oneTransaction(real: WithPgClient) {
   let held: Held | null = null;
   let finished = false;
+  const beforeCommit: BeforeCommit[] = [];
   /** Commits (or rolls back after a failed statement), once: the error that undid the mutation, if any. */
   const end = (h: Held): Promise<unknown> =>
-    (h.ended ??= h.tx.end(h.failed).then(
-      () => h.failed,
-      (error) => error, // the commit failed
-    ));
+    (h.ended ??= (async () => {
+      if (h.failed === undefined && beforeCommit.length > 0) {
+        try {
+          const client = await h.tx.client;
+          for (const hook of beforeCommit) await hook(client, h.mutationResult);
+        } catch (error) {
+          h.failed ??= error;
+        }
+      }
+      return h.tx.end(h.failed).then(
+        () => h.failed,
+        (error) => error, // the commit failed
+      );
+    })());
+  const open = (pgSettings: PgSettings, settings: string): Held =>
+    (held ??= { settings, tx: heldTransaction(real, pgSettings), failed: undefined, mutationDone: false, mutationResult: undefined, ended: null });
   const withPgClient = (async <T>(pgSettings: PgSettings, callback: (client: PgClient) => T | Promise<T>): Promise<T> => {
     const settings = JSON.stringify(pgSettings);
     if (finished || (held && held.settings !== settings)) return real(pgSettings, callback);
@@ -70,10 +94,11 @@ export function oneTransaction(real: WithPgClient) {
       if (undone !== undefined) throw undone;
       return real(pgSettings, callback);
     }
-    held ??= { settings, tx: heldTransaction(real, pgSettings), failed: undefined, mutationDone: false, ended: null };
-    const current = held;
+    const current = open(pgSettings, settings);
     try {
-      return await callback(await current.tx.client);
+      const value = await callback(await current.tx.client);
+      current.mutationResult = value;
+      return value;
     } catch (error) {
       current.failed ??= error;
       throw error;
@@ -81,8 +106,37 @@ export function oneTransaction(real: WithPgClient) {
       current.mutationDone = true;
     }
   }) as WithPgClient;
+  /** Runs `callback` in the held transaction (opening it) without counting as the mutation; `undefined` once it ended. */
+  async function inHeld<T>(pgSettings: PgSettings, callback: (client: PgClient) => Promise<T>): Promise<{ value: T } | undefined> {
+    const settings = JSON.stringify(pgSettings);
+    if (finished || held?.ended || (held && held.settings !== settings)) return undefined;
+    const current = open(pgSettings, settings);
+    try {
+      return { value: await callback(await current.tx.client) };
+    } catch (error) {
+      current.failed ??= error;
+      throw error;
+    }
+  }
   return {
     withPgClient,
+    inHeld,
+    /** Adds a statement to run just before the COMMIT (see BeforeCommit). */
+    beforeCommit(hook: BeforeCommit): void {
+      beforeCommit.push(hook);
+    },
+    /** Whether the held transaction ended (committed or rolled back): false before the mutation or while nothing was read after it. */
+    ended: (): boolean => held?.ended != null,
+    /** The statement error that will roll the transaction back, if any. */
+    failed: (): unknown => held?.failed,
+    /** After a ROLLBACK TO SAVEPOINT: the transaction is healthy again and may commit. */
+    forgive(): void {
+      if (held && !held.ended) held.failed = undefined;
+    },
+    /** Makes the end a rollback (what ran must not be saved), if it has not ended yet. */
+    abort(error: unknown): void {
+      if (held && !held.ended) held.failed ??= error;
+    },
     /** Commits, unless done already, or rolls back after a failed statement: the error that undid the mutation, if any. */
     async finish(): Promise<unknown> {
       finished = true;
@@ -103,14 +157,18 @@ export function answerAfter(result: any, undone: unknown, field: string): any {
   return { ...result, data: null, errors: [...(result.errors ?? []), error] };
 }
 
+/** What an inner middleware (plugins/idempotency.ts) may do with a single-field mutation's transaction. */
+export type MutationTransaction = Pick<ReturnType<typeof oneTransaction>, "inHeld" | "beforeCommit" | "ended" | "failed" | "forgive" | "abort" | "finish">;
+
 /** Grafast middleware: a single-field mutation runs in one transaction, committed before its payload is read and before it is answered. */
 export const oneTransactionPerMutation = {
   execute(next: () => any, { args }: { args: { document: DocumentNode; operationName?: string | null; contextValue?: unknown } }) {
     const field = singleMutationField(args.document, args.operationName);
-    const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown> } | undefined;
+    const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown>; mutationTransaction?: MutationTransaction } | undefined;
     if (field === null || !ctx?.withPgClient) return next();
     const tx = oneTransaction(ctx.withPgClient);
     ctx.withPgClient = tx.withPgClient;
+    ctx.mutationTransaction = tx;
     // What must follow the commit before the answer (e.g. waiting until this
     // process refuses the tokens a logout revoked: their NOTIFY is sent at COMMIT).
     const afterCommit: Array<() => unknown> = (ctx.afterCommit = []);

@@ -29,8 +29,13 @@ interface PgLikeError {
   message?: string;
 }
 
+/** Errors maskError made: masked (and counted) once, returned as they are when grafserv masks them again. */
+const alreadyMasked = new WeakSet<GraphQLError>();
+
 export function maskError(error: GraphQLError): GraphQLError {
+  if (alreadyMasked.has(error)) return error;
   const masked = mask(error);
+  alreadyMasked.add(masked);
   graphqlErrors.inc({ code: String(masked.extensions?.code ?? "GRAPHQL_VALIDATION_FAILED") });
   return masked;
 }

@@ -9,6 +9,7 @@ import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
 import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/ordersField.ts";
 import { makePageSizePlugin } from "../plugins/pageSize.ts";
 import { MutationsPlugin } from "../plugins/mutations.ts";
+import { idempotencyState, makeIdempotencyPlugin } from "../plugins/idempotency.ts";
 import { OrderItemsOrderPlugin } from "../plugins/orderItemsOrder.ts";
 import { AccountsPlugin } from "../plugins/accounts.ts";
 import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
@@ -78,6 +79,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
+      makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
       AccountsPlugin,
       SubscriptionsPlugin,
@@ -154,7 +156,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         // (app_private.source_limit_factor() reads this setting).
         const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
-        return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, pgSettings };
+        return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, pgSettings, idempotency: idempotencyState(req) };
       },
     },
   };

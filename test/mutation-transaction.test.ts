@@ -57,6 +57,22 @@ test("the mutation in one transaction, committed before the payload is read; the
   ]);
 });
 
+test("what an idempotent mutation adds: its claim before the mutation and its mark just before the COMMIT, all in the held transaction, before the payload", async () => {
+  // plugins/idempotency.ts: the key's claim and its `committed` mark share
+  // the effects' transaction; the payload (and the answer) come after the commit.
+  const db = fakeDatabase();
+  const tx = oneTransaction(db.real);
+  expect((await tx.inHeld(settings, (c) => c.query({ text: "select claim()" })))).toBeDefined();
+  tx.beforeCommit(async (c, mutationResult) => void (await c.query({ text: `select mark(${JSON.stringify(mutationResult)})` })));
+  await tx.withPgClient(settings, (c) => c.query({ text: "select create_order()" }));
+  expect(tx.ended()).toBe(false);
+  await tx.withPgClient(settings, (c) => c.query({ text: "select items" }));
+  expect(tx.ended()).toBe(true);
+  expect(await tx.inHeld(settings, (c) => c.query({ text: "select too_late()" }))).toBeUndefined();
+  expect(await tx.finish()).toBeUndefined();
+  expect(db.statements).toEqual([expect.stringMatching(/^begin/), "select claim()", "select create_order()", 'select mark({"rows":[]})', "commit", "select items"]);
+});
+
 test("a failed mutation statement rolls the mutation back, and an answer still carrying the mutation's data becomes the error", async () => {
   const db = fakeDatabase("select create_order");
   const tx = oneTransaction(db.real);
@@ -146,11 +162,22 @@ describe("against the service", () => {
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
 
-  test("another customer ordering the same coffee never waits on someone's slow payload (the mutation commits first)", async () => {
-    const coffee = await stockedCoffee(t, "payload-locks", "2.50", 1);
+  // With an Idempotency-Key too (plugins/idempotency.ts): the key's claim is
+  // committed with the order, before the payload is read; the answer is
+  // written after it. The stock locks go at that commit all the same.
+  test.each([
+    ["without a key", false],
+    ["with an Idempotency-Key", true],
+  ])("another customer ordering the same coffee never waits on someone's slow payload (the mutation commits first), %s", async (_label, withKey) => {
+    const coffee = await stockedCoffee(t, `payload-locks-${withKey ? "key" : "nokey"}`, "2.50", 1);
     const [alice, bob] = [await t.token("alice"), await t.token("bob")];
+    const stamp = `${Date.now()}`;
     const order = (token: string, selection: string) =>
-      t.gql(`mutation($input: CreateOrderInput!) { createOrder(input: $input) ${selection} }`, { token, variables: { input: { items: [{ coffeeId: coffee.id, quantity: 1 }] } } });
+      t.gql(`mutation($input: CreateOrderInput!) { createOrder(input: $input) ${selection} }`, {
+        token,
+        variables: { input: { items: [{ coffeeId: coffee.id, quantity: 1 }] } },
+        ...(withKey ? { headers: { "idempotency-key": `payload-locks-${token === alice ? "alice" : "bob"}-${stamp}` } } : {}),
+      });
     // A slow selection, made slow on purpose: the DBA holds the reviews
     // table, which Alice's payload reads (and her order does not).
     const dba = await t.db.connect();
@@ -162,6 +189,11 @@ describe("against the service", () => {
         const { rows } = await t.db.query("select count(*)::int as n from pg_locks where not granted and relation = 'app_public.reviews'::regclass");
         return rows[0].n > 0;
       });
+      if (withKey) {
+        // Alice's order and her key's claim are committed; her answer is not written yet.
+        const { rows } = await t.db.query("select status from app_private.idempotency_keys where key = $1", [`payload-locks-alice-${stamp}`]);
+        expect(rows).toEqual([{ status: "committed" }]);
+      }
       const started = Date.now();
       const bobs = order(bob, "{ id }");
       const first = await within(bobs.then(() => "answered"), 2_500, "still waiting").catch((e: Error) => e.message);
@@ -176,6 +208,15 @@ describe("against the service", () => {
       const id = a.body.data?.createOrder?.id;
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
       expect((await t.db.query("select count(*)::int as n from app_public.orders where id = $1", [id])).rows[0].n).toBe(1);
+      if (withKey) {
+        // Her answer was written after her payload: a retry replays it, no second order.
+        const again = await order(alice, "{ id items { coffee { reviews(limit: 1) { rating } } } }");
+        expect(again.body.extensions?.idempotentReplayed).toBe(true);
+        expect(again.body.data).toEqual(a.body.data);
+        const { rows } = await t.db.query("select count(*)::int as n from app_public.order_items where coffee_id = $1", [coffee.id]);
+        expect(rows[0].n).toBe(2); // Alice's and Bob's
+        await t.db.query("delete from app_private.idempotency_keys where key like $1", [`payload-locks-%-${stamp}`]);
+      }
       await t.db.query("delete from app_public.orders where id = any($1::uuid[])", [[id, b.body.data.createOrder.id]]);
     } finally {
       await dba.query("rollback").catch(() => {});

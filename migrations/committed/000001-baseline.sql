@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:655300c978cc52ffe08b7a946eeae14f89076dfb
+--! Hash: sha1:0933b2146dc2374170cb84d7a219f9b8ccd84b5c
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -199,7 +199,9 @@ insert into app_private.setting_definitions (key, kind, min_value, max_value) va
   ('notify_webhook_backoff_max_seconds', 'numeric', 0.1, 86400),
   ('notify_webhook_max_attempts', 'integer', 1, 1000),
   ('currency', 'currency', null, null),
-  ('cafe_time_zone', 'time_zone', null, null);
+  ('cafe_time_zone', 'time_zone', null, null),
+  ('idempotency_key_retention_hours', 'integer', 1, 720),
+  ('idempotency_wait_seconds', 'numeric', 0.1, 60);
 
 create table app_private.settings (
   key text primary key references app_private.setting_definitions on update restrict on delete restrict,
@@ -281,7 +283,9 @@ insert into app_private.settings (key, value, text_value, description) values
   ('notify_webhook_backoff_max_seconds', '3600', NULL, 'Longest wait between two attempts of an outgoing notification webhook.'),
   ('notify_webhook_max_attempts', '25', NULL, 'Attempts of an outgoing notification webhook before the worker gives up on it (with the defaults: about 15 hours).'),
   ('currency', NULL, 'EUR', 'The café''s currency (ISO 4217): a payment callback that names another is refused (422 CURRENCY_MISMATCH).'),
-  ('cafe_time_zone', NULL, 'UTC', 'The café''s time zone (an IANA name in text_value): sales report buckets follow it.');
+  ('cafe_time_zone', NULL, 'UTC', 'The café''s time zone (an IANA name in text_value): sales report buckets follow it.'),
+  ('idempotency_key_retention_hours', '24', NULL, 'How long a mutation''s Idempotency-Key and its answer are kept: a retry within this window gets the first answer. The worker purges older keys (hourly).'),
+  ('idempotency_wait_seconds', '10', NULL, 'How long a request waits for a concurrent request with the same Idempotency-Key to finish before it is answered IDEMPOTENCY_KEY_IN_PROGRESS.');
 
 -- A numeric setting; raises when it is missing (a limit is never off).
 create function app_private.setting(k text) returns numeric
@@ -1981,6 +1985,154 @@ create index if not exists orders_open_by_creator_idx on app_public.orders (cust
 create index orders_sales_idx on app_public.orders (paid_at) include (status, id, total)
   where paid_at is not null;
 
+-- Idempotent mutations (the Idempotency-Key header; extensions.idempotencyKey
+-- over graphql-ws). A key belongs to its owner: the account when signed in,
+-- else the source (app_private.source_key: an IPv6 /64). The API
+-- (plugins/idempotency.ts) claims the key in the mutation's own transaction
+-- before the mutation runs, and marks it `committed` just before that
+-- transaction's COMMIT: the claim and the effects are saved together or not
+-- at all, so a crash after the effects can never let a retry run them again.
+-- The mutation commits before its payload is read (no request holds stock
+-- locks while it reads a payload), so the answer is written after, in a
+-- second short statement (`done` with the answer). A refusal (the mutation
+-- rolled back to the savepoint after the claim) is stored `done` in the
+-- mutation's transaction. A concurrent claimer of the same key waits on the
+-- unique index until the first transaction ends, then for its answer, at
+-- most idempotency_wait_seconds in all. `response` is json, not jsonb: the
+-- replay keeps the answer's field order byte for byte.
+--   claimed    only ever seen inside the claiming transaction;
+--   committed  the effects are saved, the answer not (yet): being built, or
+--              lost in a crash between the two writes; never run again;
+--   done       `response` is the answer to replay.
+create table app_private.idempotency_keys (
+  owner text not null,
+  key text not null check (key ~ '^[ -~]{1,255}$'),
+  request_hash text not null,
+  status text not null default 'claimed' check (status in ('claimed', 'committed', 'done')),
+  response json,
+  mutation_result json,
+  created_at timestamptz not null default now(),
+  expires_at timestamptz not null,
+  primary key (owner, key),
+  constraint idempotency_keys_done_has_response check ((status = 'done') = (response is not null))
+);
+create index idempotency_keys_expires_at_idx on app_private.idempotency_keys (expires_at);
+comment on table app_private.idempotency_keys is 'Idempotency-Key claims of mutations and their stored answers, kept idempotency_key_retention_hours.';
+comment on column app_private.idempotency_keys.mutation_result is 'The rows the mutation''s own statement returned (as the API selected them), saved with its effects: what the attempt did, even when its answer was never written.';
+
+-- Whose key: the signed-in account, else the source.
+create or replace function app_private.idempotency_owner(p_source text) returns text
+language sql stable set search_path = pg_catalog as $$
+  select coalesce('account:' || app_public.current_user_id()::text, 'source:' || app_private.source_key(p_source));
+$$;
+
+-- Claims (owner, key) for this transaction, or says why not:
+--   run          claimed: run the mutation (plugins/idempotency.ts);
+--   replay       the same request was answered: `response` is that answer;
+--   reused       the key was used for another request;
+--   pending      the same request's effects are committed and its answer is
+--                not written yet: the API polls idempotency_answer (each
+--                poll a short statement, holding no connection between
+--                polls: the first request needs one to read its payload)
+--                for at most `wait_ms`;
+--   in_progress  another transaction held the key for `wait_ms`.
+-- `wait_ms` is idempotency_wait_seconds, less than the statement timeout (that
+-- would answer QUERY_TIMEOUT, a server fault, instead of IN_PROGRESS).
+-- An expired key counts as unused.
+create or replace function app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text)
+returns table (outcome text, response json, wait_ms bigint)
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_owner text := app_private.idempotency_owner(p_source);
+  v_prev_timeout text := current_setting('lock_timeout');
+  v_statement_ms numeric := (select setting::numeric from pg_settings where name = 'statement_timeout');
+  v_wait_ms numeric := coalesce(app_private.setting('idempotency_wait_seconds'), 10) * 1000;
+  v_claimed boolean;
+  r app_private.idempotency_keys;
+begin
+  if p_key is null or p_key !~ '^[ -~]{1,255}$' then
+    raise exception 'An Idempotency-Key is 1 to 255 printable ASCII characters.' using errcode = '22023';
+  end if;
+  if v_statement_ms > 0 then
+    v_wait_ms := least(v_wait_ms, v_statement_ms - 500);
+  end if;
+  v_wait_ms := greatest(v_wait_ms, 1);
+  begin
+    perform set_config('lock_timeout', v_wait_ms::bigint || 'ms', true);
+    insert into app_private.idempotency_keys as k (owner, key, request_hash, expires_at)
+    values (v_owner, p_key, p_request_hash, now() + make_interval(secs => coalesce(app_private.setting('idempotency_key_retention_hours'), 24) * 3600))
+    on conflict (owner, key) do update
+      set request_hash = excluded.request_hash, status = 'claimed', response = null, mutation_result = null, created_at = now(), expires_at = excluded.expires_at
+      where k.expires_at <= now()
+    returning true into v_claimed;
+    if v_claimed is null then
+      -- ON CONFLICT locked the key's row even though it did not update it:
+      -- undo this block so the lock goes (the first request must write its
+      -- answer into that row).
+      raise exception 'not claimed' using errcode = 'CTI01';
+    end if;
+  exception
+    when lock_not_available then
+      perform set_config('lock_timeout', v_prev_timeout, true);
+      return query select 'in_progress'::text, null::json, v_wait_ms::bigint;
+      return;
+    when sqlstate 'CTI01' then
+      v_claimed := false;
+  end;
+  perform set_config('lock_timeout', v_prev_timeout, true);
+  if v_claimed then
+    return query select 'run'::text, null::json, v_wait_ms::bigint;
+    return;
+  end if;
+  select o.outcome, o.response into r.status, r.response from app_hidden.idempotency_answer(p_key, p_source, p_request_hash) o;
+  return query select r.status, r.response, v_wait_ms::bigint;
+end;
+$$;
+
+-- What became of a key's committed request: replay (its answer), reused (it
+-- was another request) or pending (no answer yet). Reads only.
+create or replace function app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text)
+returns table (outcome text, response json)
+language sql stable security definer set search_path = pg_catalog as $$
+  select case when k.request_hash is null then 'pending'
+              when k.request_hash <> p_request_hash then 'reused'
+              when k.status = 'done' then 'replay'
+              else 'pending' end,
+         case when k.request_hash = p_request_hash and k.status = 'done' then k.response end
+    from (select 1) one
+    left join app_private.idempotency_keys k
+      on k.owner = app_private.idempotency_owner(p_source) and k.key = p_key and k.expires_at > now();
+$$;
+
+-- Marks the key this transaction claimed as committed with the mutation's
+-- effects (called just before its COMMIT), with what the mutation returned.
+create or replace function app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  update app_private.idempotency_keys
+     set status = 'committed', mutation_result = p_mutation_result
+   where owner = app_private.idempotency_owner(p_source) and key = p_key and status = 'claimed';
+  if not found then
+    raise exception 'No claimed Idempotency-Key to mark committed.' using errcode = 'P0002';
+  end if;
+end;
+$$;
+
+-- Stores the answer of the request that claimed (owner, key): in its own
+-- transaction (a refusal, or an answer read without a second transaction),
+-- or after its COMMIT (the key is `committed`).
+create or replace function app_hidden.idempotency_store(p_key text, p_source text, p_response json) returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  update app_private.idempotency_keys
+     set status = 'done', response = p_response
+   where owner = app_private.idempotency_owner(p_source) and key = p_key and status in ('claimed', 'committed');
+  if not found then
+    raise exception 'No claimed Idempotency-Key to answer.' using errcode = 'P0002';
+  end if;
+end;
+$$;
+
 --! split: 006-stock.sql
 -- Stock: what is on the shelf, what open orders reserve, what paid orders
 -- take and cancelled ones give back.
@@ -2930,6 +3082,19 @@ begin
 end;
 $$;
 
+-- Idempotency keys past their retention go; run hourly by the worker
+-- (crontab task purge_idempotency_keys). Returns how many rows it deleted.
+create or replace function app_private.purge_idempotency_keys() returns integer
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  n integer;
+begin
+  delete from app_private.idempotency_keys where expires_at <= now();
+  get diagnostics n = row_count;
+  return n;
+end;
+$$;
+
 --! split: 009-cafes-day.sql
 -- The café's day: the barista queue topic, sales reports in the café's time
 -- zone, and the audit log (data changes by trigger, DDL by an event trigger
@@ -3242,6 +3407,9 @@ comment on function app_hidden.sales_report(text, text, text, integer) is
 -- Grants and row-level security: who may read which rows, and call what.
 
 -- The menu is public.
+-- Idempotency keys: only through app_hidden.idempotency_claim/_store (SECURITY DEFINER).
+alter table app_private.idempotency_keys enable row level security;
+
 alter table app_public.roasters enable row level security;
 create policy select_all on app_public.roasters for select using (true);
 alter table app_public.ingredients enable row level security;
@@ -3393,6 +3561,7 @@ grant execute on function app_private.notification_webhook_delivered(uuid) to ca
 grant execute on function app_private.notification_webhook_failed(uuid,text) to cafe_system;
 grant execute on function app_private.process_payment_callback(text,text,text,text,text,text,text,numeric,jsonb,text) to cafe_system;
 grant execute on function app_private.purge_failed_deliveries() to cafe_system;
+grant execute on function app_private.purge_idempotency_keys() to cafe_system;
 grant execute on function app_private.purge_sign_in_logs() to cafe_system;
 grant select on app_private.role_limits to cafe_system;
 grant execute on function app_private.role_limit_settings() to cafe_system;
@@ -3409,6 +3578,10 @@ grant execute on function app_hidden.authenticate(text,text,text) to cafe_anonym
 grant execute on function app_hidden.change_password(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.disable_account(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.logout(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.idempotency_claim(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.idempotency_committed(text,text,json) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.idempotency_answer(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+grant execute on function app_hidden.idempotency_store(text,text,json) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.note_registration_attempt(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 grant execute on function app_hidden.recent_revoked_sign_ins(integer) to cafe_system;
 grant execute on function app_hidden.refresh_session(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;

@@ -12,7 +12,9 @@ export function makeCors(config: Config) {
     handler: cors({
       origin: any ? true : origins,
       methods: ["GET", "POST", "OPTIONS"],
-      allowedHeaders: ["content-type", "authorization", "accept"],
+      allowedHeaders: ["content-type", "authorization", "accept", "idempotency-key"],
+      // A browser page may read whether an answer was a replay.
+      exposedHeaders: ["idempotent-replayed"],
       maxAge: 600,
     }),
     /** Whether a WebSocket upgrade with this Origin is accepted (none: not a browser, accepted). */

@@ -116,13 +116,15 @@ export interface GqlOptions {
   operationName?: string;
   timeoutMs?: number;
   agent?: http.Agent | false;
+  /** More request headers (e.g. `idempotency-key`). */
+  headers?: Record<string, string>;
 }
 
 /** A GraphQL POST to the API at `baseUrl`; throws on an answer that is not JSON. */
 export async function gql<T = any>(baseUrl: string, query: string, opts: GqlOptions = {}): Promise<GraphQLResponse<T> & { ms: number }> {
   const r = await request(`${baseUrl}/graphql`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json", ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) },
+    headers: { "content-type": "application/json", accept: "application/json", ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...opts.headers },
     body: JSON.stringify({ query, variables: opts.variables, operationName: opts.operationName }),
     timeoutMs: opts.timeoutMs,
     agent: opts.agent,
