@@ -210,21 +210,27 @@ COMMENT ON COLUMN app_public.sales_data.trend IS '@notNull
 Change against the 7 days before, as a fraction: 0.25 is +25%; 0 when both weeks sold nothing, 1 when only this week sold.';
 
 --
--- Name: add_staff_account(text, text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+-- Name: add_staff_account(text, text, text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) RETURNS uuid
+CREATE FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text DEFAULT 'unknown'::text) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
   v_id uuid;
+  v_admin text := (select email::text from app_private.accounts where id = app_public.current_user_id());
 begin
   perform app_hidden.require_admin();
   if p_role is null or p_role not in ('barista', 'admin') then
     raise exception 'A staff role is barista or admin.' using errcode = '22023';
   end if;
   perform app_private.check_new_account(p_email, p_name, p_password);
+  -- Through the API, the hash counts as a password check of the admin's
+  -- account and source (a DBA's own session, e.g. the CLI, is not counted).
+  if app_public.current_actor() <> 'dba' then
+    perform app_private.note_password_check(v_admin, app_private.source_key(p_source), true, 'add_staff_account');
+  end if;
   begin
     insert into app_private.accounts (email, password_hash, role)
     values (lower(p_email), app_private.hash_password(p_password), p_role)
@@ -315,7 +321,7 @@ begin
   select a.* into account from app_private.accounts a where a.email operator(public.=) p_email::public.citext for share;
   ok := coalesce(account.password_hash, '') = public.crypt(coalesce(p_password, ''), coalesce(account.password_hash, public.gen_salt('bf', cost)))
         and account.disabled_at is null;
-  insert into app_private.login_attempts (email, source, succeeded) values (left(coalesce(p_email, ''), 254), p_source, ok);
+  perform app_private.note_password_check(p_email, p_source, ok, 'login');
   if not ok then
     return null;
   end if;
@@ -331,22 +337,30 @@ end;
 $$;
 
 --
--- Name: change_password(text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+-- Name: change_password(text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.change_password(p_old text, p_new text) RETURNS boolean
+CREATE FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text DEFAULT 'unknown'::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
   account app_private.accounts;
+  ok boolean;
 begin
   perform app_hidden.require_signed_in();
   select * into account from app_private.accounts where id = app_public.current_user_id() for update;
-  if account.id is null or account.password_hash <> public.crypt(coalesce(p_old, ''), account.password_hash) then
+  if account.id is null then
     raise exception 'The current password is wrong.' using errcode = '28000';
   end if;
   perform app_private.check_password_strength(p_new, account.email::text);
+  p_source := app_private.source_key(p_source);
+  perform app_private.assert_login_allowed(account.email::text, p_source);
+  ok := account.password_hash = public.crypt(coalesce(p_old, ''), account.password_hash);
+  perform app_private.note_password_check(account.email::text, p_source, ok, 'change_password');
+  if not ok then
+    return null;
+  end if;
   update app_private.accounts set password_hash = app_private.hash_password(p_new) where id = account.id;
   -- Every other sign-in ends, access tokens included; this one goes on.
   perform app_private.revoke_sign_ins(account.id, null, 'password changed',
@@ -379,6 +393,115 @@ begin
   end if;
   update app_private.accounts set disabled_at = now() where id = account.id;
   return true;
+end;
+$$;
+
+--
+-- Name: idempotency_answer(text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text) RETURNS TABLE(outcome text, response json)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select case when k.request_hash is null then 'pending'
+              when k.request_hash <> p_request_hash then 'reused'
+              when k.status = 'done' then 'replay'
+              else 'pending' end,
+         case when k.request_hash = p_request_hash and k.status = 'done' then k.response end
+    from (select 1) one
+    left join app_private.idempotency_keys k
+      on k.owner = app_private.idempotency_owner(p_source) and k.key = p_key and k.expires_at > now();
+$$;
+
+--
+-- Name: idempotency_claim(text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text) RETURNS TABLE(outcome text, response json, wait_ms bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  v_owner text := app_private.idempotency_owner(p_source);
+  v_prev_timeout text := current_setting('lock_timeout');
+  v_statement_ms numeric := (select setting::numeric from pg_settings where name = 'statement_timeout');
+  v_wait_ms numeric := coalesce(app_private.setting('idempotency_wait_seconds'), 10) * 1000;
+  v_claimed boolean;
+  r app_private.idempotency_keys;
+begin
+  if p_key is null or p_key !~ '^[ -~]{1,255}$' then
+    raise exception 'An Idempotency-Key is 1 to 255 printable ASCII characters.' using errcode = '22023';
+  end if;
+  if v_statement_ms > 0 then
+    v_wait_ms := least(v_wait_ms, v_statement_ms - 500);
+  end if;
+  v_wait_ms := greatest(v_wait_ms, 1);
+  begin
+    perform set_config('lock_timeout', v_wait_ms::bigint || 'ms', true);
+    insert into app_private.idempotency_keys as k (owner, key, request_hash, expires_at)
+    values (v_owner, p_key, p_request_hash, now() + make_interval(secs => coalesce(app_private.setting('idempotency_key_retention_hours'), 24) * 3600))
+    on conflict (owner, key) do update
+      set request_hash = excluded.request_hash, status = 'claimed', response = null, mutation_result = null, created_at = now(), expires_at = excluded.expires_at
+      where k.expires_at <= now()
+    returning true into v_claimed;
+    if v_claimed is null then
+      -- ON CONFLICT locked the key's row even though it did not update it:
+      -- undo this block so the lock goes (the first request must write its
+      -- answer into that row).
+      raise exception 'not claimed' using errcode = 'CTI01';
+    end if;
+  exception
+    when lock_not_available then
+      perform set_config('lock_timeout', v_prev_timeout, true);
+      return query select 'in_progress'::text, null::json, v_wait_ms::bigint;
+      return;
+    when sqlstate 'CTI01' then
+      v_claimed := false;
+  end;
+  perform set_config('lock_timeout', v_prev_timeout, true);
+  if v_claimed then
+    return query select 'run'::text, null::json, v_wait_ms::bigint;
+    return;
+  end if;
+  select o.outcome, o.response into r.status, r.response from app_hidden.idempotency_answer(p_key, p_source, p_request_hash) o;
+  return query select r.status, r.response, v_wait_ms::bigint;
+end;
+$_$;
+
+--
+-- Name: idempotency_committed(text, text, json); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  update app_private.idempotency_keys
+     set status = 'committed', mutation_result = p_mutation_result
+   where owner = app_private.idempotency_owner(p_source) and key = p_key and status = 'claimed';
+  if not found then
+    raise exception 'No claimed Idempotency-Key to mark committed.' using errcode = 'P0002';
+  end if;
+end;
+$$;
+
+--
+-- Name: idempotency_store(text, text, json); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.idempotency_store(p_key text, p_source text, p_response json) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  update app_private.idempotency_keys
+     set status = 'done', response = p_response
+   where owner = app_private.idempotency_owner(p_source) and key = p_key and status in ('claimed', 'committed');
+  if not found then
+    raise exception 'No claimed Idempotency-Key to answer.' using errcode = 'P0002';
+  end if;
 end;
 $$;
 
@@ -431,12 +554,31 @@ CREATE FUNCTION app_hidden.note_registration_attempt(p_source text) RETURNS void
     AS $$
 begin
   p_source := app_private.source_key(p_source);
+  -- One registration of a source at a time (until its transaction ends):
+  -- concurrent tries are counted one after the other.
+  perform pg_advisory_xact_lock(hashtextextended('registration source:' || p_source, 0));
   if (select count(*) from app_private.registration_attempts
        where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
-     >= app_private.setting('registration_max_per_source') then
+     >= app_private.setting('registration_max_per_source') * app_private.source_limit_factor() then
     raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
   end if;
   insert into app_private.registration_attempts (source) values (p_source);
+end;
+$$;
+
+--
+-- Name: notification_recipient(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.notification_recipient() RETURNS uuid
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_signed_in();
+  if app_public.current_actor() <> 'customer' then
+    raise exception 'Only customers receive notifications.' using errcode = '42501';
+  end if;
+  return app_public.current_user_id();
 end;
 $$;
 
@@ -569,10 +711,10 @@ end;
 $$;
 
 --
--- Name: register(text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+-- Name: register(text, text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.register(p_email text, p_password text, p_name text) RETURNS app_hidden.session
+CREATE FUNCTION app_hidden.register(p_email text, p_password text, p_name text, p_source text DEFAULT 'unknown'::text) RETURNS app_hidden.session
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
@@ -581,6 +723,10 @@ declare
   v_sign_in uuid := gen_random_uuid();
 begin
   perform app_private.check_new_account(p_email, p_name, p_password);
+  p_source := app_private.source_key(p_source);
+  -- The hash counts as a sign-in from this source (registrations have their
+  -- own limit too: note_registration_attempt).
+  perform app_private.assert_login_allowed(p_email, p_source);
   begin
     insert into app_private.accounts (email, password_hash, role)
     values (lower(p_email), app_private.hash_password(p_password), 'customer')
@@ -588,6 +734,7 @@ begin
   exception when unique_violation then
     raise exception 'That e-mail address is already registered.' using errcode = '23505';
   end;
+  perform app_private.note_password_check(p_email, p_source, true, 'register');
   insert into app_public.customers (id, name) values (v_id, btrim(p_name));
   insert into app_public.profiles (customer_id) values (v_id);
   return row(v_id, 'customer', app_private.issue_refresh_token(v_id, v_sign_in), v_sign_in)::app_hidden.session;
@@ -698,6 +845,27 @@ $$;
 COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY of the café''s time zone, or per COFFEE; at most p_max_rows rows.';
 
 --
+-- Name: signed_in_as(text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.signed_in_as(p_role text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $_$
+  select coalesce((
+    select p_role from app_private.accounts a
+     where a.id = (select case when c ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then c::uuid end
+                     from nullif(current_setting('jwt.claims.user_id', true), '') c)
+       and a.role = p_role and a.disabled_at is null), 'anonymous');
+$_$;
+
+--
+-- Name: FUNCTION signed_in_as(p_role text); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.signed_in_as(p_role text) IS 'p_role when the signed-in account (jwt.claims.user_id) exists, is enabled and has that role; else anonymous.';
+
+--
 -- Name: announce_revoked_sign_in(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -714,6 +882,17 @@ end;
 $$;
 
 --
+-- Name: apply_role_limits(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.apply_role_limits() RETURNS void
+    LANGUAGE sql
+    AS $$
+  select set_config('statement_timeout', s.statement_timeout, true), set_config('lock_timeout', s.lock_timeout, true)
+  from app_private.role_limit_settings() s where s.role = current_user;
+$$;
+
+--
 -- Name: assert_login_allowed(text, text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -723,15 +902,28 @@ CREATE FUNCTION app_private.assert_login_allowed(p_email text, p_source text) RE
     AS $$
 declare
   window_start timestamptz := now() - make_interval(secs => app_private.setting('login_window_seconds'));
+  minutes numeric := ceil(app_private.setting('login_window_seconds') / 60);
 begin
   if (select count(*) from app_private.login_attempts
        where lower(email) = lower(p_email) and source = p_source and not succeeded and attempted_at > window_start)
      >= app_private.setting('login_max_failures_per_account_and_source')
   or (select count(*) from app_private.login_attempts
        where source = p_source and not succeeded and attempted_at > window_start)
-     >= app_private.setting('login_max_failures_per_source') then
-    raise exception 'Too many failed sign-ins; try again in % minutes.', ceil(app_private.setting('login_window_seconds') / 60)
-      using errcode = 'CT004';
+     >= app_private.setting('login_max_failures_per_source') * app_private.source_limit_factor() then
+    raise exception 'Too many failed sign-ins; try again in % minutes.', minutes
+      using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
+  end if;
+  if (select count(*) from app_private.login_attempts
+       where lower(email) = lower(p_email) and succeeded and attempted_at > window_start)
+     >= app_private.setting('login_max_successes_per_account') then
+    raise exception 'Too many sign-ins to this account; try again in % minutes.', minutes
+      using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
+  end if;
+  if (select count(*) from app_private.login_attempts
+       where source = p_source and succeeded and attempted_at > window_start)
+     >= app_private.setting('login_max_successes_per_source') * app_private.source_limit_factor() then
+    raise exception 'Too many sign-ins from your address; try again in % minutes.', minutes
+      using errcode = 'CT004', detail = json_build_object('retry_after_seconds', app_private.setting('login_window_seconds'))::text;
   end if;
 end;
 $$;
@@ -811,6 +1003,17 @@ CREATE FUNCTION app_private.available_stock(p_ingredient_id uuid) RETURNS numeri
 $$;
 
 --
+-- Name: blocked_source_list(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.blocked_source_list() RETURNS TABLE(source text, blocked_until timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select b.source, b.blocked_until from app_private.blocked_sources b where b.blocked_until > now();
+$$;
+
+--
 -- Name: cafe_time_zone(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -818,7 +1021,7 @@ CREATE FUNCTION app_private.cafe_time_zone() RETURNS text
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
-  select coalesce((select text_value from app_private.settings where key = 'cafe_time_zone'), 'UTC');
+  select app_private.text_setting('cafe_time_zone');
 $$;
 
 --
@@ -953,6 +1156,17 @@ CREATE FUNCTION app_private.hash_password(p_password text) RETURNS text
 $$;
 
 --
+-- Name: idempotency_owner(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.idempotency_owner(p_source text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce('account:' || app_public.current_user_id()::text, 'source:' || app_private.source_key(p_source));
+$$;
+
+--
 -- Name: install_ddl_audit(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1042,7 +1256,7 @@ $$;
 -- Name: log_delivery(text, integer, text, text, text, text, text, text, uuid); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
-CREATE FUNCTION app_private.log_delivery(p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text, p_dedupe_key text DEFAULT NULL::text, p_body_sha256 text DEFAULT NULL::text, p_event text DEFAULT NULL::text, p_order_id uuid DEFAULT NULL::uuid) RETURNS void
+CREATE FUNCTION app_private.log_delivery(p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text, p_dedupe_key text DEFAULT NULL::text, p_body_sha256 text DEFAULT NULL::text, p_event text DEFAULT NULL::text, p_order_id uuid DEFAULT NULL::uuid) RETURNS timestamp with time zone
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
@@ -1051,12 +1265,16 @@ declare
   n integer;
   v_window timestamptz;
   unauthenticated boolean := app_private.is_unauthenticated_failure(p_code);
+  v_blocked_until timestamptz;
 begin
   -- A blocked source's failures are answered 429 and counted in memory by
   -- the route; none is written (the route does not call this for them; this
   -- holds for any other caller too).
-  if unauthenticated and app_private.is_source_blocked(p_source) then
-    return;
+  if unauthenticated then
+    select b.blocked_until into v_blocked_until from app_private.blocked_sources b where b.source = p_source and b.blocked_until > now();
+    if v_blocked_until is not null then
+      return v_blocked_until;
+    end if;
   end if;
 
   insert into app_private.payment_deliveries (source, http_status, outcome, code, reason, dedupe_key, body_sha256, event, order_id)
@@ -1070,16 +1288,18 @@ begin
     select count(*) into n from app_private.payment_deliveries
      where source = p_source and code in ('UNAUTHORIZED', 'BAD_SIGNATURE', 'PAYLOAD_TOO_LARGE')
        and received_at > now() - make_interval(secs => rule.window_seconds);
-    if n > rule.threshold and not app_private.is_source_blocked(p_source) then
+    select b.blocked_until into v_blocked_until from app_private.blocked_sources b where b.source = p_source and b.blocked_until > now();
+    if n > rule.threshold and v_blocked_until is null then
+      v_blocked_until := now() + make_interval(secs => rule.block_seconds);
       insert into app_private.blocked_sources (source, blocked_until, reason)
-      values (p_source, now() + make_interval(secs => rule.block_seconds), n || ' authentication failures')
+      values (p_source, v_blocked_until, n || ' authentication failures')
       on conflict (source) do update set blocked_until = excluded.blocked_until, reason = excluded.reason;
       perform app_private.raise_alert('auth_failures',
         format('%s failed authentications from %s in %s s; blocked for %s s.', n, p_source, rule.window_seconds, rule.block_seconds),
         p_source, null);
     end if;
     -- Not the provider's doing: no burst alert.
-    return;
+    return v_blocked_until;
   end if;
 
   -- A burst of the provider's deliveries (authenticated, all sources): one
@@ -1090,7 +1310,7 @@ begin
   select * into rule from app_private.alert_rules where kind = 'burst';
   v_window := date_bin(make_interval(secs => rule.window_seconds), now(), timestamptz 'epoch');
   if exists (select 1 from app_private.alert_windows w where w.kind = 'burst' and w.window_start = v_window) then
-    return;
+    return null;
   end if;
   select count(*) into n from (
     select 1 from app_private.payment_deliveries
@@ -1105,6 +1325,7 @@ begin
       perform app_private.raise_alert('burst', format('More than %s authenticated callbacks in %s s.', rule.threshold, rule.window_seconds), p_source, null);
     end if;
   end if;
+  return null;
 end;
 $$;
 
@@ -1119,8 +1340,84 @@ CREATE FUNCTION app_private.mark_paid(p_order_id uuid, p_method text) RETURNS vo
 begin
   update app_public.orders set status = 'PAID', payment_method = p_method, paid_at = now() where id = p_order_id;
   perform graphile_worker.add_job('start_preparation', json_build_object('orderId', p_order_id), job_key := 'start_preparation:' || p_order_id);
-  perform graphile_worker.add_job('notify_customer', json_build_object('orderId', p_order_id, 'kind', 'payment_received'), job_key := 'notify_customer:' || p_order_id);
   perform graphile_worker.add_job('update_inventory', json_build_object('orderId', p_order_id), job_key := 'update_inventory:' || p_order_id);
+end;
+$$;
+
+--
+-- Name: note_password_check(text, text, boolean, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.note_password_check(p_email text, p_source text, p_ok boolean, p_kind text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform pg_advisory_xact_lock(hashtextextended('password-check account:' || lower(coalesce(p_email, '')), 0));
+  perform pg_advisory_xact_lock(hashtextextended('password-check source:' || p_source, 0));
+  perform app_private.assert_login_allowed(coalesce(p_email, ''), p_source);
+  insert into app_private.login_attempts (email, source, succeeded, kind)
+  values (left(coalesce(p_email, ''), 254), p_source, p_ok, p_kind);
+end;
+$$;
+
+--
+-- Name: notification_webhook(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.notification_webhook(p_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select jsonb_build_object('id', n.id, 'customerId', n.customer_id, 'orderId', n.order_id,
+                            'kind', n.kind, 'message', n.message, 'createdAt', n.created_at)
+    from app_public.notifications n join app_private.notification_webhooks w on w.notification_id = n.id
+   where n.id = p_id and w.delivered_at is null and w.gave_up_at is null;
+$$;
+
+--
+-- Name: notification_webhook_delivered(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.notification_webhook_delivered(p_id uuid) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  update app_private.notification_webhooks
+     set attempts = attempts + 1, last_attempt_at = now(), delivered_at = coalesce(delivered_at, now()), last_error = null
+   where notification_id = p_id;
+$$;
+
+--
+-- Name: notification_webhook_failed(uuid, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.notification_webhook_failed(p_id uuid, p_error text) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_attempts integer;
+  v_run_at timestamptz;
+begin
+  update app_private.notification_webhooks
+     set attempts = attempts + 1, last_attempt_at = now(), last_error = left(p_error, 500)
+   where notification_id = p_id and delivered_at is null and gave_up_at is null
+  returning attempts into v_attempts;
+  if v_attempts is null then
+    return null;
+  end if;
+  if v_attempts >= app_private.setting('notify_webhook_max_attempts') then
+    update app_private.notification_webhooks set gave_up_at = now() where notification_id = p_id;
+    return null;
+  end if;
+  v_run_at := now() + make_interval(secs => least(
+    app_private.setting('notify_webhook_backoff_max_seconds'),
+    app_private.setting('notify_webhook_backoff_base_seconds') * power(2, least(v_attempts - 1, 30))));
+  perform graphile_worker.add_job('notification__send_webhook', json_build_object('id', p_id),
+    job_key := 'notification__send_webhook:' || p_id, run_at := v_run_at,
+    max_attempts := app_private.setting('notify_webhook_max_attempts')::integer);
+  return v_run_at;
 end;
 $$;
 
@@ -1157,6 +1454,8 @@ begin
   insert into app_public.notifications (customer_id, order_id, kind, message)
   select o.customer_id, o.id, p_kind,
          case p_kind when 'payment_received' then format('Thanks! We received %s for your order; it is being prepared.', o.total)
+                     when 'ready_for_pickup' then 'Your order is ready for pickup.'
+                     when 'refund_owed' then format('Your order was cancelled; %s will be refunded.', o.total)
                      else app_public.order_status_message(o.status) end
   from app_public.orders o where o.id = p_order_id
   on conflict (order_id, kind) do nothing
@@ -1351,9 +1650,54 @@ declare
 begin
   delete from app_private.payment_deliveries
    where outcome = 'rejected'
-     and received_at < now() - make_interval(days => coalesce(app_private.setting('failed_delivery_retention_days'), 30)::integer);
+     and received_at < now() - make_interval(days => app_private.setting('failed_delivery_retention_days')::integer);
   get diagnostics n = row_count;
   return n;
+end;
+$$;
+
+--
+-- Name: purge_idempotency_keys(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.purge_idempotency_keys() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  n integer;
+begin
+  delete from app_private.idempotency_keys where expires_at <= now();
+  get diagnostics n = row_count;
+  return n;
+end;
+$$;
+
+--
+-- Name: purge_sign_in_logs(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.purge_sign_in_logs() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  keep interval := make_interval(days => app_private.setting('sign_in_log_retention_days')::integer);
+  n integer;
+  total integer := 0;
+begin
+  delete from app_private.login_attempts
+   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('login_window_seconds')));
+  get diagnostics n = row_count;
+  total := total + n;
+  delete from app_private.registration_attempts
+   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('registration_window_seconds')));
+  get diagnostics n = row_count;
+  total := total + n;
+  delete from app_private.refresh_tokens
+   where expires_at < now() - keep or revoked_at < now() - keep;
+  get diagnostics n = row_count;
+  return total + n;
 end;
 $$;
 
@@ -1512,13 +1856,35 @@ end;
 $$;
 
 --
+-- Name: role_limit_settings(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.role_limit_settings() RETURNS TABLE(role name, statement_timeout text, lock_timeout text)
+    LANGUAGE sql STABLE
+    AS $$
+  select l.role,
+    ceil(extract(epoch from l.statement_timeout) * 1000)::bigint::text,
+    ceil(extract(epoch from l.lock_timeout) * 1000)::bigint::text
+  from app_private.role_limits l;
+$$;
+
+--
 -- Name: setting(text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
 CREATE FUNCTION app_private.setting(k text) RETURNS numeric
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog'
     AS $$
-  select value from app_private.settings where key = k;
+declare
+  v numeric;
+begin
+  select s.value into v from app_private.settings s where s.key = k;
+  if v is null then
+    raise exception 'Setting % is missing from app_private.settings (or is not a number).', k using errcode = 'CT900';
+  end if;
+  return v;
+end;
 $$;
 
 --
@@ -1545,6 +1911,19 @@ begin
   end if;
   return host(a);
 end;
+$_$;
+
+--
+-- Name: source_limit_factor(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.source_limit_factor() RETURNS integer
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog'
+    AS $_$
+  select case when current_setting('cafe.source_limit_factor', true) ~ '^[0-9]{1,4}$'
+              then least(greatest(current_setting('cafe.source_limit_factor', true)::integer, 1), 1000)
+              else 1 end;
 $_$;
 
 --
@@ -1600,9 +1979,18 @@ $$;
 --
 
 CREATE FUNCTION app_private.text_setting(k text) RETURNS text
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog'
     AS $$
-  select text_value from app_private.settings where key = k;
+declare
+  v text;
+begin
+  select s.text_value into v from app_private.settings s where s.key = k;
+  if v is null then
+    raise exception 'Setting % is missing from app_private.settings (or is not text).', k using errcode = 'CT900';
+  end if;
+  return v;
+end;
 $$;
 
 --
@@ -1653,6 +2041,24 @@ end;
 $$;
 
 --
+-- Name: tg_blocked_sources__notify(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_blocked_sources__notify() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if tg_op = 'DELETE' then
+    perform pg_notify('payment_source_blocked', json_build_object('source', old.source, 'blocked_until', null)::text);
+  else
+    perform pg_notify('payment_source_blocked', json_build_object('source', new.source, 'blocked_until', new.blocked_until)::text);
+  end if;
+  return null;
+end;
+$$;
+
+--
 -- Name: tg_coffees__notify_new(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1661,6 +2067,24 @@ CREATE FUNCTION app_private.tg_coffees__notify_new() RETURNS trigger
     AS $$
 begin
   perform pg_notify('coffee:new', json_build_object('id', new.id)::text);
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_notifications__publish(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_notifications__publish() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  insert into app_private.notification_webhooks (notification_id) values (new.id);
+  perform graphile_worker.add_job('notification__send_webhook', json_build_object('id', new.id),
+    job_key := 'notification__send_webhook:' || new.id,
+    max_attempts := app_private.setting('notify_webhook_max_attempts')::integer);
+  perform pg_notify('notification:' || new.customer_id::text, json_build_object('id', new.id)::text);
   return null;
 end;
 $$;
@@ -1716,7 +2140,7 @@ CREATE FUNCTION app_private.tg_orders__after_status() RETURNS trigger
     SET search_path TO 'pg_catalog'
     AS $$
 declare
-  points_rate numeric := coalesce(app_private.setting('points_per_currency_unit'), 0);
+  points_rate numeric := app_private.setting('points_per_currency_unit');
 begin
   if tg_op = 'UPDATE' and new.status is not distinct from old.status then
     return null;
@@ -1815,6 +2239,32 @@ end;
 $$;
 
 --
+-- Name: tg_orders__notify_customer(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_orders__notify_customer() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_kind text;
+begin
+  if new.status is not distinct from old.status then
+    return null;
+  end if;
+  v_kind := case
+    when new.status = 'PAID' then 'payment_received'
+    when new.status = 'READY' then 'ready_for_pickup'
+    when new.status = 'CANCELLED' and old.paid_at is not null then 'refund_owed'
+  end;
+  if v_kind is not null then
+    perform app_private.notify_customer(new.id, v_kind);
+  end if;
+  return null;
+end;
+$$;
+
+--
 -- Name: tg_orders__release_stock(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1832,22 +2282,73 @@ end;
 $$;
 
 --
+-- Name: tg_role_limits__announce(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_role_limits__announce() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_notify('role_limits_changed', '');
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_role_limits__keep(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_role_limits__keep() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  -- Fail closed: a role without limits would run without any.
+  raise exception 'Role limits are changed, not deleted (role %).', old.role using errcode = '22023';
+end;
+$$;
+
+--
 -- Name: tg_settings__check(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
 CREATE FUNCTION app_private.tg_settings__check() RETURNS trigger
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
+declare
+  d app_private.setting_definitions;
 begin
-  if new.key = 'cafe_time_zone' then
-    if new.text_value is null then
-      raise exception 'cafe_time_zone is a time zone name in text_value, e.g. Europe/Paris.' using errcode = '22023';
+  if tg_op = 'DELETE' then
+    raise exception 'Setting % may not be deleted: set it to another value instead.', old.key using errcode = '22023';
+  end if;
+  select * into d from app_private.setting_definitions where key = new.key;
+  if d.key is null then
+    raise exception 'There is no setting %.', new.key using errcode = '22023',
+      hint = 'The known settings are the keys of app_private.setting_definitions.';
+  end if;
+  if d.kind in ('integer', 'numeric') then
+    if new.value is null or new.text_value is not null then
+      raise exception 'Setting % is a number in value (between % and %), with no text_value.', new.key, d.min_value, d.max_value using errcode = '22023';
     end if;
-    perform now() at time zone new.text_value; -- raises 22023 for an unknown zone
+    if d.kind = 'integer' and new.value <> trunc(new.value) then
+      raise exception 'Setting % is a whole number (between % and %); % is not.', new.key, d.min_value, d.max_value, new.value using errcode = '22023';
+    end if;
+    if new.value < d.min_value or new.value > d.max_value then
+      raise exception 'Setting % must be between % and %; % is not.', new.key, d.min_value, d.max_value, new.value using errcode = '22023';
+    end if;
+  else
+    if new.text_value is null or new.value is not null then
+      raise exception 'Setting % is text in text_value (%), with no value.', new.key,
+        case d.kind when 'time_zone' then 'a time zone name, e.g. Europe/Paris' else 'an ISO 4217 code, e.g. EUR' end using errcode = '22023';
+    end if;
+    if d.kind = 'time_zone' then
+      perform now() at time zone new.text_value; -- raises 22023 for an unknown zone
+    elsif d.kind = 'currency' and new.text_value !~ '^[A-Z]{3}$' then
+      raise exception 'Setting % is an ISO 4217 code of three capital letters, e.g. EUR; % is not.', new.key, new.text_value using errcode = '22023';
+    end if;
   end if;
   return new;
 end;
-$$;
+$_$;
 
 --
 -- Name: walk_in_customer_id(); Type: FUNCTION; Schema: app_private; Owner: -
@@ -2318,6 +2819,7 @@ declare
   v_total numeric(10,2) := 0;
   v_cups integer := 0;
   shortage record;
+  hog record;
   v_items jsonb := '[]';
   v_ready timestamptz;
 begin
@@ -2422,7 +2924,7 @@ begin
    order by s.ingredient_id for update;
   insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by, expires_at)
   values (v_customer_id, nullif(v_notes, ''), v_total, v_ready, app_public.current_user_id(),
-          now() + make_interval(secs => coalesce(v_expiry, 600)))
+          now() + make_interval(secs => v_expiry))
   returning * into v_order;
   insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
   select v_order.id, (l ->> 'position')::integer, (l ->> 'coffee_id')::uuid, (l ->> 'quantity')::integer,
@@ -2445,6 +2947,49 @@ begin
   if shortage.ingredient is not null then
     raise exception 'Not enough % in stock for %.', shortage.ingredient, shortage.coffee using errcode = 'CT002';
   end if;
+
+  -- Fair share: a customer's own orders may hold at most
+  -- max_stock_share_percent of an ingredient's stock on the shelf, counting
+  -- their open orders not yet taken from stock (this one included) and
+  -- their unpaid orders cancelled (or expired) within
+  -- stock_share_cooldown_seconds, so cancelling and ordering again frees
+  -- nothing at once. An order may always hold what one cup of each of its
+  -- coffees needs (the last cups stay orderable). Till orders are
+  -- supervised and exempt. The stock rows are locked above: concurrent
+  -- orders are counted one after the other.
+  if actor = 'customer' then
+    select i.name as ingredient, s.unit, h.held, a.allowed into hog
+    from (select n.ingredient_id from app_private.stock_reservations n where n.order_id = v_order.id) mine
+    join app_public.stock_items s on s.ingredient_id = mine.ingredient_id
+    join app_public.ingredients i on i.id = mine.ingredient_id
+    cross join lateral (
+      select coalesce((select sum(r.amount) from app_private.stock_reservations r
+                        join app_public.orders o on o.id = r.order_id
+                       where r.ingredient_id = mine.ingredient_id and o.customer_id = v_customer_id and o.created_by = v_customer_id), 0)
+           + coalesce((select sum(oi.quantity * rl.quantity) from app_public.orders o
+                        join app_public.order_items oi on oi.order_id = o.id
+                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
+                       where o.customer_id = v_customer_id and o.created_by = v_customer_id
+                         and o.status = 'CANCELLED' and o.paid_at is null and o.inventory_taken_at is null
+                         and o.updated_at > now() - make_interval(secs => app_private.setting('stock_share_cooldown_seconds'))), 0) as held
+    ) h
+    cross join lateral (
+      select greatest(s.current_stock * app_private.setting('max_stock_share_percent') / 100,
+                      (select max(rl.quantity) from app_public.order_items oi
+                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
+                       where oi.order_id = v_order.id)) as allowed
+    ) a
+    where h.held > a.allowed
+    order by mine.ingredient_id
+    limit 1;
+    if hog.ingredient is not null then
+      raise exception 'Your orders would hold % % of %; one customer may hold at most % (% percent of the stock; cancelled orders count for % minutes).',
+        trim_scale(hog.held), hog.unit, hog.ingredient, trim_scale(round(hog.allowed, 3)), trim_scale(app_private.setting('max_stock_share_percent')),
+        ceil(app_private.setting('stock_share_cooldown_seconds') / 60)
+        using errcode = 'CT011', detail = json_build_object('ingredient', hog.ingredient, 'held', hog.held, 'max_held', round(hog.allowed, 3),
+          'max_stock_share_percent', app_private.setting('max_stock_share_percent'))::text;
+    end if;
+  end if;
   return v_order;
 end;
 $$;
@@ -2464,9 +3009,9 @@ CREATE FUNCTION app_public.current_actor() RETURNS text
     AS $$
   select case current_setting('role', true)
     when 'cafe_anonymous' then 'anonymous'
-    when 'cafe_customer' then 'customer'
-    when 'cafe_barista' then 'barista'
-    when 'cafe_admin' then 'admin'
+    when 'cafe_customer' then app_hidden.signed_in_as('customer')
+    when 'cafe_barista' then app_hidden.signed_in_as('barista')
+    when 'cafe_admin' then app_hidden.signed_in_as('admin')
     when 'cafe_system' then 'system'
     else 'dba'
   end;
@@ -3376,6 +3921,36 @@ CREATE TABLE app_private.coffee_costs (
 );
 
 --
+-- Name: idempotency_keys; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.idempotency_keys (
+    owner text NOT NULL,
+    key text NOT NULL,
+    request_hash text NOT NULL,
+    status text DEFAULT 'claimed'::text NOT NULL,
+    response json,
+    mutation_result json,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT idempotency_keys_done_has_response CHECK (((status = 'done'::text) = (response IS NOT NULL))),
+    CONSTRAINT idempotency_keys_key_check CHECK ((key ~ '^[ -~]{1,255}$'::text)),
+    CONSTRAINT idempotency_keys_status_check CHECK ((status = ANY (ARRAY['claimed'::text, 'committed'::text, 'done'::text])))
+);
+
+--
+-- Name: TABLE idempotency_keys; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.idempotency_keys IS 'Idempotency-Key claims of mutations and their stored answers, kept idempotency_key_retention_hours.';
+
+--
+-- Name: COLUMN idempotency_keys.mutation_result; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON COLUMN app_private.idempotency_keys.mutation_result IS 'The rows the mutation''s own statement returned (as the API selected them), saved with its effects: what the attempt did, even when its answer was never written.';
+
+--
 -- Name: login_attempts; Type: TABLE; Schema: app_private; Owner: -
 --
 
@@ -3384,7 +3959,9 @@ CREATE TABLE app_private.login_attempts (
     email text NOT NULL,
     source text NOT NULL,
     succeeded boolean NOT NULL,
-    attempted_at timestamp with time zone DEFAULT now() NOT NULL
+    kind text DEFAULT 'login'::text NOT NULL,
+    attempted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT login_attempts_kind_check CHECK ((kind = ANY (ARRAY['login'::text, 'change_password'::text, 'register'::text, 'add_staff_account'::text])))
 );
 
 --
@@ -3399,6 +3976,25 @@ ALTER TABLE app_private.login_attempts ALTER COLUMN id ADD GENERATED ALWAYS AS I
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: notification_webhooks; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.notification_webhooks (
+    notification_id uuid NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    last_attempt_at timestamp with time zone,
+    last_error text,
+    delivered_at timestamp with time zone,
+    gave_up_at timestamp with time zone
+);
+
+--
+-- Name: TABLE notification_webhooks; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.notification_webhooks IS 'The outgoing webhook of each customer notification: attempts, last error, when it was delivered (or given up after notify_webhook_max_attempts).';
 
 --
 -- Name: payment_deliveries; Type: TABLE; Schema: app_private; Owner: -
@@ -3492,6 +4088,46 @@ CREATE TABLE app_private.revoked_sign_ins (
     revoked_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT revoked_sign_ins_reason_check CHECK ((reason = ANY (ARRAY['logout'::text, 'refresh token reused'::text, 'password changed'::text, 'account disabled'::text, 'account deleted'::text, 'role changed'::text])))
 );
+
+--
+-- Name: role_limits; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.role_limits (
+    role name NOT NULL,
+    statement_timeout interval NOT NULL,
+    lock_timeout interval NOT NULL,
+    description text NOT NULL,
+    CONSTRAINT role_limits_lock_timeout CHECK (((lock_timeout >= '00:00:00.01'::interval) AND (lock_timeout <= '00:10:00'::interval))),
+    CONSTRAINT role_limits_request_role CHECK ((role = ANY (ARRAY['cafe_anonymous'::name, 'cafe_customer'::name, 'cafe_barista'::name, 'cafe_admin'::name, 'cafe_system'::name]))),
+    CONSTRAINT role_limits_statement_timeout CHECK (((statement_timeout >= '00:00:00.01'::interval) AND (statement_timeout <= '00:10:00'::interval)))
+);
+
+--
+-- Name: TABLE role_limits; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.role_limits IS 'statement_timeout and lock_timeout of each request role (one row per role; change, do not delete).';
+
+--
+-- Name: setting_definitions; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.setting_definitions (
+    key text NOT NULL,
+    kind text NOT NULL,
+    min_value numeric,
+    max_value numeric,
+    CONSTRAINT setting_definitions_check CHECK (((kind = ANY (ARRAY['integer'::text, 'numeric'::text])) = ((min_value IS NOT NULL) AND (max_value IS NOT NULL)))),
+    CONSTRAINT setting_definitions_check1 CHECK ((min_value <= max_value)),
+    CONSTRAINT setting_definitions_kind_check CHECK ((kind = ANY (ARRAY['integer'::text, 'numeric'::text, 'currency'::text, 'time_zone'::text])))
+);
+
+--
+-- Name: TABLE setting_definitions; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.setting_definitions IS 'The kind (integer, numeric, currency, time_zone) and range of each key of app_private.settings, checked whenever a setting is written.';
 
 --
 -- Name: settings; Type: TABLE; Schema: app_private; Owner: -
@@ -3823,11 +4459,25 @@ ALTER TABLE ONLY app_private.coffee_costs
     ADD CONSTRAINT coffee_costs_pkey PRIMARY KEY (coffee_id);
 
 --
+-- Name: idempotency_keys idempotency_keys_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (owner, key);
+
+--
 -- Name: login_attempts login_attempts_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
 --
 
 ALTER TABLE ONLY app_private.login_attempts
     ADD CONSTRAINT login_attempts_pkey PRIMARY KEY (id);
+
+--
+-- Name: notification_webhooks notification_webhooks_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.notification_webhooks
+    ADD CONSTRAINT notification_webhooks_pkey PRIMARY KEY (notification_id);
 
 --
 -- Name: payment_deliveries payment_deliveries_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -3870,6 +4520,20 @@ ALTER TABLE ONLY app_private.registration_attempts
 
 ALTER TABLE ONLY app_private.revoked_sign_ins
     ADD CONSTRAINT revoked_sign_ins_pkey PRIMARY KEY (sign_in_id);
+
+--
+-- Name: role_limits role_limits_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.role_limits
+    ADD CONSTRAINT role_limits_pkey PRIMARY KEY (role);
+
+--
+-- Name: setting_definitions setting_definitions_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.setting_definitions
+    ADD CONSTRAINT setting_definitions_pkey PRIMARY KEY (key);
 
 --
 -- Name: settings settings_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -4086,6 +4750,12 @@ ALTER TABLE ONLY app_public.suppliers
 --
 
 CREATE INDEX audit_log_at_idx ON app_private.audit_log USING btree (at DESC, id DESC);
+
+--
+-- Name: idempotency_keys_expires_at_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX idempotency_keys_expires_at_idx ON app_private.idempotency_keys USING btree (expires_at);
 
 --
 -- Name: login_attempts_email_idx; Type: INDEX; Schema: app_private; Owner: -
@@ -4313,7 +4983,19 @@ CREATE INDEX stock_movements_order_id_idx ON app_public.stock_movements USING bt
 -- Name: settings _100_check; Type: TRIGGER; Schema: app_private; Owner: -
 --
 
-CREATE TRIGGER _100_check BEFORE INSERT OR UPDATE ON app_private.settings FOR EACH ROW EXECUTE FUNCTION app_private.tg_settings__check();
+CREATE TRIGGER _100_check BEFORE INSERT OR DELETE OR UPDATE ON app_private.settings FOR EACH ROW EXECUTE FUNCTION app_private.tg_settings__check();
+
+--
+-- Name: role_limits _100_keep; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _100_keep BEFORE DELETE ON app_private.role_limits FOR EACH ROW EXECUTE FUNCTION app_private.tg_role_limits__keep();
+
+--
+-- Name: blocked_sources _500_notify; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _500_notify AFTER INSERT OR DELETE OR UPDATE ON app_private.blocked_sources FOR EACH ROW EXECUTE FUNCTION app_private.tg_blocked_sources__notify();
 
 --
 -- Name: accounts _800_revoke_sign_ins; Type: TRIGGER; Schema: app_private; Owner: -
@@ -4328,6 +5010,12 @@ CREATE TRIGGER _800_revoke_sign_ins AFTER UPDATE OF role, disabled_at ON app_pri
 CREATE TRIGGER _800_revoke_sign_ins_deleted BEFORE DELETE ON app_private.accounts FOR EACH ROW EXECUTE FUNCTION app_private.revoke_changed_account();
 
 --
+-- Name: role_limits _900_announce; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_announce AFTER INSERT OR UPDATE ON app_private.role_limits FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_role_limits__announce();
+
+--
 -- Name: revoked_sign_ins _900_notify; Type: TRIGGER; Schema: app_private; Owner: -
 --
 
@@ -4338,6 +5026,12 @@ CREATE TRIGGER _900_notify AFTER INSERT ON app_private.revoked_sign_ins FOR EACH
 --
 
 CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_private.alert_rules FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('kind', 'kind,threshold,window_seconds,block_seconds');
+
+--
+-- Name: role_limits _950_audit; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_private.role_limits FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('role', 'role,statement_timeout,lock_timeout');
 
 --
 -- Name: settings _950_audit; Type: TRIGGER; Schema: app_private; Owner: -
@@ -4406,6 +5100,12 @@ CREATE TRIGGER _550_release_stock AFTER UPDATE OF status, inventory_taken_at ON 
 CREATE TRIGGER _550_release_stock_on_delete BEFORE DELETE ON app_public.orders FOR EACH ROW WHEN (((old.inventory_taken_at IS NULL) AND (old.status <> ALL (ARRAY['COMPLETED'::app_public.order_status, 'CANCELLED'::app_public.order_status])))) EXECUTE FUNCTION app_private.tg_orders__release_stock();
 
 --
+-- Name: orders _600_notify_customer; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _600_notify_customer AFTER UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__notify_customer();
+
+--
 -- Name: order_items _900_notify; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -4422,6 +5122,12 @@ CREATE TRIGGER _900_notify AFTER INSERT OR UPDATE ON app_public.orders FOR EACH 
 --
 
 CREATE TRIGGER _900_notify_new AFTER INSERT ON app_public.coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_coffees__notify_new();
+
+--
+-- Name: notifications _900_publish; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_publish AFTER INSERT ON app_public.notifications FOR EACH ROW EXECUTE FUNCTION app_private.tg_notifications__publish();
 
 --
 -- Name: coffees _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
@@ -4456,11 +5162,25 @@ ALTER TABLE ONLY app_private.coffee_costs
     ADD CONSTRAINT coffee_costs_supplier_id_fkey FOREIGN KEY (supplier_id) REFERENCES app_public.suppliers(id) ON DELETE SET NULL;
 
 --
+-- Name: notification_webhooks notification_webhooks_notification_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.notification_webhooks
+    ADD CONSTRAINT notification_webhooks_notification_id_fkey FOREIGN KEY (notification_id) REFERENCES app_public.notifications(id) ON DELETE CASCADE;
+
+--
 -- Name: refresh_tokens refresh_tokens_account_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
 --
 
 ALTER TABLE ONLY app_private.refresh_tokens
     ADD CONSTRAINT refresh_tokens_account_id_fkey FOREIGN KEY (account_id) REFERENCES app_private.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: settings settings_key_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.settings
+    ADD CONSTRAINT settings_key_fkey FOREIGN KEY (key) REFERENCES app_private.setting_definitions(key) ON UPDATE RESTRICT ON DELETE RESTRICT;
 
 --
 -- Name: stock_reservations stock_reservations_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
@@ -4739,6 +5459,12 @@ COMMENT ON CONSTRAINT stock_movements_order_id_fkey ON app_public.stock_movement
 ALTER TABLE app_private.audit_log ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: idempotency_keys; Type: ROW SECURITY; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.idempotency_keys ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: baristas; Type: ROW SECURITY; Schema: app_public; Owner: -
 --
 
@@ -4838,25 +5564,25 @@ ALTER TABLE app_public.roasters ENABLE ROW LEVEL SECURITY;
 -- Name: coffee_price_changes select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.coffee_price_changes FOR SELECT TO cafe_admin USING (true);
+CREATE POLICY select_admin ON app_public.coffee_price_changes FOR SELECT TO cafe_admin USING (app_public.is_admin());
 
 --
 -- Name: payment_alerts select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.payment_alerts FOR SELECT TO cafe_admin USING (true);
+CREATE POLICY select_admin ON app_public.payment_alerts FOR SELECT TO cafe_admin USING (app_public.is_admin());
 
 --
 -- Name: refunds select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING (true);
+CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING (app_public.is_admin());
 
 --
 -- Name: suppliers select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USING (true);
+CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USING (app_public.is_admin());
 
 --
 -- Name: coffees select_all; Type: POLICY; Schema: app_public; Owner: -
@@ -4940,61 +5666,61 @@ CREATE POLICY select_own_orders ON app_public.baristas FOR SELECT TO cafe_custom
 -- Name: baristas select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.baristas FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+CREATE POLICY select_staff ON app_public.baristas FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: customers select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.customers FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+CREATE POLICY select_staff ON app_public.customers FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: notifications select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.notifications FOR SELECT TO cafe_barista, cafe_admin USING (true);
+CREATE POLICY select_staff ON app_public.notifications FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
 
 --
 -- Name: order_events select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_events FOR SELECT TO cafe_barista, cafe_admin USING (true);
+CREATE POLICY select_staff ON app_public.order_events FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
 
 --
 -- Name: order_items select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+CREATE POLICY select_staff ON app_public.order_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: order_status_transitions select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_status_transitions FOR SELECT TO cafe_barista, cafe_admin USING (true);
+CREATE POLICY select_staff ON app_public.order_status_transitions FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
 
 --
 -- Name: orders select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.orders FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+CREATE POLICY select_staff ON app_public.orders FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: profiles select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.profiles FOR SELECT TO cafe_barista, cafe_admin USING (true);
+CREATE POLICY select_staff ON app_public.profiles FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
 
 --
 -- Name: stock_items select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.stock_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING (true);
+CREATE POLICY select_staff ON app_public.stock_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: stock_movements select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.stock_movements FOR SELECT TO cafe_barista, cafe_admin USING (true);
+CREATE POLICY select_staff ON app_public.stock_movements FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
 
 --
 -- Name: stock_items; Type: ROW SECURITY; Schema: app_public; Owner: -
@@ -5041,14 +5767,14 @@ GRANT USAGE ON SCHEMA app_public TO cafe_admin;
 GRANT USAGE ON SCHEMA app_public TO cafe_system;
 
 --
--- Name: FUNCTION add_staff_account(p_email text, p_name text, p_role text, p_password text); Type: ACL; Schema: app_hidden; Owner: -
+-- Name: FUNCTION add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text); Type: ACL; Schema: app_hidden; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_customer;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_barista;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_admin;
 
 --
 -- Name: FUNCTION assert_can_follow_order(p_id uuid); Type: ACL; Schema: app_hidden; Owner: -
@@ -5091,14 +5817,14 @@ GRANT ALL ON FUNCTION app_hidden.authenticate(p_email text, p_password text, p_s
 GRANT ALL ON FUNCTION app_hidden.authenticate(p_email text, p_password text, p_source text) TO cafe_admin;
 
 --
--- Name: FUNCTION change_password(p_old text, p_new text); Type: ACL; Schema: app_hidden; Owner: -
+-- Name: FUNCTION change_password(p_old text, p_new text, p_source text); Type: ACL; Schema: app_hidden; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_customer;
-GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_barista;
-GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) TO cafe_admin;
 
 --
 -- Name: FUNCTION disable_account(p_email text); Type: ACL; Schema: app_hidden; Owner: -
@@ -5109,6 +5835,46 @@ GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_anonymous
 GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_customer;
 GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.disable_account(p_email text) TO cafe_admin;
+
+--
+-- Name: FUNCTION idempotency_answer(p_key text, p_source text, p_request_hash text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text) TO cafe_admin;
+
+--
+-- Name: FUNCTION idempotency_claim(p_key text, p_source text, p_request_hash text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text) TO cafe_admin;
+
+--
+-- Name: FUNCTION idempotency_committed(p_key text, p_source text, p_mutation_result json); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) TO cafe_admin;
+
+--
+-- Name: FUNCTION idempotency_store(p_key text, p_source text, p_response json); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.idempotency_store(p_key text, p_source text, p_response json) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.idempotency_store(p_key text, p_source text, p_response json) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.idempotency_store(p_key text, p_source text, p_response json) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.idempotency_store(p_key text, p_source text, p_response json) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.idempotency_store(p_key text, p_source text, p_response json) TO cafe_admin;
 
 --
 -- Name: FUNCTION list_staff(); Type: ACL; Schema: app_hidden; Owner: -
@@ -5135,6 +5901,16 @@ GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO caf
 GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_customer;
 GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.note_registration_attempt(p_source text) TO cafe_admin;
+
+--
+-- Name: FUNCTION notification_recipient(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.notification_recipient() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.notification_recipient() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.notification_recipient() TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.notification_recipient() TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.notification_recipient() TO cafe_admin;
 
 --
 -- Name: TABLE orders; Type: ACL; Schema: app_public; Owner: -
@@ -5170,14 +5946,14 @@ GRANT ALL ON FUNCTION app_hidden.refresh_session(p_token text) TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.refresh_session(p_token text) TO cafe_admin;
 
 --
--- Name: FUNCTION register(p_email text, p_password text, p_name text); Type: ACL; Schema: app_hidden; Owner: -
+-- Name: FUNCTION register(p_email text, p_password text, p_name text, p_source text); Type: ACL; Schema: app_hidden; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_customer;
-GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_barista;
-GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text, p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text, p_source text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text, p_source text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text, p_source text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.register(p_email text, p_password text, p_name text, p_source text) TO cafe_admin;
 
 --
 -- Name: FUNCTION require_admin(); Type: ACL; Schema: app_hidden; Owner: -
@@ -5223,10 +5999,28 @@ GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by
 GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_admin;
 
 --
+-- Name: FUNCTION signed_in_as(p_role text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.signed_in_as(p_role text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_system;
+
+--
 -- Name: FUNCTION announce_revoked_sign_in(); Type: ACL; Schema: app_private; Owner: -
 --
 
 REVOKE ALL ON FUNCTION app_private.announce_revoked_sign_in() FROM PUBLIC;
+
+--
+-- Name: FUNCTION apply_role_limits(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.apply_role_limits() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.apply_role_limits() TO cafe_system;
 
 --
 -- Name: FUNCTION assert_login_allowed(p_email text, p_source text); Type: ACL; Schema: app_private; Owner: -
@@ -5251,6 +6045,13 @@ REVOKE ALL ON FUNCTION app_private.audit_ddl() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.available_stock(p_ingredient_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION blocked_source_list(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.blocked_source_list() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.blocked_source_list() TO cafe_system;
 
 --
 -- Name: FUNCTION cafe_time_zone(); Type: ACL; Schema: app_private; Owner: -
@@ -5300,6 +6101,12 @@ GRANT ALL ON FUNCTION app_private.expire_pending_orders(p_limit integer) TO cafe
 --
 
 REVOKE ALL ON FUNCTION app_private.hash_password(p_password text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION idempotency_owner(p_source text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.idempotency_owner(p_source text) FROM PUBLIC;
 
 --
 -- Name: FUNCTION install_ddl_audit(); Type: ACL; Schema: app_private; Owner: -
@@ -5354,6 +6161,33 @@ GRANT ALL ON FUNCTION app_private.log_delivery(p_source text, p_http_status inte
 REVOKE ALL ON FUNCTION app_private.mark_paid(p_order_id uuid, p_method text) FROM PUBLIC;
 
 --
+-- Name: FUNCTION note_password_check(p_email text, p_source text, p_ok boolean, p_kind text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.note_password_check(p_email text, p_source text, p_ok boolean, p_kind text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION notification_webhook(p_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.notification_webhook(p_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.notification_webhook(p_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION notification_webhook_delivered(p_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.notification_webhook_delivered(p_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.notification_webhook_delivered(p_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION notification_webhook_failed(p_id uuid, p_error text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.notification_webhook_failed(p_id uuid, p_error text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.notification_webhook_failed(p_id uuid, p_error text) TO cafe_system;
+
+--
 -- Name: TABLE notifications; Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -5388,6 +6222,20 @@ GRANT ALL ON FUNCTION app_private.process_payment_callback(p_source text, p_key 
 
 REVOKE ALL ON FUNCTION app_private.purge_failed_deliveries() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.purge_failed_deliveries() TO cafe_system;
+
+--
+-- Name: FUNCTION purge_idempotency_keys(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.purge_idempotency_keys() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.purge_idempotency_keys() TO cafe_system;
+
+--
+-- Name: FUNCTION purge_sign_in_logs(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.purge_sign_in_logs() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.purge_sign_in_logs() TO cafe_system;
 
 --
 -- Name: FUNCTION raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
@@ -5432,6 +6280,13 @@ REVOKE ALL ON FUNCTION app_private.revoke_changed_account() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.revoke_sign_ins(p_account uuid, p_sign_in uuid, p_reason text, p_keep uuid) FROM PUBLIC;
 
 --
+-- Name: FUNCTION role_limit_settings(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.role_limit_settings() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.role_limit_settings() TO cafe_system;
+
+--
 -- Name: FUNCTION setting(k text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -5442,6 +6297,12 @@ REVOKE ALL ON FUNCTION app_private.setting(k text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.source_key(p_source text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION source_limit_factor(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.source_limit_factor() FROM PUBLIC;
 
 --
 -- Name: FUNCTION start_preparation(p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
@@ -5477,10 +6338,22 @@ REVOKE ALL ON FUNCTION app_private.tg__timestamps() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.tg_audit() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg_blocked_sources__notify(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_blocked_sources__notify() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg_coffees__notify_new(); Type: ACL; Schema: app_private; Owner: -
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_coffees__notify_new() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_notifications__publish(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_notifications__publish() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_order_items__notify(); Type: ACL; Schema: app_private; Owner: -
@@ -5513,10 +6386,28 @@ REVOKE ALL ON FUNCTION app_private.tg_orders__check_transition() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.tg_orders__notify() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg_orders__notify_customer(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_orders__notify_customer() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg_orders__release_stock(); Type: ACL; Schema: app_private; Owner: -
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_orders__release_stock() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_role_limits__announce(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_role_limits__announce() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_role_limits__keep(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_role_limits__keep() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_settings__check(); Type: ACL; Schema: app_private; Owner: -
@@ -5981,6 +6872,12 @@ GRANT ALL ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_pub
 REVOKE ALL ON FUNCTION app_public.user_by_id(id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.user_by_id(id uuid) TO cafe_barista;
 GRANT ALL ON FUNCTION app_public.user_by_id(id uuid) TO cafe_admin;
+
+--
+-- Name: TABLE role_limits; Type: ACL; Schema: app_private; Owner: -
+--
+
+GRANT SELECT ON TABLE app_private.role_limits TO cafe_system;
 
 --
 -- Name: TABLE baristas; Type: ACL; Schema: app_public; Owner: -
