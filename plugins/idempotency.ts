@@ -224,7 +224,7 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
       return answered;
     }
     // The effects (and the key, `committed`) were committed before the
-    // payload was read: issue 22 forbids holding the stock locks while a
+    // payload was read: the fair-share rule forbids holding the stock locks while a
     // payload is read, so the answer cannot share their transaction. It is
     // written now, in a second short statement. Even an answer with a server
     // fault (a payload read that failed after the commit) is stored: the

@@ -107,7 +107,7 @@ test("a full pool: SQL requests answer 503 SERVICE_BUSY with Retry-After; Ping, 
 
   // The access log: the busy 503s at warn, not info.
   const busyLines = lines.filter((l) => l.msg === "request" && l.status === 503);
-  expect(busyLines.length).toBeGreaterThanOrEqual(2);
+  expect(busyLines.length).toBeGreaterThanOrEqual(1);
   expect(busyLines.every((l) => l.level === 40)).toBe(true);
   // No line per refused request beyond the access log (no "unhandled rejection", no "internal error").
   expect(lines.filter((l) => l.level >= 50)).toEqual([]);

@@ -154,7 +154,7 @@ describe("over HTTP", () => {
     expect(await ordersOfCoffee()).toBe(before + 1);
   });
 
-  // Issue 22 forbids holding stock locks while a payload is read, so a
+  // The fair-share rule forbids holding stock locks while a payload is read, so a
   // mutation commits before its payload is read and its answer cannot be in
   // the effects' transaction. What is atomic with the effects is the key's
   // claim (marked `committed`): a crash or failure between the commit and

@@ -9,7 +9,7 @@ import { paymentBody, sendCallback } from "./support/paymentProvider.ts";
 import { listening, useTestService } from "./support/service.ts";
 import { sleep, waitUntil } from "./support/wait.ts";
 
-// Customer notifications (issue 24, part 3): a row per (order, kind) written
+// Customer notifications: a row per (order, kind) written
 // by a trigger on the order's status, whoever moves it; delivered over the
 // customer's own notificationAdded subscription and, by graphile-worker, to
 // an outgoing webhook signed the Standard Webhooks way. The receiver here is

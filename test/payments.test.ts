@@ -602,7 +602,7 @@ describe("refusals: each has its status and code and changes nothing", () => {
     const r = await send(shapeB(paidBySql.id, 2.35, [{ product: c.name, quantity: 1 }], { event_id: `evt_${uid()}` }));
     expect({ status: r.status, code: r.body?.error?.code }).toEqual({ status: 422, code: "ORDER_NOT_PAYABLE" });
     expect(await state(paidBySql.id)).toEqual(before);
-    // The customer hears of the payment whoever marked it (issue 24: the status change writes the notification).
+    // The customer hears of the payment whoever marked it (the status change writes the notification).
     expect(before).toMatchObject({ status: "PAID", jobs: 0, notifications: 1 });
     expect(await alertCount("multiple_payments", paidBySql.id)).toBe(alerts + 1);
 

@@ -28,7 +28,9 @@ export async function checkIntegrity(ctx: Ctx, sent: string[], accepted: string[
     `select o.id::text, o.status::text,
             (select count(*)::int from app_private.processed_payment_keys k where k.order_id = o.id) as keys,
             (select count(*)::int from graphile_worker._private_jobs j
-              where j.key in ('start_preparation:' || o.id, 'notify_customer:' || o.id, 'update_inventory:' || o.id)) as jobs
+              where j.key in ('start_preparation:' || o.id, 'update_inventory:' || o.id)
+                 or j.key in (select 'notification__send_webhook:' || n.id from app_public.notifications n
+                               where n.order_id = o.id and n.kind = 'payment_received')) as jobs
      from app_public.orders o where o.id = any($1::uuid[])`,
     [[...new Set(sent)]],
   );

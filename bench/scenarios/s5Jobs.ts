@@ -17,7 +17,7 @@ import { cpuMeter, type CpuShare } from "../lib/cpu.ts";
 
 const now = () => performance.timeOrigin + performance.now();
 
-const SERVICE_TASKS = ["start_preparation", "notify_customer", "update_inventory"];
+const SERVICE_TASKS = ["start_preparation", "update_inventory", "notification__send_webhook"];
 
 /** Polls the queue (jobs of `tasks`) until it is empty; jobs/s from the first completion seen to the last. */
 async function drain(
@@ -62,7 +62,8 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
   const keep = accepted.slice(0, Math.max(1, Math.floor(o.s5Backlog / 3)));
   await root.query(
     `delete from graphile_worker._private_jobs j where not exists (
-       select 1 from unnest($1::text[]) id where j.key in ('start_preparation:' || id, 'notify_customer:' || id, 'update_inventory:' || id))`,
+       select 1 from unnest($1::text[]) id where j.key in ('start_preparation:' || id, 'update_inventory:' || id)
+          or j.key in (select 'notification__send_webhook:' || n.id from app_public.notifications n where n.order_id::text = id))`,
     [keep],
   );
   const backlog = (await root.query("select count(*)::int as n from graphile_worker._private_jobs")).rows[0].n as number;
@@ -195,7 +196,7 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
       label: `src/main.ts --worker (concurrency ${ctx.serviceEnv.WORKER_CONCURRENCY ?? 4}), the three real tasks`,
       opsPerSec: serviceDrain!.jobsPerSec,
       opsUnit: "jobs/s",
-      throughputHow: `backlog of ${serviceDrain!.jobs} jobs (start_preparation, notify_customer, update_inventory)`,
+      throughputHow: `backlog of ${serviceDrain!.jobs} jobs (start_preparation, update_inventory, notification__send_webhook)`,
       p50: svcSummary.p50,
       p99: svcSummary.p99,
       latencyLoad: `${o.s5Rate} callbacks/s fixed`,
