@@ -7,6 +7,9 @@ import { extendSchema } from "postgraphile/utils";
  * without one cost 1. The query cost check (plugins/queryCost.ts) reads the
  * directive from the schema, and the printed SDL shows it.
  *
+ * A to-one relation field carries `extensions.joined`: PostGraphile reads
+ * it in its parent's SQL (a join), so it is priced as part of that row.
+ *
  * Each table's object type also carries the table's name
  * (`extensions.pgTable`, e.g. "app_public.order_items"): what a
  * `totalCount` scans is priced by that table's size (plugins/queryCost.ts).
@@ -24,8 +27,15 @@ export const ComplexityDirectivePlugin: GraphileConfig.Plugin = {
       },
       GraphQLObjectType_fields_field(field, _build, context) {
         const { scope } = context as typeof context & {
-          scope: { pgFieldResource?: { extensions?: { tags?: Record<string, unknown> } }; pgFieldAttribute?: { extensions?: { tags?: Record<string, unknown> } } };
+          scope: {
+            pgFieldResource?: { extensions?: { tags?: Record<string, unknown> } };
+            pgFieldAttribute?: { extensions?: { tags?: Record<string, unknown> } };
+            isPgSingleRelationField?: boolean;
+          };
         };
+        // A to-one relation (an order's customer, a line's coffee) is a join
+        // in its parent's SQL: no query of its own, one row per parent row.
+        if (scope.isPgSingleRelationField) field = { ...field, extensions: { ...field.extensions, joined: true } };
         const tag = scope.pgFieldResource?.extensions?.tags?.complexity ?? scope.pgFieldAttribute?.extensions?.tags?.complexity;
         const value = typeof tag === "string" || typeof tag === "number" ? Number.parseInt(String(tag), 10) : NaN;
         if (!Number.isInteger(value) || value < 0) return field;

@@ -5,8 +5,10 @@ import {
   getNamedType,
   getNullableType,
   getVariableValues,
+  isInterfaceType,
   isListType,
   isObjectType,
+  isUnionType,
   type FieldNode,
   type ValueNode,
   type GraphQLNamedType,
@@ -47,10 +49,14 @@ function operationType(document: DocumentNode, operationName: string | null | un
  * - per operation: at most one `__schema` and MAX_TYPE_FIELDS `__type`
  *   (INTROSPECTION_LIMIT).
  *
- * Cost: a field costs its `@complexity` value (default 1) plus its
- * children's cost times the rows it may return: for lists and connections,
- * the page that plugins/pageSize.ts lets through (`first`/`last`/`limit`,
- * else the field's default page size, at most its maximum).
+ * Cost is the rows the database reads: a list or connection costs 1 plus,
+ * for each row it may return (the page that plugins/pageSize.ts lets
+ * through: `first`/`last`/`limit`, else the field's default page size),
+ * 1 plus what is read below that row. A column costs nothing more than its
+ * row (unless its `@complexity` says so: a computed column runs a function);
+ * a to-one relation is a join in its parent's SQL and costs only what it
+ * reads below; any other object field (a root field, a payload) costs its
+ * `@complexity` (default 1) plus its children.
  * Introspection costs nothing (Ruru must work) but is bounded in number.
  */
 export interface QueryLimits {
@@ -332,29 +338,42 @@ export function variablesRefusal(
 export function costEstimator(defaultListSize: number, rowsOf: (table: string) => number = () => 0): ComplexityEstimator {
   return ({ type: parentType, field, node, args, childComplexity }) => {
     if (field.name.startsWith("__")) return 0;
-    // A connection's rows were counted on the connection field itself.
+    // A connection's rows were counted on the connection field itself; each
+    // row read costs 1, its columns nothing more.
     if (parentType.name.endsWith("Connection") && (field.name === "nodes" || field.name === "edges")) return 1 + childComplexity;
     if (parentType.name.endsWith("Connection") && field.name === "totalCount") return countCost(parentType, rowsOf);
-    const own = (field.extensions as { directives?: { complexity?: { value?: number } } } | undefined)?.directives?.complexity?.value ?? 1;
+    // An edge's node is the row the edge already counted.
+    if (parentType.name.endsWith("Edge") && field.name === "node") return childComplexity;
+    const extensions = field.extensions as { directives?: { complexity?: { value?: number } }; joined?: boolean; pageSize?: PageSize } | undefined;
+    const tagged = extensions?.directives?.complexity?.value;
     const type = getNullableType(field.type);
-    const isConnection = !isListType(type) && getNamedType(type).name.endsWith("Connection") && field.args.some((a) => a.name === "first");
-    let rows = 1;
-    if (isListType(type) || isConnection) {
-      // The rows that can come back. Absent `first`/`last`/`limit`: the
-      // field's default page size (plugins/pageSize.ts applies it in SQL),
-      // else `defaultListSize`. Given: priced as given (the smallest of
-      // them), even above the page maximum that SQL cuts it to, so a request
-      // for 100,000 rows is refused rather than silently shortened.
-      const given = [args.first, args.last, args.limit].filter((v): v is number => typeof v === "number" && v >= 0);
-      const pageSize = (field.extensions as { pageSize?: PageSize } | undefined)?.pageSize;
-      rows = given.length ? Math.min(...given) : (pageSize?.default ?? defaultListSize);
-    }
-    if (isConnection && asksTotalCount(node)) {
-      // The count runs once per connection, not once per row of its page.
-      const count = countCost(getNamedType(type), rowsOf);
+    const named = getNamedType(type);
+    const leaf = !isObjectType(named) && !isInterfaceType(named) && !isUnionType(named);
+    const paged = field.args.some((a) => a.name === "first" || a.name === "limit");
+    // Columns come with their row: a scalar (or a column's array) costs its
+    // @complexity (computed columns run a function), else nothing.
+    // A root field is a query (or a mutation) of its own: at least 1.
+    const root = parentType.name === "Query" || parentType.name === "Mutation" || parentType.name === "Subscription";
+    if (leaf && !(isListType(type) && paged)) return (tagged ?? (root ? 1 : 0)) + childComplexity;
+    // A to-one relation is a join in the parent's SQL: part of the parent's row.
+    const own = tagged ?? (extensions?.joined && !root ? 0 : 1);
+    const isConnection = !isListType(type) && named.name.endsWith("Connection") && field.args.some((a) => a.name === "first");
+    if (!isListType(type) && !isConnection) return own + childComplexity;
+    // The rows that can come back. Absent `first`/`last`/`limit`: the
+    // field's default page size (plugins/pageSize.ts applies it in SQL),
+    // else `defaultListSize`. Given: priced as given (the smallest of
+    // them), even above the page maximum that SQL cuts it to, so a request
+    // for 100,000 rows is refused rather than silently shortened.
+    const given = [args.first, args.last, args.limit].filter((v): v is number => typeof v === "number" && v >= 0);
+    const rows = given.length ? Math.min(...given) : (extensions?.pageSize?.default ?? defaultListSize);
+    if (isConnection) {
+      // (`nodes`/`edges` price each row.) The count runs once per connection, not once per row of its page.
+      if (!asksTotalCount(node)) return own + rows * childComplexity;
+      const count = countCost(named, rowsOf);
       return own + rows * Math.max(0, childComplexity - count) + count;
     }
-    return own + rows * childComplexity;
+    // A list: each row costs 1, plus what is read below it per row.
+    return own + rows * (1 + childComplexity);
   };
 }
 

@@ -1,5 +1,5 @@
 import { getIntrospectionQuery, parse, type GraphQLSchema } from "graphql";
-import { queryCost } from "../plugins/queryCost.ts";
+import { queryCost, SUBSCRIPTION_EVENTS } from "../plugins/queryCost.ts";
 import { type Caller, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "./support/client.ts";
 import { CLIENT_CALLER, type ClientName, operationsOf } from "./support/contract.ts";
 import { SqlRecorder } from "./support/db.ts";
@@ -15,12 +15,15 @@ import { listening, startAnotherService, type TestService, useTestService } from
 // role sends (other than begin/commit/set_config and the periodic health
 // ping) is counted.
 //
-// Cost rule: a field costs its @complexity (default 1; coffees 10,
-// searchCoffees 50) plus its children's cost times the rows it may return
-// (limit/first/last where given, else the field's default page size:
-// DEFAULT_LIST_SIZE = 20, coffees and menuItems 50, recentOrders 10 by
-// their @pageSize; a connection's nodes/edges do not multiply again);
-// introspection fields cost 0.
+// Cost rule (rows the database reads): a list or connection costs its
+// @complexity (default 1; coffees 10, searchCoffees 50) plus, for each row it
+// may return (limit/first/last where given, else the field's default page
+// size: DEFAULT_LIST_SIZE = 20, coffees and menuItems 50, recentOrders 10 by
+// their @pageSize), 1 plus what is read below that row (a connection's
+// nodes/edges count the row and do not multiply again). A column costs 0
+// (unless tagged @complexity); a to-one relation (a join in its parent's SQL)
+// costs only what it reads below; a root field or other object field (a
+// payload, pageInfo) costs 1 plus its children; introspection fields cost 0.
 
 const DEFAULTS = { maxCost: 5000, maxCostStaff: 50_000, maxDepth: 12, maxAliases: 30, maxTokens: 5000, maxLength: 50_000, listSize: 20 };
 const STAFF = new Set<Caller>(["barista", "admin"]);
@@ -149,6 +152,9 @@ describe("1. every contract operation passes under the default limits, as its cl
     );
   });
 
+  /** Each operation's price for its role, filled by the per-operation tests. */
+  const priced: Array<{ name: string; who: Caller; cost: number }> = [];
+
   test("the table covers every operation of every client file", () => {
     // kiosk 2, mobile 9, barista 5, admin 4, pos 2
     expect(OPERATIONS.length).toBeGreaterThanOrEqual(22);
@@ -164,6 +170,8 @@ describe("1. every contract operation passes under the default limits, as its cl
     const depth = fieldDepth(doc, name);
     expect(depth).toBeLessThanOrEqual(DEFAULTS.maxDepth);
     expect(computed).toBeLessThanOrEqual(ceilingOf(who));
+    // A subscription is priced for SUBSCRIPTION_EVENTS re-reads of its selection.
+    priced.push({ name, who, cost: computed * (type === "subscription" ? SUBSCRIPTION_EVENTS : 1) });
 
     if (type === "subscription") {
       // Accepted: it delivers an event, without errors (subscriptions carry no extensions.cost).
@@ -188,6 +196,18 @@ describe("1. every contract operation passes under the default limits, as its cl
     expect(cost.requested).toBe(computed);
     rows.push([name, `${client} (${who})`, type, computed, cost.requested, depth]);
   });
+
+  test("each role's heaviest contract document costs at most 25% of its budget (a dashboard may add a second list)", async () => {
+    expect(priced).toHaveLength(OPERATIONS.length);
+    const heaviest = new Map<string, { name: string; cost: number; share: number }>();
+    for (const { name, who, cost } of priced) {
+      const role = STAFF.has(who) ? "staff" : who === "anonymous" ? "anonymous" : "customer";
+      const share = cost / ceilingOf(who);
+      if (share > (heaviest.get(role)?.share ?? -1)) heaviest.set(role, { name, cost, share });
+    }
+    expect([...heaviest.keys()].sort()).toEqual(["anonymous", "customer", "staff"]);
+    for (const [role, h] of heaviest) expect({ role, ...h, withinQuarter: h.share <= 0.25 }).toEqual({ role, ...h, withinQuarter: true });
+  });
 });
 
 // ---------------------------------------------------------------------------
@@ -196,94 +216,94 @@ describe("1. every contract operation passes under the default limits, as its cl
 
 describe("2. costs equal hand-computed values, over HTTP (extensions.cost) and through queryCost()", () => {
   const CASES: Array<{ name: string; query: string; variables?: Record<string, unknown>; operationName?: string; expected: number }> = [
-    // featuredCoffee 1 + (id 1 + name 1 + price 1) = 4
-    { name: "plain fields on a single object", query: `{ featuredCoffee { id name price } }`, expected: 4 },
-    // featuredCoffee 1 + (id 1 + roaster (1 + name 1 + location 1)) = 1 + 4 = 5
-    { name: "nested single objects", query: `{ featuredCoffee { id roaster { name location } } }`, expected: 5 },
-    // menuItems (default 1) + 50 rows (its page: @pageSize 50) × (id 1 + name 1) = 1 + 100 = 101
-    { name: "a list without a limit: its default page size", query: `{ menuItems { id name } }`, expected: 101 },
-    // coffees @complexity 10 + 50 × (id 1) = 60
+    // featuredCoffee 1 + (id 0 + name 0 + price 0) = 1: columns come with the row
+    { name: "plain fields on a single object", query: `{ featuredCoffee { id name price } }`, expected: 1 },
+    // featuredCoffee 1 + (id 0 + roaster (a join: 0 + name 0 + location 0)) = 1
+    { name: "nested single objects", query: `{ featuredCoffee { id roaster { name location } } }`, expected: 1 },
+    // menuItems (default 1) + 50 rows (its page: @pageSize 50) × (row 1 + id 0 + name 0) = 1 + 50 = 51
+    { name: "a list without a limit: its default page size", query: `{ menuItems { id name } }`, expected: 51 },
+    // coffees @complexity 10 + 50 × (row 1 + id 0) = 60
     { name: "@complexity 10 (coffees)", query: `{ coffees { id } }`, expected: 60 },
-    // searchCoffees @complexity 50 + 20 × (id 1 + name 1) = 90
-    { name: "@complexity 50 (searchCoffees)", query: `{ searchCoffees(query: "latte") { id name } }`, expected: 90 },
-    // coffees 10 + 50 × (reviews 1 + 20 × (rating 1 + comment 1)) = 10 + 50 × 41 = 2060
-    { name: "nested lists without limit", query: `{ coffees { reviews { rating comment } } }`, expected: 2060 },
-    // coffees 10 + 50 × (reviews 1 + 5 × 2) = 10 + 50 × 11 = 560
-    { name: "nested lists with limit", query: `{ coffees { reviews(limit: 5) { rating comment } } }`, expected: 560 },
-    // coffees 10 + 3 × (id 1 + name 1) = 16
-    { name: "first: on a list", query: `{ coffees(first: 3) { id name } }`, expected: 16 },
-    // coffees 10 + 50 × (reviews 1 + 0 × rating 1) = 10 + 50 × 1 = 60
-    { name: "limit: 0", query: `{ coffees { reviews(limit: 0) { rating } } }`, expected: 60 },
-    // coffees 10 + 50 × (reviews 1 + 5 × rating 1) = 10 + 300 = 310
-    { name: "limit: $n, n = 5", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 5 }, expected: 310 },
-    // coffees 10 + 50 × (reviews 1 + 50 × 1) = 10 + 2550 = 2560
-    { name: "limit: $n, n = 50", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 50 }, expected: 2560 },
-    // $n not given: reviews defaults to 20 rows: 10 + 50 × (1 + 20) = 1060
-    { name: "limit: $n, n not given", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, expected: 1060 },
-    // $n's default 4: 10 + 50 × (1 + 4) = 260
-    { name: "limit: $n with a default value (4)", query: `query($n: Int = 4) { coffees { reviews(limit: $n) { rating } } }`, expected: 260 },
-    // featuredCoffee 1 + fragment (id 1 + name 1 + reviews (1 + 2 × rating 1)) = 1 + 5 = 6
+    // searchCoffees @complexity 50 + 20 × (row 1 + id 0 + name 0) = 70
+    { name: "@complexity 50 (searchCoffees)", query: `{ searchCoffees(query: "latte") { id name } }`, expected: 70 },
+    // coffees 10 + 50 × (row 1 + reviews (1 + 20 × (row 1 + rating 0 + comment 0))) = 10 + 50 × 22 = 1110
+    { name: "nested lists without limit", query: `{ coffees { reviews { rating comment } } }`, expected: 1110 },
+    // coffees 10 + 50 × (row 1 + reviews (1 + 5 × 1)) = 10 + 50 × 7 = 360
+    { name: "nested lists with limit", query: `{ coffees { reviews(limit: 5) { rating comment } } }`, expected: 360 },
+    // coffees 10 + 3 × (row 1) = 13
+    { name: "first: on a list", query: `{ coffees(first: 3) { id name } }`, expected: 13 },
+    // coffees 10 + 50 × (row 1 + reviews (1 + 0 × 1)) = 10 + 50 × 2 = 110
+    { name: "limit: 0", query: `{ coffees { reviews(limit: 0) { rating } } }`, expected: 110 },
+    // coffees 10 + 50 × (row 1 + reviews (1 + 5 × 1)) = 10 + 350 = 360
+    { name: "limit: $n, n = 5", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 5 }, expected: 360 },
+    // coffees 10 + 50 × (1 + 1 + 50) = 10 + 2600 = 2610
+    { name: "limit: $n, n = 50", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, variables: { n: 50 }, expected: 2610 },
+    // $n not given: reviews defaults to 20 rows: 10 + 50 × (1 + 1 + 20) = 1110
+    { name: "limit: $n, n not given", query: `query($n: Int) { coffees { reviews(limit: $n) { rating } } }`, expected: 1110 },
+    // $n's default 4: 10 + 50 × (1 + 1 + 4) = 310
+    { name: "limit: $n with a default value (4)", query: `query($n: Int = 4) { coffees { reviews(limit: $n) { rating } } }`, expected: 310 },
+    // featuredCoffee 1 + fragment (id 0 + name 0 + reviews (1 + 2 × 1)) = 1 + 3 = 4
     {
       name: "a named fragment",
       query: `{ featuredCoffee { ...Card } } fragment Card on Coffee { id name reviews(limit: 2) { rating } }`,
-      expected: 6,
+      expected: 4,
     },
-    // menuItems 1 + 50 × fragment (id 1 + ingredients (1 + 20 × name 1)) = 1 + 50 × 22 = 1101
+    // menuItems 1 + 50 × (row 1 + fragment (id 0 + ingredients (1 + 20 × 1))) = 1 + 50 × 22 = 1101
     { name: "a fragment inside a list", query: `{ menuItems { ...Card } } fragment Card on Coffee { id ingredients { name } }`, expected: 1101 },
-    // coffee 1 + inline fragment (id 1 + roaster (1 + name 1)) = 1 + 3 = 4
-    { name: "an inline fragment", query: `{ coffee(id: "${COFFEE_DETAIL_ID}") { ... on Coffee { id roaster { name } } } }`, expected: 4 },
-    // a: coffees 10 + 50 × 1 = 60; b: coffees 10 + 2 × 1 = 12; c: featuredCoffee 1 + 1 = 2 → 74
-    { name: "aliases: each alias is paid for", query: `{ a: coffees { id } b: coffees(first: 2) { id } c: featuredCoffee { id } }`, expected: 74 },
-    // allCoffees 1 + 5 × nodes (1 + id 1 + name 1) = 16 (a totalCount's price depends on the table's size: test/cost-equals-work.test.ts)
-    { name: "a connection with first:", query: `{ allCoffees(first: 5) { nodes { id name } } }`, expected: 16 },
-    // allCoffees 1 + 20 × (nodes 1 + id 1) = 41
-    { name: "a connection without first: 20 rows", query: `{ allCoffees { nodes { id } } }`, expected: 41 },
-    // allCoffees 1 + 2 × (nodes 1 + id 1) = 5
-    { name: "a connection with last:", query: `{ allCoffees(last: 2) { nodes { id } } }`, expected: 5 },
-    // edges 1 + (cursor 1 + node (1 + id 1 + name 1)) = 5; pageInfo 1 + hasNextPage 1 = 2; allCoffees 1 + 3 × 7 = 22
+    // coffee 1 + inline fragment (id 0 + roaster (a join: 0 + name 0)) = 1
+    { name: "an inline fragment", query: `{ coffee(id: "${COFFEE_DETAIL_ID}") { ... on Coffee { id roaster { name } } } }`, expected: 1 },
+    // a: coffees 10 + 50 × 1 = 60; b: coffees 10 + 2 × 1 = 12; c: featuredCoffee 1 + 0 = 1 → 73
+    { name: "aliases: each alias is paid for", query: `{ a: coffees { id } b: coffees(first: 2) { id } c: featuredCoffee { id } }`, expected: 73 },
+    // allCoffees 1 + 5 × nodes (row 1 + id 0 + name 0) = 6 (a totalCount's price depends on the table's size: test/cost-equals-work.test.ts)
+    { name: "a connection with first:", query: `{ allCoffees(first: 5) { nodes { id name } } }`, expected: 6 },
+    // allCoffees 1 + 20 × (nodes 1 + id 0) = 21
+    { name: "a connection without first: 20 rows", query: `{ allCoffees { nodes { id } } }`, expected: 21 },
+    // allCoffees 1 + 2 × (nodes 1 + id 0) = 3
+    { name: "a connection with last:", query: `{ allCoffees(last: 2) { nodes { id } } }`, expected: 3 },
+    // edges 1 + (cursor 0 + node (the edge's row: id 0 + name 0)) = 1; pageInfo 1 + hasNextPage 0 = 1; allCoffees 1 + 3 × 2 = 7
     {
       name: "a connection's edges and pageInfo",
       query: `{ allCoffees(first: 3) { edges { cursor node { id name } } pageInfo { hasNextPage } } }`,
-      expected: 22,
+      expected: 7,
     },
-    // reviewList 1 + 3 × (nodes 1 + rating 1) = 7; allCoffees 1 + 2 × (nodes 1 + 7) = 17
+    // reviewList 1 + 3 × (nodes 1 + rating 0) = 4; allCoffees 1 + 2 × (nodes 1 + 4) = 11
     {
       name: "nested connections",
       query: `{ allCoffees(first: 2) { nodes { reviewList(first: 3) { nodes { rating } } } } }`,
-      expected: 17,
+      expected: 11,
     },
-    // allCoffees 1 + 7 × (nodes 1 + id 1) = 15
-    { name: "first: $f, f = 7", query: `query($f: Int) { allCoffees(first: $f) { nodes { id } } }`, variables: { f: 7 }, expected: 15 },
-    // allCoffees 1 + 700 × 2 = 1401
-    { name: "first: $f, f = 700", query: `query($f: Int) { allCoffees(first: $f) { nodes { id } } }`, variables: { f: 700 }, expected: 1401 },
-    // featuredCoffee 1 + (id 1 + reviews (1 + 20 × rating 1)) = 1 + 22 = 23
+    // allCoffees 1 + 7 × (nodes 1 + id 0) = 8
+    { name: "first: $f, f = 7", query: `query($f: Int) { allCoffees(first: $f) { nodes { id } } }`, variables: { f: 7 }, expected: 8 },
+    // allCoffees 1 + 700 × 1 = 701
+    { name: "first: $f, f = 700", query: `query($f: Int) { allCoffees(first: $f) { nodes { id } } }`, variables: { f: 700 }, expected: 701 },
+    // featuredCoffee 1 + (id 0 + reviews (1 + 20 × (row 1 + rating 0))) = 1 + 21 = 22
     {
       name: "@include(if: true)",
       query: `query($with: Boolean!) { featuredCoffee { id reviews @include(if: $with) { rating } } }`,
       variables: { with: true },
-      expected: 23,
+      expected: 22,
     },
-    // featuredCoffee 1 + id 1 = 2 (reviews not included)
+    // featuredCoffee 1 + id 0 = 1 (reviews not included)
     {
       name: "@include(if: false)",
       query: `query($with: Boolean!) { featuredCoffee { id reviews @include(if: $with) { rating } } }`,
       variables: { with: false },
-      expected: 2,
+      expected: 1,
     },
-    // featuredCoffee 1 + id 1 = 2 (roaster skipped)
-    { name: "@skip(if: true)", query: `{ featuredCoffee { id roaster @skip(if: true) { name } } }`, expected: 2 },
-    // featuredCoffee 1 + id 1 + roaster (1 + name 1) = 4
-    { name: "@skip(if: false)", query: `{ featuredCoffee { id roaster @skip(if: false) { name } } }`, expected: 4 },
-    // __typename 0 + featuredCoffee (1 + __typename 0 + id 1) = 2
-    { name: "__typename costs nothing", query: `{ __typename featuredCoffee { __typename id } }`, expected: 2 },
+    // featuredCoffee 1 + id 0 = 1 (roaster skipped)
+    { name: "@skip(if: true)", query: `{ featuredCoffee { id roaster @skip(if: true) { name } } }`, expected: 1 },
+    // featuredCoffee 1 + id 0 + roaster (a join: 0 + name 0) = 1
+    { name: "@skip(if: false)", query: `{ featuredCoffee { id roaster @skip(if: false) { name } } }`, expected: 1 },
+    // __typename 0 + featuredCoffee (1 + __typename 0 + id 0) = 1
+    { name: "__typename costs nothing", query: `{ __typename featuredCoffee { __typename id } }`, expected: 1 },
     // __schema 0 (children not counted), __type 0
     { name: "introspection costs nothing", query: `{ __schema { types { name fields { name } } } __type(name: "Coffee") { name } }`, expected: 0 },
-    // only the named operation counts: Second = allCoffees 1 + 3 × (nodes 1 + id 1) = 7
+    // only the named operation counts: Second = allCoffees 1 + 3 × (nodes 1 + id 0) = 4
     {
       name: "only the operation named by operationName",
       query: `query First { coffees { id } } query Second { allCoffees(first: 3) { nodes { id } } }`,
       operationName: "Second",
-      expected: 7,
+      expected: 4,
     },
   ];
 
@@ -301,22 +321,22 @@ describe("2. costs equal hand-computed values, over HTTP (extensions.cost) and t
     for (const pass of [1, 2]) {
       for (const n of [1, 5, 50, 80]) {
         const { cost } = accepted(await gqlAs("anonymous", query, { n }), "anonymous");
-        // 10 + 50 × (1 + n)
-        expect(cost.requested).toBe(10 + 50 * (1 + n));
+        // 10 + 50 × (row 1 + reviews (1 + n))
+        expect(cost.requested).toBe(10 + 50 * (2 + n));
         if (pass === 1) costs.push(cost.requested);
       }
       const refused = await gqlAs("anonymous", query, { n: 500 });
       expect(codes(refused)).toEqual(["QUERY_TOO_COMPLEX"]);
     }
-    expect(costs).toEqual([110, 310, 2560, 4060]);
+    expect(costs).toEqual([160, 360, 2610, 4110]);
   });
 
-  test("a mutation's cost: login 1 + (token 1 + role 1) = 3, reported even when the mutation fails", async () => {
+  test("a mutation's cost: login 1 + (token 0 + role 0) = 1, reported even when the mutation fails", async () => {
     const query = `mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token role } }`;
-    expect(costOf(query, { e: DEMO.alice.email, p: "wrong" })).toBe(3);
+    expect(costOf(query, { e: DEMO.alice.email, p: "wrong" })).toBe(1);
     const r = await gqlAs("anonymous", query, { e: DEMO.alice.email, p: "wrong" });
     expect(codes(r)).toEqual(["UNAUTHENTICATED"]);
-    expect(r.body.extensions?.cost).toEqual({ requested: 3, maximum: DEFAULTS.maxCost });
+    expect(r.body.extensions?.cost).toEqual({ requested: 1, maximum: DEFAULTS.maxCost });
   });
 });
 
@@ -371,9 +391,9 @@ describe("3. refusals carry their code and run no SQL", () => {
 
   describe("aliases (MAX_QUERY_ALIASES 30)", () => {
     test("30 aliases pass", async () => {
-      // 30 × featuredCoffee (1 + id 1) = 60
+      // 30 × featuredCoffee (1 + id 0) = 30
       const { cost } = accepted(await gqlAs("anonymous", aliasedQuery(30)), "anonymous");
-      expect(cost.requested).toBe(60);
+      expect(cost.requested).toBe(30);
     });
     test("31 aliases: TOO_MANY_ALIASES, no SQL", async () => {
       const err = await refusedWithoutSql("TOO_MANY_ALIASES", () => gqlAs("anonymous", aliasedQuery(31)));
@@ -432,37 +452,37 @@ describe("3. refusals carry their code and run no SQL", () => {
   });
 
   describe("cost (MAX_QUERY_COST 5000, MAX_QUERY_COST_STAFF 50000)", () => {
-    // allCoffees 1 + 100000 × (nodes 1 + id 1) = 200001
+    // allCoffees 1 + 100000 × (nodes 1 + id 0) = 100001
     const EXPENSIVE = `{ allCoffees(first: 100000) { nodes { id } } }`;
 
     test("allCoffees(first: 100000): QUERY_TOO_COMPLEX with extensions.cost and maximumCost, no SQL", async () => {
-      expect(costOf(EXPENSIVE)).toBe(200_001);
+      expect(costOf(EXPENSIVE)).toBe(100_001);
       for (const who of ["anonymous", "alice", "barista", "admin"] as const) {
         const err = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs(who, EXPENSIVE));
-        expect({ who, cost: err.extensions?.cost, maximumCost: err.extensions?.maximumCost }).toEqual({ who, cost: 200_001, maximumCost: ceilingOf(who) });
+        expect({ who, cost: err.extensions?.cost, maximumCost: err.extensions?.maximumCost }).toEqual({ who, cost: 100_001, maximumCost: ceilingOf(who) });
       }
     });
 
     test("the same with a variable for first: refused at 100000, accepted at 10", async () => {
       const q = `query($first: Int) { allCoffees(first: $first) { nodes { id } } }`;
       const err = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("anonymous", q, { first: 100_000 }));
-      expect(err.extensions).toMatchObject({ cost: 200_001, maximumCost: 5000 });
-      // 1 + 10 × 2 = 21
-      expect(accepted(await gqlAs("anonymous", q, { first: 10 }), "anonymous").cost.requested).toBe(21);
+      expect(err.extensions).toMatchObject({ cost: 100_001, maximumCost: 5000 });
+      // 1 + 10 × 1 = 11
+      expect(accepted(await gqlAs("anonymous", q, { first: 10 }), "anonymous").cost.requested).toBe(11);
     });
 
     test("a mutation over the ceiling is refused before it runs (no order is created)", async () => {
-      // createOrder 1 + (id 1 + items(first: 100000) (1 + 100000 × quantity 1)) = 100003
+      // createOrder 1 + (id 0 + items(first: 100000) (1 + 100000 × (row 1 + quantity 0))) = 100002
       const q = `mutation($c: ID!) { createOrder(coffeeId: $c, quantity: 1) { id items(first: 100000) { quantity } } }`;
-      expect(costOf(q, { c: plainCoffee })).toBe(100_003);
+      expect(costOf(q, { c: plainCoffee })).toBe(100_002);
       const before = (await t.db.query("select count(*)::int as n from app_public.orders")).rows[0].n;
       const err = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("barista", q, { c: plainCoffee }));
-      expect(err.extensions).toMatchObject({ cost: 100_003, maximumCost: 50_000 });
+      expect(err.extensions).toMatchObject({ cost: 100_002, maximumCost: 50_000 });
       expect((await t.db.query("select count(*)::int as n from app_public.orders")).rows[0].n).toBe(before);
     });
 
-    // allCoffees 1 + 2000 × (nodes 1 + id 1 + name 1) = 6001: over 5000, under 50000
-    const MIDDLE = `{ allCoffees(first: 2000) { nodes { id name } } }`;
+    // allCoffees 1 + 6000 × (nodes 1 + id 0 + name 0) = 6001: over 5000, under 50000
+    const MIDDLE = `{ allCoffees(first: 6000) { nodes { id name } } }`;
     test("a query costing 6001 is refused for anonymous and customers (no SQL) ...", async () => {
       expect(costOf(MIDDLE)).toBe(6001);
       for (const who of ["anonymous", "alice", "bob"] as const) {
@@ -490,19 +510,20 @@ describe("3. refusals carry their code and run no SQL", () => {
     });
 
     test("staff have a ceiling too: 60001 is refused for admin, no SQL", async () => {
-      const err = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("admin", `{ allCoffees(first: 20000) { nodes { id name } } }`));
+      // allCoffees 1 + 60000 × (nodes 1 + id 0 + name 0) = 60001
+      const err = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("admin", `{ allCoffees(first: 60000) { nodes { id name } } }`));
       expect(err.extensions).toMatchObject({ cost: 60_001, maximumCost: 50_000 });
     });
 
     test("a document within every documented limit is not refused as BAD_USER_INPUT by an undocumented node count", async () => {
       // 300 spreads of a 40-field fragment: 651 tokens, depth 2, no aliases;
-      // cost featuredCoffee 1 + 300 × 40 × id 1 = 12001, under the staff ceiling.
+      // 12,000 fields to price; cost featuredCoffee 1 + 300 × 40 × id 0 = 1, under the staff ceiling.
       const q = `{ featuredCoffee { ${"...F ".repeat(300)}} } fragment F on Coffee { ${"id ".repeat(40)}}`;
       expect(countTokens(q)).toBeLessThan(DEFAULTS.maxTokens);
       expect(fieldDepth(q)).toBe(2);
       const r = await gqlAs("admin", q);
       const got = summary(r).errors;
-      // Either it runs (its documented cost is 12001 <= 50000), or it is refused as too complex; never a BAD_USER_INPUT.
+      // Either it runs (its documented cost is 1 <= 50000), or it is refused as too complex; never a BAD_USER_INPUT.
       expect(got.filter((e) => e.code !== "QUERY_TOO_COMPLEX")).toEqual([]);
     });
   });
@@ -545,7 +566,7 @@ describe("3. refusals carry their code and run no SQL", () => {
         const coffee = await reviewedCoffee();
         const r = await gqlAs("admin", `query($id: ID!) { coffee(id: $id) { reviews(limit: 100000) { rating } } }`, { id: coffee }, undefined, small);
         expect(summary(r)).toEqual({ status: 200, errors: [] });
-        // coffee 1 + (reviews 1 + 100000 × rating 1)
+        // coffee 1 + (reviews 1 + 100000 × (row 1 + rating 0))
         expect(r.body.extensions?.cost).toEqual({ requested: 100_002, maximum: 1_000_000 });
         expect(r.body.data.coffee.reviews).toHaveLength(100);
       });
@@ -553,7 +574,7 @@ describe("3. refusals carry their code and run no SQL", () => {
         await bobWithManyOrders();
         const r = await gqlAs("admin", `query($id: ID!) { user(id: $id) { recentOrders(limit: 100000) { id } } }`, { id: DEMO.bob.id }, undefined, small);
         expect(summary(r)).toEqual({ status: 200, errors: [] });
-        // user 1 + (recentOrders 1 + 100000 × id 1)
+        // user 1 + (recentOrders 1 + 100000 × (row 1 + id 0))
         expect(r.body.extensions?.cost).toEqual({ requested: 100_002, maximum: 1_000_000 });
         expect(r.body.data.user.recentOrders).toHaveLength(100);
       });
@@ -670,12 +691,12 @@ describe("5. the same limits over graphql-ws", () => {
     });
     await client.dispose();
     expect(statements.filter((s) => /assert_can_follow_order/.test(s))).toHaveLength(1);
-    // orderUpdated 1 + (id 1 + items(first: 100000) (1 + 100000 × quantity 1)) = 100003
+    // orderUpdated 1 + (id 0 + items(first: 100000) (1 + 100000 × (row 1 + quantity 0))) = 100002
     const q = `subscription($id: ID!) { orderUpdated(id: $id) { id items(first: 100000) { quantity } } }`;
-    expect(costOf(q, { id: order.id })).toBe(100_003);
+    expect(costOf(q, { id: order.id })).toBe(100_002);
     const err = await refusedOverWs("QUERY_TOO_COMPLEX", "alice", q, { id: order.id });
     // priced for SUBSCRIPTION_EVENTS (10) re-reads of its selection
-    expect(err.extensions).toMatchObject({ cost: 10 * 100_003, maximumCost: 5000 });
+    expect(err.extensions).toMatchObject({ cost: 10 * 100_002, maximumCost: 5000 });
   });
 
   test("a too-deep query: QUERY_TOO_DEEP, no SQL", async () => {
@@ -690,11 +711,11 @@ describe("5. the same limits over graphql-ws", () => {
 
   test("a too-costly query: QUERY_TOO_COMPLEX with cost and maximumCost, no SQL", async () => {
     const err = await refusedOverWs("QUERY_TOO_COMPLEX", "anonymous", `{ allCoffees(first: 100000) { nodes { id } } }`);
-    expect(err.extensions).toMatchObject({ cost: 200_001, maximumCost: 5000 });
+    expect(err.extensions).toMatchObject({ cost: 100_001, maximumCost: 5000 });
   });
 
   test("a too-costly subscription: QUERY_TOO_COMPLEX, no SQL (no LISTEN either), for anonymous and for admin", async () => {
-    // newCoffee 1 + (reviews 1 + 100000 × rating 1) = 100002
+    // newCoffee 1 + (reviews 1 + 100000 × (row 1 + rating 0)) = 100002
     const q = `subscription { newCoffee { reviews(limit: 100000) { rating } } }`;
     expect(costOf(q)).toBe(100_002);
     for (const who of ["anonymous", "admin"] as const) {
@@ -711,7 +732,8 @@ describe("5. the same limits over graphql-ws", () => {
   });
 
   test("per-role ceilings on the socket: 6001 refused for anonymous and alice, allowed for admin", async () => {
-    const q = `{ allCoffees(first: 2000) { nodes { id name } } }`;
+    // allCoffees 1 + 6000 × (nodes 1 + id 0 + name 0) = 6001
+    const q = `{ allCoffees(first: 6000) { nodes { id name } } }`;
     for (const who of ["anonymous", "alice"] as const) await refusedOverWs("QUERY_TOO_COMPLEX", who, q);
     const { sub, errors } = await overWs("admin", q);
     expect(errors).toEqual([]);
@@ -761,7 +783,7 @@ async function bobWithManyOrders(): Promise<void> {
 describe("6. limit arguments are capped at 100 rows in SQL and priced as given", () => {
   const REVIEWS = `query($id: ID!, $n: Int) { coffee(id: $id) { reviews(limit: $n) { rating } } }`;
 
-  test("reviews(limit: 1000): cost 1002 (coffee 1 + reviews (1 + 1000 × 1)), 100 rows", async () => {
+  test("reviews(limit: 1000): cost 1002 (coffee 1 + reviews (1 + 1000 × (row 1 + rating 0))), 100 rows", async () => {
     const id = await reviewedCoffee();
     const { data, cost } = accepted(await gqlAs("anonymous", REVIEWS, { id, n: 1000 }), "anonymous");
     expect(cost.requested).toBe(1002);
