@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import net from "node:net";
-import pino from "pino";
-import { ACCESS_LOG_FLUSH_MS, accessLogger, logger } from "../src/logger.ts";
+import { ACCESS_LOG_FLUSH_MS, logger } from "../src/logger.ts";
 import { REQUEST_ID_MAX_LENGTH, requestIdFrom } from "../src/http/requestScope.ts";
+import { captureLogLines } from "./support/logs.ts";
 import { useTestService } from "./support/service.ts";
 import { waitUntil } from "./support/wait.ts";
 
@@ -13,33 +13,14 @@ import { waitUntil } from "./support/wait.ts";
 // array while a test runs.
 
 const t = useTestService();
-let lines: any[] = [];
-let restore: () => void = () => {};
-
-beforeEach(() => {
-  const streams = [logger, accessLogger].map((l) => (l as any)[pino.symbols.streamSym] as { write(s: string): boolean });
-  const writes = streams.map((stream) => stream.write);
-  const level = logger.level;
-  lines = [];
-  for (const stream of streams)
-    stream.write = (s: string) => {
-      lines.push(JSON.parse(s));
-      return true;
-    };
-  logger.level = "info";
-  restore = () => {
-    streams.forEach((stream, i) => (stream.write = writes[i]!));
-    logger.level = level;
-  };
-});
-afterEach(() => restore());
+const log = captureLogLines();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function post(body: unknown, headers: Record<string, string> = {}) {
   return fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
 }
 
-const requestLine = (requestId: string) => waitUntil(`the access log line of ${requestId}`, () => lines.find((l) => l.msg === "request" && l.requestId === requestId), 2000, 10);
+const requestLine = (requestId: string) => waitUntil(`the access log line of ${requestId}`, () => log.lines().find((l) => l.msg === "request" && l.requestId === requestId), 2000, 10);
 
 test("one line per request: method, route, status, duration, operation name, request id (the caller's, echoed)", async () => {
   const res = await post({ query: "query MenuProbe { __typename }" }, { "x-request-id": "till-7.order-42" });
@@ -48,7 +29,7 @@ test("one line per request: method, route, status, duration, operation name, req
   const line = await requestLine("till-7.order-42");
   expect(line).toMatchObject({ level: 30, method: "POST", route: "/graphql", status: 200, operationName: "MenuProbe", requestId: "till-7.order-42" });
   expect(typeof line.durationMs).toBe("number");
-  expect(lines.filter((l) => l.requestId === "till-7.order-42" && l.msg === "request")).toHaveLength(1);
+  expect(log.lines().filter((l) => l.requestId === "till-7.order-42" && l.msg === "request")).toHaveLength(1);
 
   // The operation asked for by name in a document with several.
   const named = await post({ query: "query A { __typename } query B { __typename }", operationName: "B" });
@@ -115,7 +96,7 @@ describe("a masked error", () => {
     const body = await res.json();
     expect(body.errors[0].extensions.code).toBe("INTERNAL_SERVER_ERROR");
     const errorId = body.errors[0].extensions.errorId;
-    const errorLine = await waitUntil("the masked error's log line", () => lines.find((l) => l.errorId === errorId), 2000, 10);
+    const errorLine = await waitUntil("the masked error's log line", () => log.lines().find((l) => l.errorId === errorId), 2000, 10);
     expect(errorLine).toMatchObject({ level: 50, requestId: "masked-probe-1", msg: "internal error" });
     expect(await requestLine("masked-probe-1")).toMatchObject({ operationName: "Break", status: 200 });
   });
@@ -123,8 +104,7 @@ describe("a masked error", () => {
 
 describe("written to stdout", () => {
   test(`in batches: many requests, few writes; a lone line within ${ACCESS_LOG_FLUSH_MS} ms`, async () => {
-    restore(); // the real destination this time
-    restore = () => {};
+    log.release(); // the real destination this time
     const level = logger.level;
     logger.level = "info";
     const writeSync = fs.writeSync;

@@ -62,8 +62,8 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
   const keep = accepted.slice(0, Math.max(1, Math.floor(o.s5Backlog / 3)));
   await root.query(
     `delete from graphile_worker._private_jobs j where not exists (
-       select 1 from unnest($1::text[]) id where j.key in ('start_preparation:' || id, 'update_inventory:' || id)
-          or j.key in (select 'notification__send_webhook:' || n.id from app_public.notifications n where n.order_id::text = id))`,
+       select 1 from unnest($1::text[]) u(order_id) where j.key in ('start_preparation:' || u.order_id, 'update_inventory:' || u.order_id)
+          or j.key in (select 'notification__send_webhook:' || n.id from app_public.notifications n where n.order_id::text = u.order_id))`,
     [keep],
   );
   const backlog = (await root.query("select count(*)::int as n from graphile_worker._private_jobs")).rows[0].n as number;

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { asSystem } from "./asSystem.ts";
 import { logger } from "../logger.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
+import { retrying } from "./retrying.ts";
 
 // Revoked sign-ins, on every API process. Postgres decides what is revoked
 // (app_private.revoke_sign_ins: logout, a reused refresh token, a password
@@ -107,16 +108,8 @@ export class RevokedSignIns {
   }
 
   /** After a gap in LISTEN: what was revoked meanwhile, retried while the database is unsteady. */
-  private async reload() {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.load();
-      } catch (err) {
-        logger.warn({ err: (err as Error).message, attempt }, "reloading revoked sign-ins failed; retrying");
-        if (attempt >= 10) return;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-    }
+  private reload() {
+    return retrying("revoked sign-ins", () => this.load());
   }
 
   private async follow() {

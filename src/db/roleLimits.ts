@@ -2,6 +2,7 @@ import type pg from "pg";
 import { asSystem } from "./asSystem.ts";
 import { logger } from "../logger.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
+import { retrying } from "./retrying.ts";
 
 // The request roles' time limits (statement_timeout, lock_timeout), as the
 // DBA keeps them in app_private.role_limits. PostGraphile enters a request's
@@ -62,16 +63,8 @@ export class RoleLimits {
     logger.debug({ roleLimits: Object.fromEntries(this.limits) }, "loaded role limits");
   }
 
-  private async reload() {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.load();
-      } catch (err) {
-        logger.warn({ err: (err as Error).message, attempt }, "reloading role limits failed; retrying");
-        if (attempt >= 10) return;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-    }
+  private reload() {
+    return retrying("role limits", () => this.load());
   }
 
   private async follow() {
