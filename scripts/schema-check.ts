@@ -122,9 +122,15 @@ export function coordinatesUsed(schema: GraphQLSchema, document: DocumentNode): 
         const type = input ? getNamedType(input) : null;
         if (type) used.add(`${type.name}.${node.name.value}`);
       },
-      VariableDefinition() {
+      EnumValue(node) {
         const type = typeInfo.getInputType();
-        if (type) used.add(getNamedType(type).name);
+        if (type) used.add(`${getNamedType(type).name}.${node.value}`);
+      },
+      VariableDefinition() {
+        // A variable's value comes from the client at run time: any field or
+        // value of its type may be in it.
+        const type = typeInfo.getInputType();
+        if (type) used.add(getNamedType(type).name).add(`${getNamedType(type).name}.*`);
       },
       InlineFragment() {
         const type = typeInfo.getType();
@@ -141,7 +147,9 @@ function touches(changePath: string | undefined, used: Set<string>): boolean {
   if (used.has(changePath)) return true;
   // A removed type or field: everything under it.
   for (const c of used) if (c.startsWith(`${changePath}.`)) return true;
-  return false;
+  // A removed enum value or input field of a type a variable carries.
+  const dot = changePath.indexOf(".");
+  return dot > 0 && used.has(`${changePath.slice(0, dot)}.*`);
 }
 
 /** The trusted documents (every id of the manifest) with the client that sends each. */

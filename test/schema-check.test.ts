@@ -1,6 +1,8 @@
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { buildSchema, parse } from "postgraphile/graphql";
+import { coordinatesUsed } from "../scripts/schema-check.ts";
 import { serverUrl } from "./support/db.ts";
 import { emptyDir, expectNoStackTrace, ROOT } from "./support/service.ts";
 
@@ -58,4 +60,16 @@ test("a field retired with @deprecated is reported with the operations that stil
   expect(r.stderr).toBe("");
   expect(r.status).toBe(0);
   expect(r.stdout).toMatch(/DEPRECATED: Coffee\.roast \(Use origin instead\.\) is still used by:\n(\s+- .*\n)*\s+- \w+ \(contract\/operations\/kiosk\.graphql/);
+});
+
+test("what a document uses: fields, arguments, enum values it writes, and every value of a type a variable carries", () => {
+  const schema = buildSchema(`
+    enum Status { NEW READY }
+    input Filter { status: Status, name: String }
+    type Coffee { id: ID!, name: String }
+    type Query { coffees(status: Status, filter: Filter): [Coffee] }`);
+  const used = coordinatesUsed(schema, parse(`query A($f: Filter) { coffees(status: READY, filter: $f) { name } }`));
+  expect([...used].sort()).toEqual(
+    ["Coffee", "Coffee.name", "Filter", "Filter.*", "Query", "Query.coffees", "Query.coffees.filter", "Query.coffees.status", "Status", "Status.READY", "String"].sort(),
+  );
 });
