@@ -4,7 +4,7 @@ import type pg from "pg";
 import { postgraphile } from "postgraphile";
 import { grafserv } from "postgraphile/grafserv/node";
 import type { Config } from "./config.ts";
-import type { DatabaseUrls } from "./db/database.ts";
+import { databaseName, type DatabaseUrls } from "./db/database.ts";
 import { viewerFromAuthorization } from "./auth.ts";
 import { makePreset } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
@@ -84,7 +84,11 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes }));
+  // Watch mode: development only (NODE_ENV=development, `npm start`'s
+  // default) with a superuser (DATABASE_URL a superuser's, or the embedded
+  // server); tests (NODE_ENV=test) and production never watch.
+  const watch = config.NODE_ENV === "development" && urls.root ? { superuserConnectionString: onDatabase(urls.root, databaseName(urls.owner)) } : undefined;
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes, watch }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
@@ -214,4 +218,11 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
       return closing;
     },
   };
+}
+
+/** `url` with another database. */
+function onDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${encodeURIComponent(database)}`;
+  return u.toString();
 }
