@@ -52,10 +52,10 @@ export interface PresetOptions {
   /**
    * Development watch mode: the schema is rebuilt when the database's DDL
    * changes (a DBA's `graphile-migrate watch` on migrations/current.sql), no
-   * restart. PostGraphile installs its event trigger as this superuser.
-   * Production never watches (src/server.ts).
+   * restart. PostGraphile installs its event trigger through this
+   * superuser's pool. Production never watches (src/server.ts).
    */
-  watch?: { superuserConnectionString: string };
+  watch?: { superuserPool: Pool };
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
 }
@@ -132,7 +132,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
-    pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true, ...(pgSubscriber ? { pgSubscriber } : null), ...(watch ? { superuserConnectionString: watch.superuserConnectionString } : null) })],
+    pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true, ...(pgSubscriber ? { pgSubscriber } : null), ...(watch ? { superuserPool: watch.superuserPool } : null) })],
     schema: {
       cafe: servicesFor(config),
       // Writes are the explicit mutations; generated connections are read-only.
