@@ -49,6 +49,13 @@ export interface PresetOptions {
   limitsOf?: LimitsOf;
   /** Estimated rows per table (src/db/tableSizes.ts), for pricing what a totalCount scans. */
   tableRows?: { rows(table: string): number; generation(): number };
+  /**
+   * Development watch mode: the schema is rebuilt when the database's DDL
+   * changes (a DBA's `graphile-migrate watch` on migrations/current.sql), no
+   * restart. PostGraphile installs its event trigger through this
+   * superuser's pool. Production never watches (src/server.ts).
+   */
+  watch?: { superuserPool: Pool };
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
 }
@@ -72,7 +79,7 @@ function servicesFor(config: Config): CafeServices {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT, tableRows }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT, tableRows, watch }: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -125,7 +132,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
-    pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true, ...(pgSubscriber ? { pgSubscriber } : null) })],
+    pgServices: [makePgService({ pool, schemas: ["app_public"], pubsub: true, ...(pgSubscriber ? { pgSubscriber } : null), ...(watch ? { superuserPool: watch.superuserPool } : null) })],
     schema: {
       cafe: servicesFor(config),
       // Writes are the explicit mutations; generated connections are read-only.
@@ -143,6 +150,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       websockets: true,
       maskError,
       maxRequestLength: MAX_BODY_BYTES,
+      watch: Boolean(watch),
     },
     grafast: {
       explain: false,

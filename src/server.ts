@@ -1,10 +1,10 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import express from "express";
-import type pg from "pg";
+import pg from "pg";
 import { postgraphile } from "postgraphile";
 import { grafserv } from "postgraphile/grafserv/node";
 import type { Config } from "./config.ts";
-import type { DatabaseUrls } from "./db/database.ts";
+import { databaseName, type DatabaseUrls } from "./db/database.ts";
 import { viewerFromAuthorization } from "./auth.ts";
 import { makePreset } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
@@ -84,7 +84,17 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes }));
+  // Watch mode: development only (NODE_ENV=development, `npm start`'s
+  // default) with a superuser (DATABASE_URL a superuser's, or the embedded
+  // server); tests (NODE_ENV=test) and production never watch.
+  // Our own superuser pool (rather than PostGraphile's): it closes idle
+  // connections at once (it is used once, to install the watch fixtures) and
+  // is ended, quietly, at shutdown.
+  const watchPool =
+    config.NODE_ENV === "development" && urls.root ? new pg.Pool({ connectionString: onDatabase(urls.root, databaseName(urls.owner)), max: 1, idleTimeoutMillis: 100 }) : null;
+  watchPool?.on("error", (e) => logger.debug({ err: e }, "watch-mode superuser connection closed"));
+  const watch = watchPool ? { superuserPool: watchPool } : undefined;
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes, watch }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
@@ -200,6 +210,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         await stopPaymentAlerts();
         await blockedSources.stop();
         await pgl.release();
+        await watchPool?.end();
         revokedSignIns.stop();
         roleLimits.stop();
         tableSizes.stop();
@@ -214,4 +225,11 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
       return closing;
     },
   };
+}
+
+/** `url` with another database. */
+function onDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${encodeURIComponent(database)}`;
+  return u.toString();
 }

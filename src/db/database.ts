@@ -254,6 +254,8 @@ async function createRolesAndDatabase(urls: DatabaseUrls, rolePassword: string):
 
 export interface PrepareOptions {
   demoData: boolean;
+  /** Another copy of migrations/ (npm run schema:check on a scratch copy); the project's by default. */
+  migrationsFolder?: string;
 }
 
 /** The demo café's accounts (data/demo.sql; password `coffee`), named in the start-up banner. */
@@ -285,7 +287,7 @@ export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "
     await runWorkerMigrations({ connectionString: urls.owner });
     await migrate({
       connectionString: urls.owner,
-      migrationsFolder: MIGRATIONS_DIR,
+      migrationsFolder: options.migrationsFolder ?? MIGRATIONS_DIR,
       logger: migrateLogger,
     });
     if (options.demoData) {
