@@ -365,6 +365,8 @@ interface Result {
   attacker: { code: number | null; summary: any; killed: boolean };
   leftoverStatements: number;
   problems: string[];
+  /** 2 when the first measurement failed on latency alone and the family was measured again. */
+  trials: number;
 }
 
 const round = (x: number) => (x < 10 ? Math.round(x * 10) / 10 : Math.round(x));
@@ -404,38 +406,52 @@ test(
         await bystanders(url, tokens, 1500, false);
 
         const results: Result[] = [];
-        for (const [i, attack] of RUN.entries()) {
-          const quietSamples = await bystanders(url, tokens, QUIET_MS, Boolean(attack.shared));
-          const run = startAttacker(attack.family, url, {
-            localAddress: attack.shared ? WIFI_ADDRESS : `127.0.1.${i + 1}`,
-            // A little longer than the measurement, so that it covers the whole window.
-            durationMs: ATTACK_MS + 500,
-            maxRequests: attack.maxRequests,
-            concurrency: attack.concurrency,
-          });
-          await run.ready;
-          await sleep(300);
-          const underSamples = await bystanders(url, tokens, ATTACK_MS, Boolean(attack.shared));
-          const attacker = await attackerDone(run, 25_000);
-          const { leftoverStatements } = await settle();
+        // One family: quiet right before, then under its attack.
+        const measure = async (i: number, attack: Attack) => {
+            const quietSamples = await bystanders(url, tokens, QUIET_MS, Boolean(attack.shared));
+            const run = startAttacker(attack.family, url, {
+              localAddress: attack.shared ? WIFI_ADDRESS : `127.0.1.${i + 1}`,
+              // A little longer than the measurement, so that it covers the whole window.
+              durationMs: ATTACK_MS + 500,
+              maxRequests: attack.maxRequests,
+              concurrency: attack.concurrency,
+            });
+            await run.ready;
+            await sleep(300);
+            const underSamples = await bystanders(url, tokens, ATTACK_MS, Boolean(attack.shared));
+            const attacker = await attackerDone(run, 25_000);
+            const { leftoverStatements } = await settle();
 
-          const quiet = {} as Record<Kind, Figures>;
-          const under = {} as Record<Kind, Figures>;
-          const problems: string[] = [];
-          for (const kind of KINDS) {
-            quiet[kind] = figures(quietSamples.filter((s) => s.kind === kind));
-            under[kind] = figures(underSamples.filter((s) => s.kind === kind));
-            const q = quiet[kind];
-            const u = under[kind];
-            if (u.fivexx) problems.push(`${kind}: ${u.fivexx} 5xx answers`);
-            if (u.lost) problems.push(`${kind}: ${u.lost} requests without an answer`);
-            if (Object.keys(u.other).length) problems.push(`${kind}: errors ${JSON.stringify(u.other)}`);
-            if (u.p95 > limitOf(q.p95)) problems.push(`${kind}: p95 ${round(u.p95)} ms > ${round(limitOf(q.p95))} ms (quiet ${round(q.p95)} ms)`);
-            if (q.fivexx || q.lost || Object.keys(q.other).length) problems.push(`${kind}: errors while quiet ${JSON.stringify({ fivexx: q.fivexx, lost: q.lost, ...q.other })}`);
+            const quiet = {} as Record<Kind, Figures>;
+            const under = {} as Record<Kind, Figures>;
+            const problems: string[] = [];
+            for (const kind of KINDS) {
+              quiet[kind] = figures(quietSamples.filter((s) => s.kind === kind));
+              under[kind] = figures(underSamples.filter((s) => s.kind === kind));
+              const q = quiet[kind];
+              const u = under[kind];
+              if (u.fivexx) problems.push(`${kind}: ${u.fivexx} 5xx answers`);
+              if (u.lost) problems.push(`${kind}: ${u.lost} requests without an answer`);
+              if (Object.keys(u.other).length) problems.push(`${kind}: errors ${JSON.stringify(u.other)}`);
+              if (u.p95 > limitOf(q.p95)) problems.push(`${kind}: p95 ${round(u.p95)} ms > ${round(limitOf(q.p95))} ms (quiet ${round(q.p95)} ms)`);
+              if (q.fivexx || q.lost || Object.keys(q.other).length) problems.push(`${kind}: errors while quiet ${JSON.stringify({ fivexx: q.fivexx, lost: q.lost, ...q.other })}`);
+            }
+            if (attacker.killed) problems.push("the attacker did not stop by itself");
+            if (attacker.code !== 0 && !attacker.killed) problems.push(`the attacker failed (exit ${attacker.code})`);
+            return { quiet, under, attacker, leftoverStatements, problems, latencyOnly: problems.every((p) => / p95 /.test(p)) };
+        };
+        for (const [i, attack] of RUN.entries()) {
+          // A p95 is the third-slowest of ~60 samples on a shared 2-core
+          // machine: one scheduler stall moves it. A family whose only
+          // problem is latency is measured once more (quiet and attack
+          // anew), and the report says so; errors are never retried.
+          let m = await measure(i, attack);
+          let trials = 1;
+          if (m.problems.length && m.latencyOnly) {
+            trials = 2;
+            m = await measure(i, attack);
           }
-          if (attacker.killed) problems.push("the attacker did not stop by itself");
-          if (attacker.code !== 0 && !attacker.killed) problems.push(`the attacker failed (exit ${attacker.code})`);
-          results.push({ attack, quiet, under, attacker, leftoverStatements, problems });
+          results.push({ attack, ...m, trials });
         }
 
         // One summary line: per family, each bystander's p95 quiet→attack and the ratio, and the bystanders' errors.
@@ -443,7 +459,7 @@ test(
         for (const r of results) {
           const parts = KINDS.map((k) => `${k} ${round(r.quiet[k].p95)}→${round(r.under[k].p95)}ms(${round(r.under[k].p95 / Math.max(r.quiet[k].p95, 0.1))}x)`);
           const errs = KINDS.reduce((n, k) => n + r.under[k].fivexx + r.under[k].lost + Object.values(r.under[k].other).reduce((a, b) => a + b, 0), 0);
-          summary[r.attack.family] = `${parts.join(",")},err ${errs},${r.problems.length ? "FAIL" : "ok"}`;
+          summary[r.attack.family] = `${parts.join(",")},err ${errs},${r.problems.length ? "FAIL" : "ok"}${r.trials > 1 ? " (2nd trial)" : ""}`;
         }
         report("11 bystanders", {
           families_failing: `${results.filter((r) => r.problems.length).length}/${results.length}`,
