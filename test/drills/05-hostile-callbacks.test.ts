@@ -77,7 +77,12 @@ test(
         const url = api.url;
         const target = `${url}${CALLBACK_PATH}`;
         const db = d.db;
-        const unblock = () => db.query("delete from app_private.blocked_sources");
+        // The service keeps the block list in memory, updated by the delete's
+        // NOTIFY (a few ms; the service is another process here): wait for it.
+        const unblock = async () => {
+          await db.query("delete from app_private.blocked_sources");
+          await sleep(100);
+        };
 
         // Real orders and customers, so that hostile bodies reach the order rules too.
         const { rows: orderRows } = await db.query<{ id: string; status: string; total: string; email: string }>(
