@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { GraphQLError, Kind, print, type DocumentNode, type OperationDefinitionNode } from "postgraphile/graphql";
+import { GraphQLError, print, type DocumentNode } from "postgraphile/graphql";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
-import { singleMutationField, type MutationTransaction } from "./mutationTransaction.ts";
+import { operationOf, singleMutationField, type MutationTransaction } from "./mutationTransaction.ts";
 import { MutationsPlugin } from "./mutations.ts";
 import { ERROR_STATUS } from "./errorCodes.ts";
 
@@ -81,11 +81,6 @@ export function requestHash(document: DocumentNode, operationName: string | null
   return createHash("sha256")
     .update(canonicalJson({ document: createHash("sha256").update(text, "utf8").digest("hex"), operationName: operationName ?? null, variables: variables ?? {} }))
     .digest("hex");
-}
-
-function operationOf(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | undefined {
-  const ops = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  return operationName ? ops.find((o) => o.name?.value === operationName) : ops.length === 1 ? ops[0] : undefined;
 }
 
 const refusal = (code: string, message: string) => ({ errors: [new GraphQLError(message, { extensions: { code } })] });

@@ -32,7 +32,8 @@ import { heldTransaction, type HeldTransaction } from "./heldTransaction.ts";
 
 type PgSettings = Record<string, string | undefined> | null;
 
-function operationOf(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | undefined {
+/** The operation of `document` that a request runs (by name, or the only one). */
+export function operationOf(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | undefined {
   const ops = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   return operationName ? ops.find((o) => o.name?.value === operationName) : ops.length === 1 ? ops[0] : undefined;
 }

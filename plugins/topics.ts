@@ -20,6 +20,10 @@ export const notificationTopic = (customerId: string) => `notification:${custome
 export const PAYMENT_ALERT_TOPIC = "payment_alert";
 /** Each change of the payment callback's block list: `{"source","blocked_until"}` (null: unblocked) (app_private.tg_blocked_sources__notify). */
 export const PAYMENT_SOURCE_BLOCKED_TOPIC = "payment_source_blocked";
+/** Each revoked sign-in: `{"sid","at"}` (app_private.announce_revoked_sign_in). */
+export const SIGN_IN_REVOKED_TOPIC = "sign_in_revoked";
+/** Each change of app_private.role_limits (app_private.tg_role_limits__announce). */
+export const ROLE_LIMITS_TOPIC = "role_limits_changed";
 
 /** The order id of an order or order_status topic, else null. */
 export function orderIdOfTopic(topic: string): string | null {

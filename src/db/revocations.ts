@@ -2,7 +2,8 @@ import type pg from "pg";
 import { asSystem } from "./asSystem.ts";
 import { logger } from "../logger.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
-import { retrying } from "./retrying.ts";
+import { loadAfterListen } from "./loadAfterListen.ts";
+import { SIGN_IN_REVOKED_TOPIC } from "../../plugins/topics.ts";
 
 // Revoked sign-ins, on every API process. Postgres decides what is revoked
 // (app_private.revoke_sign_ins: logout, a reused refresh token, a password
@@ -14,8 +15,6 @@ import { retrying } from "./retrying.ts";
 //   - it forgets one once every access token of that sign-in has expired
 //     (none is issued after the revocation: its refresh tokens are revoked).
 
-/** The NOTIFY channel (app_private.announce_revoked_sign_in). */
-export const SIGN_IN_REVOKED_TOPIC = "sign_in_revoked";
 
 /** Margin for clock differences between Postgres and this process. */
 const CLOCK_MARGIN_MS = 60_000;
@@ -40,16 +39,8 @@ export class RevokedSignIns {
     this.lifetimeMs = tokenLifetimeSeconds * 1000 + CLOCK_MARGIN_MS;
     // LISTEN first, then load: a revocation between the two is not missed.
     this.stream = subscriber.subscribe(SIGN_IN_REVOKED_TOPIC);
-    let first = true;
-    let settle!: (err?: unknown) => void;
-    this.ready = new Promise((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
-    this.ready.catch(() => {});
-    subscriber.onConnected(async () => {
-      if (!first) return void this.reload();
-      first = false;
-      // Serving without the list would accept revoked tokens: the first load must work.
-      await this.load().then(() => settle(), settle);
-    });
+    // Serving without the list would accept revoked tokens: the first load must work.
+    this.ready = loadAfterListen(subscriber, "revoked sign-ins", () => this.load(), { required: true });
     void this.follow();
     this.pruner = setInterval(() => this.prune(), 60_000);
     this.pruner.unref();
@@ -105,11 +96,6 @@ export class RevokedSignIns {
     );
     for (const row of rows) this.add(row.sign_in_id, Number(row.revoked_at_ms));
     logger.debug({ revokedSignIns: rows.length }, "loaded revoked sign-ins");
-  }
-
-  /** After a gap in LISTEN: what was revoked meanwhile, retried while the database is unsteady. */
-  private reload() {
-    return retrying("revoked sign-ins", () => this.load());
   }
 
   private async follow() {

@@ -2,7 +2,8 @@ import type pg from "pg";
 import { asSystem } from "./asSystem.ts";
 import { logger } from "../logger.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
-import { retrying } from "./retrying.ts";
+import { loadAfterListen, reloadRetrying } from "./loadAfterListen.ts";
+import { ROLE_LIMITS_TOPIC } from "../../plugins/topics.ts";
 
 // The request roles' time limits (statement_timeout, lock_timeout), as the
 // DBA keeps them in app_private.role_limits. PostGraphile enters a request's
@@ -12,8 +13,6 @@ import { retrying } from "./retrying.ts";
 // loaded at start-up, again after its LISTEN connection comes back, and on
 // every change (the table's trigger NOTIFYs 'role_limits_changed').
 
-/** The NOTIFY channel (app_private.tg_role_limits__announce). */
-export const ROLE_LIMITS_TOPIC = "role_limits_changed";
 
 export interface RoleLimit {
   /** Milliseconds, as set_config wants them. */
@@ -39,16 +38,8 @@ export class RoleLimits {
     this.pool = pool;
     // LISTEN first, then load: a change between the two is not missed.
     this.stream = subscriber.subscribe(ROLE_LIMITS_TOPIC);
-    let first = true;
-    let settle!: (err?: unknown) => void;
-    this.ready = new Promise((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
-    this.ready.catch(() => {});
-    subscriber.onConnected(async () => {
-      if (!first) return void this.reload();
-      first = false;
-      // Serving without the limits would run requests without any.
-      await this.load().then(() => settle(), settle);
-    });
+    // Serving without the limits would run requests without any.
+    this.ready = loadAfterListen(subscriber, "role limits", () => this.load(), { required: true });
     void this.follow();
   }
 
@@ -63,12 +54,8 @@ export class RoleLimits {
     logger.debug({ roleLimits: Object.fromEntries(this.limits) }, "loaded role limits");
   }
 
-  private reload() {
-    return retrying("role limits", () => this.load());
-  }
-
   private async follow() {
-    for await (const _ of this.stream) await this.reload();
+    for await (const _ of this.stream) await reloadRetrying("role limits", () => this.load());
   }
 
   stop(): void {

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
 import { PAYMENT_SOURCE_BLOCKED_TOPIC } from "../../plugins/topics.ts";
 import { asSystem } from "../db/asSystem.ts";
+import { loadAfterListen } from "../db/loadAfterListen.ts";
 import { logger } from "../logger.ts";
 
 // The payment callback's block list (app_private.blocked_sources), kept in
@@ -34,8 +35,9 @@ export class BlockedSources {
       this.until.clear();
       for (const r of rows) this.set(r.source, r.blocked_until);
     };
-    this.ready = load().catch((err) => logger.warn({ err: (err as Error).message }, "payment callback: could not load the block list"));
-    subscriber.onConnected(load);
+    // Without it the route still answers (every source unblocked until the
+    // next notification): a warning, not a refusal to start.
+    this.ready = loadAfterListen(subscriber, "the payment callback's block list", load, { required: false });
   }
 
   /** Records a block (or its end: null). */
