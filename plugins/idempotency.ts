@@ -4,7 +4,7 @@ import { GraphQLError, print, type DocumentNode } from "postgraphile/graphql";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
 import { operationOf, singleMutationField, type MutationTransaction } from "./mutationTransaction.ts";
 import { MutationsPlugin } from "./mutations.ts";
-import { ERROR_STATUS } from "./errorCodes.ts";
+import { ERROR_CATALOGUE, ERROR_STATUS } from "./errorCodes.ts";
 
 /**
  * Idempotent mutations: a client names an attempt with a key (HTTP: the
@@ -60,8 +60,19 @@ const POLL_MS = 50;
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
-/** Codes of answers that failed for the server's own reasons: never stored, the retry runs. */
-export const SERVER_FAULTS: ReadonlySet<string> = new Set(["INTERNAL_SERVER_ERROR", "SERVICE_UNAVAILABLE", "QUERY_TIMEOUT", "RATE_LIMITED"]);
+/**
+ * Codes of answers that failed for the server's own reasons: never stored,
+ * the retry runs. Every code the catalogue serves with a 5xx status (down,
+ * busy), and those that say "not now" without one.
+ */
+export const SERVER_FAULTS: ReadonlySet<string> = new Set([
+  ...Object.entries(ERROR_CATALOGUE as Record<string, { status: number | null }>)
+    .filter(([, e]) => (e.status ?? 0) >= 500)
+    .map(([code]) => code),
+  "INTERNAL_SERVER_ERROR",
+  "QUERY_TIMEOUT",
+  "RATE_LIMITED",
+]);
 
 /** JSON with object keys sorted, so equal variables hash alike whatever their key order. */
 export function canonicalJson(value: unknown): string {

@@ -1,3 +1,5 @@
+import { ERROR_CATALOGUE } from "../plugins/errorCodes.ts";
+import { SERVER_FAULTS } from "../plugins/idempotency.ts";
 import { DEMO, request, type Caller } from "./support/client.ts";
 import { stockedCoffee, type StockedCoffee } from "./support/fixtures.ts";
 import { startTestService, useTestService, type TestService } from "./support/service.ts";
@@ -409,4 +411,12 @@ describe("across API processes and restarts", () => {
       await other.stop();
     }
   });
+});
+
+test("every answer the catalogue serves with a 5xx status is a server fault: never stored, so the retry runs", () => {
+  const fiveHundreds = Object.entries(ERROR_CATALOGUE as Record<string, { status: number | null }>)
+    .filter(([, e]) => (e.status ?? 0) >= 500)
+    .map(([code]) => code);
+  expect(fiveHundreds).toContain("SERVICE_BUSY");
+  expect(fiveHundreds.filter((code) => !SERVER_FAULTS.has(code))).toEqual([]);
 });
