@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:1d34ee7a98b6c46015eaf8789213b70362a9518f
+--! Hash: sha1:7eabe5435be3fbcf77556ce461e839b7cfaf6529
 --! Message: baseline
 
 -- The whole schema, one section per table (with its indexes, triggers, row
@@ -551,7 +551,7 @@ comment on column app_public.customers.points is 'Loyalty points: see app_privat
 
 -- Staff (and the system) read every customer; a customer reads their own row.
 alter table app_public.customers enable row level security;
-create policy select_staff on app_public.customers for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
+create policy select_staff on app_public.customers for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
 create policy select_own on app_public.customers for select to cafe_customer using (id = app_public.current_user_id());
 grant select on app_public.customers to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
 
@@ -645,7 +645,7 @@ create table app_public.profiles (
 comment on table app_public.profiles is 'What a customer shows of themselves.';
 comment on constraint profiles_customer_id_fkey on app_public.profiles is E'@fieldName customer\n@foreignFieldName profile';
 alter table app_public.profiles enable row level security;
-create policy select_staff on app_public.profiles for select to cafe_barista, cafe_admin using (app_public.is_staff());
+create policy select_staff on app_public.profiles for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
 create policy select_own on app_public.profiles for select to cafe_customer using (customer_id = app_public.current_user_id());
 grant select on app_public.profiles to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
 
@@ -1161,7 +1161,7 @@ comment on table app_public.baristas is 'Staff: baristas and admins. Staff ids a
 -- Staff read each other; a customer reads the baristas of their orders
 -- (policy select_own_orders, in section 410: it reads orders).
 alter table app_public.baristas enable row level security;
-create policy select_staff on app_public.baristas for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
+create policy select_staff on app_public.baristas for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
 grant select on app_public.baristas to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
 
 create function app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text default 'unknown') returns uuid
@@ -1328,7 +1328,7 @@ comment on table app_public.suppliers is 'Where the café buys a coffee''s beans
 
 -- Admins only.
 alter table app_public.suppliers enable row level security;
-create policy select_admin on app_public.suppliers for select to cafe_admin using (app_public.is_admin());
+create policy select_admin on app_public.suppliers for select to cafe_admin using ((select app_public.is_admin()));
 grant select on app_public.suppliers to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
 
 -- Admin-only facts about a coffee live apart, so no role can select them by
@@ -1521,7 +1521,7 @@ create index coffee_price_changes_coffee_id_idx on app_public.coffee_price_chang
 comment on table app_public.coffee_price_changes is 'Price history: who changed a coffee''s price, when, from what to what. Admins only.';
 comment on constraint coffee_price_changes_coffee_id_fkey on app_public.coffee_price_changes is E'@fieldName coffee\n@notNull\n@foreignFieldName priceChangeList';
 alter table app_public.coffee_price_changes enable row level security;
-create policy select_admin on app_public.coffee_price_changes for select to cafe_admin using (app_public.is_admin());
+create policy select_admin on app_public.coffee_price_changes for select to cafe_admin using ((select app_public.is_admin()));
 grant select on app_public.coffee_price_changes to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
 
 create function app_private.check_price(p_price numeric) returns void
@@ -1672,7 +1672,7 @@ insert into app_public.order_status_transitions (from_status, to_status, role) v
   ('READY', 'COMPLETED', 'barista'),
   ('READY', 'COMPLETED', 'dba');
 alter table app_public.order_status_transitions enable row level security;
-create policy select_staff on app_public.order_status_transitions for select to cafe_barista, cafe_admin using (app_public.is_staff());
+create policy select_staff on app_public.order_status_transitions for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
 grant select on app_public.order_status_transitions to cafe_barista, cafe_admin, cafe_anonymous, cafe_customer;
 
 create trigger _950_audit after insert or update or delete on app_public.order_status_transitions
@@ -1746,7 +1746,7 @@ comment on column app_public.orders.expires_at is 'When this order, if still unp
 
 -- Staff (and the system) read every order; a customer reads their own.
 alter table app_public.orders enable row level security;
-create policy select_staff on app_public.orders for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
+create policy select_staff on app_public.orders for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
 create policy select_own on app_public.orders for select to cafe_customer using (customer_id = app_public.current_user_id());
 grant select on app_public.orders to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
 
@@ -1807,7 +1807,7 @@ comment on constraint order_items_order_id_fkey on app_public.order_items is
   E'@fieldName parentOrder\n@notNull\n@foreignSimpleFieldName items\n@behavior -connection +list';
 comment on constraint order_items_coffee_id_fkey on app_public.order_items is E'@fieldName coffee\n@notNull\n@foreignFieldName orderItemList';
 alter table app_public.order_items enable row level security;
-create policy select_staff on app_public.order_items for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
+create policy select_staff on app_public.order_items for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
 create policy select_own on app_public.order_items for select to cafe_customer
   using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
 grant select on app_public.order_items to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
@@ -1849,7 +1849,7 @@ create index order_events_order_id_idx on app_public.order_events (order_id, id)
 comment on table app_public.order_events is 'Every status an order took: from, to, by whom, when.';
 comment on constraint order_events_order_id_fkey on app_public.order_events is E'@fieldName parentOrder\n@notNull\n@foreignFieldName eventList';
 alter table app_public.order_events enable row level security;
-create policy select_staff on app_public.order_events for select to cafe_barista, cafe_admin using (app_public.is_staff());
+create policy select_staff on app_public.order_events for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
 create policy select_own on app_public.order_events for select to cafe_customer
   using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
 grant select on app_public.order_events to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
@@ -2345,7 +2345,9 @@ language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_owner text := app_private.idempotency_owner(p_source);
   v_prev_timeout text := current_setting('lock_timeout');
-  v_statement_ms numeric := (select setting::numeric from pg_settings where name = 'statement_timeout');
+  -- current_setting shows the timeout with a unit ('5s', '1500ms', '0'):
+  -- read as an interval, in milliseconds.
+  v_statement_ms numeric := extract(epoch from current_setting('statement_timeout')::interval) * 1000;
   v_wait_ms numeric := coalesce(app_private.setting('idempotency_wait_seconds'), 10) * 1000;
   v_claimed boolean;
   r app_private.idempotency_keys;
@@ -2457,7 +2459,7 @@ comment on constraint stock_items_ingredient_id_fkey on app_public.stock_items i
 
 -- Staff (and the system) only.
 alter table app_public.stock_items enable row level security;
-create policy select_staff on app_public.stock_items for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
+create policy select_staff on app_public.stock_items for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
 grant select on app_public.stock_items to cafe_barista, cafe_admin, cafe_system, cafe_anonymous, cafe_customer;
 
 create trigger _100_timestamps before update on app_public.stock_items
@@ -2637,7 +2639,7 @@ comment on table app_public.stock_movements is 'Every change of stock: who, when
 comment on constraint stock_movements_ingredient_id_fkey on app_public.stock_movements is E'@fieldName ingredient\n@notNull\n@foreignFieldName movementList';
 comment on constraint stock_movements_order_id_fkey on app_public.stock_movements is E'@fieldName parentOrder\n@foreignFieldName stockMovementList';
 alter table app_public.stock_movements enable row level security;
-create policy select_staff on app_public.stock_movements for select to cafe_barista, cafe_admin using (app_public.is_staff());
+create policy select_staff on app_public.stock_movements for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
 grant select on app_public.stock_movements to cafe_barista, cafe_admin, cafe_anonymous, cafe_customer;
 
 create function app_private.take_inventory(p_order_id uuid) returns boolean
@@ -2762,7 +2764,7 @@ comment on column app_public.refunds.paid_amount is 'What the payment said was p
 comment on column app_public.refunds.order_total is 'The order''s total when the refund was recorded.';
 comment on column app_public.refunds.above_order_total is 'More was paid than the order''s total: check with the provider before settling.';
 alter table app_public.refunds enable row level security;
-create policy select_admin on app_public.refunds for select to cafe_admin using (app_public.is_admin());
+create policy select_admin on app_public.refunds for select to cafe_admin using ((select app_public.is_admin()));
 grant select on app_public.refunds to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
 
 create function app_public.settle_refund(p_id uuid) returns app_public.refunds
@@ -2836,7 +2838,7 @@ create table app_public.payment_alerts (
 create index payment_alerts_created_at_idx on app_public.payment_alerts (created_at desc);
 comment on table app_public.payment_alerts is 'Unusual payment-callback patterns (bursts, repeated auth failures, several payments for one order, amount mismatches, payments that need refunding). Admins only.';
 alter table app_public.payment_alerts enable row level security;
-create policy select_admin on app_public.payment_alerts for select to cafe_admin using (app_public.is_admin());
+create policy select_admin on app_public.payment_alerts for select to cafe_admin using ((select app_public.is_admin()));
 grant select on app_public.payment_alerts to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
 
 create function app_private.raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid) returns void
@@ -3245,7 +3247,7 @@ comment on table app_public.notifications is 'What the café told a customer (e.
 comment on constraint notifications_customer_id_fkey on app_public.notifications is E'@fieldName customer\n@notNull\n@foreignFieldName notificationList';
 comment on constraint notifications_order_id_fkey on app_public.notifications is E'@fieldName parentOrder\n@foreignFieldName notificationList';
 alter table app_public.notifications enable row level security;
-create policy select_staff on app_public.notifications for select to cafe_barista, cafe_admin using (app_public.is_staff());
+create policy select_staff on app_public.notifications for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
 create policy select_own on app_public.notifications for select to cafe_customer using (customer_id = app_public.current_user_id());
 grant select on app_public.notifications to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
 
