@@ -425,7 +425,9 @@ CREATE FUNCTION app_hidden.idempotency_claim(p_key text, p_source text, p_reques
 declare
   v_owner text := app_private.idempotency_owner(p_source);
   v_prev_timeout text := current_setting('lock_timeout');
-  v_statement_ms numeric := (select setting::numeric from pg_settings where name = 'statement_timeout');
+  -- current_setting shows the timeout with a unit ('5s', '1500ms', '0'):
+  -- read as an interval, in milliseconds.
+  v_statement_ms numeric := extract(epoch from current_setting('statement_timeout')::interval) * 1000;
   v_wait_ms numeric := coalesce(app_private.setting('idempotency_wait_seconds'), 10) * 1000;
   v_claimed boolean;
   r app_private.idempotency_keys;
@@ -5564,25 +5566,25 @@ ALTER TABLE app_public.roasters ENABLE ROW LEVEL SECURITY;
 -- Name: coffee_price_changes select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.coffee_price_changes FOR SELECT TO cafe_admin USING (app_public.is_admin());
+CREATE POLICY select_admin ON app_public.coffee_price_changes FOR SELECT TO cafe_admin USING (( SELECT app_public.is_admin() AS is_admin));
 
 --
 -- Name: payment_alerts select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.payment_alerts FOR SELECT TO cafe_admin USING (app_public.is_admin());
+CREATE POLICY select_admin ON app_public.payment_alerts FOR SELECT TO cafe_admin USING (( SELECT app_public.is_admin() AS is_admin));
 
 --
 -- Name: refunds select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING (app_public.is_admin());
+CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING (( SELECT app_public.is_admin() AS is_admin));
 
 --
 -- Name: suppliers select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USING (app_public.is_admin());
+CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USING (( SELECT app_public.is_admin() AS is_admin));
 
 --
 -- Name: coffees select_all; Type: POLICY; Schema: app_public; Owner: -
@@ -5666,61 +5668,61 @@ CREATE POLICY select_own_orders ON app_public.baristas FOR SELECT TO cafe_custom
 -- Name: baristas select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.baristas FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.baristas FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: customers select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.customers FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.customers FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: notifications select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.notifications FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
+CREATE POLICY select_staff ON app_public.notifications FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
 
 --
 -- Name: order_events select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_events FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
+CREATE POLICY select_staff ON app_public.order_events FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
 
 --
 -- Name: order_items select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.order_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: order_status_transitions select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_status_transitions FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
+CREATE POLICY select_staff ON app_public.order_status_transitions FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
 
 --
 -- Name: orders select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.orders FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.orders FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: profiles select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.profiles FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
+CREATE POLICY select_staff ON app_public.profiles FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
 
 --
 -- Name: stock_items select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.stock_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((app_public.current_actor() = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.stock_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
 
 --
 -- Name: stock_movements select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.stock_movements FOR SELECT TO cafe_barista, cafe_admin USING (app_public.is_staff());
+CREATE POLICY select_staff ON app_public.stock_movements FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
 
 --
 -- Name: stock_items; Type: ROW SECURITY; Schema: app_public; Owner: -

@@ -11,7 +11,7 @@ export const AUDIT_LOG_MAX_PAGE = 500;
 /**
  * The owner's reports, admins only: `salesReport` and `auditLog`. Each is
  * one SQL function (app_hidden.sales_report, app_hidden.audit_log, in the
- * baseline's cafes-day section) that decides who may call it, checks its input and does the
+ * baseline's sections 800 and 810) that decides who may call it, checks its input and does the
  * work; this plugin only gives them their GraphQL shapes. Both are lists,
  * priced like any list by the cost plugin (`first`, else DEFAULT_LIST_SIZE).
  */

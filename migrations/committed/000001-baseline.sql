@@ -1,45 +1,211 @@
 --! Previous: -
---! Hash: sha1:0933b2146dc2374170cb84d7a219f9b8ccd84b5c
+--! Hash: sha1:7eabe5435be3fbcf77556ce461e839b7cfaf6529
 --! Message: baseline
 
---! split: 001-roles-and-schemas.sql
--- Roles and schemas.
+-- The whole schema, one section per table (with its indexes, triggers, row
+-- level security, policies, grants and smart comments) or per family of
+-- functions. Sections are numbered with gaps and come in dependency order:
+-- whatever a table, a policy, a trigger or a SQL function's body names is
+-- created in an earlier section, or earlier in the same one (SQL bodies are
+-- checked as they are created; PL/pgSQL bodies when first called).
+-- migrations/README.md maps each section to the GraphQL fields it serves and
+-- the tests that check it; migrations/CONVENTIONS.md lists the conventions.
 --
--- Schemas: app_public is what PostGraphile exposes; app_hidden holds the
--- functions the API's plugins call (callable by the API roles, never
--- introspected); app_private holds credentials, logs and internals.
+-- Performance notes 1 to 3 below were found by the benchmarks
+-- (bench/README.md): same rules, same errors; what changes is the cost.
+
+--------------------------------------------------------------------------------
+-- 010 schemas, extensions and privileges
 --
--- Roles (created by the bootstrap, src/database.ts, because roles are
+-- app_public is what PostGraphile exposes; app_hidden holds the functions the
+-- API's plugins call (callable by the API roles, never introspected);
+-- app_private holds credentials, logs and internals. Dropped and made anew:
+-- every object below is created once, in its final form.
+--
+-- Roles (made by the bootstrap, src/db/database.ts, because roles are
 -- cluster-wide): cafe_anonymous, cafe_customer, cafe_barista, cafe_admin for
 -- requests; cafe_system for the payment route and the worker; a DBA's own
 -- session (no SET ROLE) acts as "dba".
-
--- The topics below refer to each other (a menu read counts orders' lines, an
--- account's trigger revokes its sign-ins...): as in a pg_dump, SQL function
--- bodies are checked when first called, not when created, so each topic can
--- define its functions next to its tables.
-set local check_function_bodies = off;
+--------------------------------------------------------------------------------
 
 create extension if not exists pgcrypto;
-
 create extension if not exists citext;
-
 create extension if not exists pg_trgm;
-
 drop schema if exists app_public cascade;
-
 drop schema if exists app_hidden cascade;
-
 drop schema if exists app_private cascade;
-
 create schema app_public;
-
 create schema app_hidden;
-
 create schema app_private;
 
--- Nothing is executable by PUBLIC unless granted (section grants-and-rls).
+-- Schemas: the API's roles reach app_public and app_hidden; cafe_system also
+-- app_private (its entry points there are granted one by one).
+grant usage on schema app_public to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
+grant usage on schema app_private to cafe_system;
+grant usage on schema app_hidden to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
+
+-- Nothing is executable by PUBLIC unless granted. Each section grants what
+-- its objects need, next to them: tables SELECT only (every write goes
+-- through a function; RLS decides which rows); functions to exactly the
+-- roles that call them. The request roles (cafe_anonymous, cafe_customer,
+-- cafe_barista, cafe_admin) call app_public functions through generated
+-- fields and mutations, app_hidden functions through the plugins; RLS
+-- policies and SECURITY INVOKER functions call the helpers as the same
+-- roles. cafe_system (the callback route, the worker's tasks, /metrics, the
+-- subscriptions' re-reads) calls its app_private entry points. Triggers and
+-- what SECURITY DEFINER functions call need no grant; a function granted to
+-- no role is callable by its owner only.
 alter default privileges revoke execute on functions from public;
+
+-- Performance note 1: random_page_cost 1.1 for this database. The default (4)
+-- models spinning disks; with it the planner hash-joined all 200 coffees for
+-- every order of the barista queue (13 ms at 10,000 orders) instead of
+-- looking each coffee up by key (3 ms). A database setting, so a DBA can
+-- still change it; it applies to sessions opened afterwards. Only the
+-- database's owner may set it: when the migrations run as another role, say
+-- so and go on.
+do $$
+begin
+  if exists (select 1 from pg_database where datname = current_database() and datdba = (select oid from pg_roles where rolname = current_user)) then
+    execute format('alter database %I set random_page_cost = 1.1', current_database());
+  else
+    raise notice 'random_page_cost left as it is: % does not own database %', current_user, current_database();
+  end if;
+end
+$$;
+
+--------------------------------------------------------------------------------
+-- 020 generic triggers: timestamps and the audit log
+--
+-- Every change of a rule (settings, role limits, transitions, alert rules, the
+-- menu's prices and availability, staff accounts) is written to
+-- app_private.audit_log by a `_950_audit` trigger in its table's section; DDL
+-- by an event trigger (section 810).
+--------------------------------------------------------------------------------
+
+create function app_private.tg__timestamps() returns trigger
+language plpgsql as $$
+begin
+  new.updated_at := now();
+  return new;
+end;
+$$;
+
+create table app_private.audit_log (
+  id bigint generated always as identity primary key,
+  at timestamptz not null default clock_timestamp(),
+  actor text not null,
+  action text not null,
+  entity text not null,
+  before jsonb,
+  after jsonb
+);
+create index audit_log_at_idx on app_private.audit_log (at desc, id desc);
+comment on table app_private.audit_log is
+  'Every change of a rule: who, when, what, before and after. No request role may read or write it directly (no grants, RLS on); admins read it through auditLog. A DBA''s retention job may delete old rows as the owner.';
+
+-- Nothing for the request roles: no grants, and RLS with no policy.
+alter table app_private.audit_log enable row level security;
+
+-- Who made the change: the signed-in account (e-mail and role) for GraphQL;
+-- the payment callback or the worker (both act as cafe_system: the callback
+-- logs in as the API's authenticator, the worker as the owner); else the
+-- database user of a DBA's own session.
+create function app_private.audit_actor() returns text
+language plpgsql stable security definer set search_path = pg_catalog as $$
+declare
+  v_role text := nullif(current_setting('role', true), 'none');
+  v_user uuid := nullif(current_setting('jwt.claims.user_id', true), '')::uuid;
+  v_email text;
+begin
+  if v_role in ('cafe_customer', 'cafe_barista', 'cafe_admin') and v_user is not null then
+    select a.email::text into v_email from app_private.accounts a where a.id = v_user;
+    return coalesce(v_email, v_user::text) || ' (' || substr(v_role, 6) || ')';
+  elsif v_role = 'cafe_system' then
+    return case when session_user::text = 'cafe_authenticator' then 'payment callback (cafe_system)' else 'worker (cafe_system)' end;
+  elsif v_role is not null then
+    return session_user::text || ' as ' || v_role;
+  end if;
+  return session_user::text;
+end;
+$$;
+
+-- One trigger function for every audited table. tg_argv[0]: the key columns
+-- (comma-separated) that name the row in `entity`; tg_argv[1]: the columns
+-- recorded ('*': all). An UPDATE records the changed columns only, and
+-- nothing when none of the recorded columns changed.
+create function app_private.tg_audit() returns trigger
+language plpgsql security definer set search_path = pg_catalog as $$
+declare
+  v_old jsonb := case when tg_op <> 'INSERT' then to_jsonb(old) end;
+  v_new jsonb := case when tg_op <> 'DELETE' then to_jsonb(new) end;
+  v_row jsonb := coalesce(v_new, v_old);
+  v_columns text[] := case when tg_argv[1] = '*' then null else string_to_array(tg_argv[1], ',') end;
+  v_key text;
+begin
+  if v_columns is not null then
+    v_old := case when v_old is not null then (select jsonb_object_agg(k, v_old -> k) from unnest(v_columns) k) end;
+    v_new := case when v_new is not null then (select jsonb_object_agg(k, v_new -> k) from unnest(v_columns) k) end;
+  end if;
+  if tg_op = 'UPDATE' then
+    select jsonb_object_agg(k, v_old -> k), jsonb_object_agg(k, v_new -> k) into v_old, v_new
+    from jsonb_object_keys(v_new) k
+    where v_new -> k is distinct from v_old -> k;
+    if v_new is null then
+      return null;
+    end if;
+  end if;
+  select string_agg(v_row ->> k, ' ') into v_key from unnest(string_to_array(tg_argv[0], ',')) k;
+  insert into app_private.audit_log (actor, action, entity, before, after)
+  values (app_private.audit_actor(), tg_op, tg_table_schema || '.' || tg_table_name || ' ' || coalesce(v_key, ''), v_old, v_new);
+  return null;
+end;
+$$;
+
+--------------------------------------------------------------------------------
+-- 030 accounts and who is calling
+--
+-- Accounts hold the credentials of customers and staff; no request role reads
+-- them. The functions below name the caller for every rule that follows.
+--------------------------------------------------------------------------------
+
+create table app_private.accounts (
+  id uuid primary key default gen_random_uuid(),
+  email citext not null unique check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  password_hash text not null,
+  role text not null check (role in ('customer', 'barista', 'admin')),
+  created_at timestamptz not null default now(),
+  disabled_at timestamptz
+);
+comment on column app_private.accounts.disabled_at is 'When the account was disabled: it can no longer sign in, refresh or act.';
+
+create trigger _950_audit_staff_insert after insert on app_private.accounts
+  for each row when (new.role in ('barista', 'admin'))
+  execute function app_private.tg_audit('id', 'id,email,role,disabled_at');
+
+create trigger _950_audit_staff after update of role, disabled_at, email on app_private.accounts
+  for each row when (old.role in ('barista', 'admin') or new.role in ('barista', 'admin'))
+  execute function app_private.tg_audit('id', 'email,role,disabled_at');
+
+create trigger _950_audit_staff_delete after delete on app_private.accounts
+  for each row when (old.role in ('barista', 'admin'))
+  execute function app_private.tg_audit('id', 'id,email,role,disabled_at');
+
+-- A token acts for its account only while that account exists, is enabled
+-- and has the token's role: otherwise (a correctly signed token for an
+-- account that does not exist, or no longer does) the caller is nobody,
+-- 'anonymous'. Asked of the accounts table, which the request roles cannot
+-- read, hence SECURITY DEFINER.
+create function app_hidden.signed_in_as(p_role text) returns text
+language sql stable security definer set search_path = pg_catalog as $$
+  select coalesce((
+    select p_role from app_private.accounts a
+     where a.id = (select case when c ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then c::uuid end
+                     from nullif(current_setting('jwt.claims.user_id', true), '') c)
+       and a.role = p_role and a.disabled_at is null), 'anonymous');
+$$;
+comment on function app_hidden.signed_in_as(text) is 'p_role when the signed-in account (jwt.claims.user_id) exists, is enabled and has that role; else anonymous.';
+grant execute on function app_hidden.signed_in_as(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
 -- The acting role, as the transition rules name it. `current_setting('role')`
 -- keeps the role PostGraphile set even inside SECURITY DEFINER functions
@@ -55,45 +221,39 @@ language sql stable as $$
     else 'dba'
   end;
 $$;
--- A token acts for its account only while that account exists, is enabled
--- and has the token's role: otherwise (a correctly signed token for an
--- account that does not exist, or no longer does) the caller is nobody,
--- 'anonymous'. Asked of the accounts table, which the request roles cannot
--- read, hence SECURITY DEFINER.
-create function app_hidden.signed_in_as(p_role text) returns text
-language sql stable security definer set search_path = pg_catalog as $$
-  select coalesce((
-    select p_role from app_private.accounts a
-     where a.id = (select case when c ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then c::uuid end
-                     from nullif(current_setting('jwt.claims.user_id', true), '') c)
-       and a.role = p_role and a.disabled_at is null), 'anonymous');
-$$;
-comment on function app_hidden.signed_in_as(text) is 'p_role when the signed-in account (jwt.claims.user_id) exists, is enabled and has that role; else anonymous.';
-
 comment on function app_public.current_actor() is E'@behavior -queryField -mutationField -typeField\nThe acting role: anonymous, customer, barista, admin, system (payments and jobs) or dba (a session that set no role).';
+grant execute on function app_public.current_actor() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
 create function app_public.current_user_id() returns uuid
 language sql stable as $$
   select nullif(current_setting('jwt.claims.user_id', true), '')::uuid;
 $$;
 comment on function app_public.current_user_id() is E'@behavior -queryField -mutationField -typeField\nThe signed-in user''s id (customer or staff), from the verified JWT.';
+grant execute on function app_public.current_user_id() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
 create function app_public.is_staff() returns boolean
 language sql stable as $$
   select app_public.current_actor() in ('barista', 'admin');
 $$;
 comment on function app_public.is_staff() is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.is_staff() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
 create function app_public.is_admin() returns boolean
 language sql stable as $$
   select app_public.current_actor() = 'admin';
 $$;
 comment on function app_public.is_admin() is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.is_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
--- Refusals share these SQLSTATEs; src/errors.ts maps them to extensions.code.
---   28000 UNAUTHENTICATED   42501 FORBIDDEN      22023 BAD_USER_INPUT
---   P0002 NOT_FOUND         CT001 INVALID_TRANSITION
---   CT002 OUT_OF_STOCK      CT003 NOT_AVAILABLE  23505 CONFLICT
+-- Refusals raise these SQLSTATEs; the catalogue (plugins/errorCodes.ts) names
+-- each one's extensions.code, src/errors.ts maps them:
+--   28000 UNAUTHENTICATED   42501 FORBIDDEN         22023 BAD_USER_INPUT
+--   P0002 NOT_FOUND         23505 CONFLICT          CT001 INVALID_TRANSITION
+--   CT002 OUT_OF_STOCK      CT003 NOT_AVAILABLE     CT004 RATE_LIMITED
+--   CT011 TOO_MANY_OPEN_ORDERS
+-- CT900 (a setting is missing) is a fault, not a refusal: it is not in the
+-- catalogue, so clients get a masked error. CTI01 never leaves
+-- app_hidden.idempotency_claim.
 create function app_hidden.require_signed_in() returns void
 language plpgsql stable as $$
 begin
@@ -102,6 +262,7 @@ begin
   end if;
 end;
 $$;
+grant execute on function app_hidden.require_signed_in() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
 create function app_hidden.require_staff() returns void
 language plpgsql stable as $$
@@ -112,6 +273,7 @@ begin
   end if;
 end;
 $$;
+grant execute on function app_hidden.require_staff() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
 create function app_hidden.require_admin() returns void
 language plpgsql stable as $$
@@ -122,43 +284,18 @@ begin
   end if;
 end;
 $$;
+grant execute on function app_hidden.require_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
-create function app_private.tg__timestamps() returns trigger
-language plpgsql as $$
-begin
-  new.updated_at := now();
-  return new;
-end;
-$$;
-
--- Faster reads and orders, found by the benchmarks (bench/README.md).
--- Same rules, same errors; what changes is how much they cost.
+--------------------------------------------------------------------------------
+-- 100 setting definitions
 --
--- 1. random_page_cost 1.1 for this database. The default (4) models spinning
---    disks; with it the planner hash-joined all 200 coffees for every order of
---    the barista queue (13 ms at 10,000 orders) instead of looking each coffee
---    up by key (3 ms). A database setting, so a DBA can still change it; it
---    applies to sessions opened afterwards. Only the database's owner may set
---    it: when the migrations run as another role, say so and go on.
-do $$
-begin
-  if exists (select 1 from pg_database where datname = current_database() and datdba = (select oid from pg_roles where rolname = current_user)) then
-    execute format('alter database %I set random_page_cost = 1.1', current_database());
-  else
-    raise notice 'random_page_cost left as it is: % does not own database %', current_user, current_database();
-  end if;
-end
-$$;
-
---! split: 002-settings.sql
--- Settings a DBA tunes (app_private.settings), read by the functions below.
---
--- Settings fail closed. Each key has a definition (app_private.
--- setting_definitions: its kind and range); a row that names no defined key,
--- carries no value, the wrong kind of value or a value out of range is
+-- Settings a DBA tunes (app_private.settings, section 110) fail closed. Each
+-- key has a definition here (its kind and range); a row that names no defined
+-- key, carries no value, the wrong kind of value or a value out of range is
 -- refused when written (22023, naming the key and the range), and no row may
 -- be deleted. Readers (app_private.setting, text_setting) raise when a
 -- setting is missing: a limit is never silently off.
+--------------------------------------------------------------------------------
 
 create table app_private.setting_definitions (
   key text primary key,
@@ -203,6 +340,10 @@ insert into app_private.setting_definitions (key, kind, min_value, max_value) va
   ('idempotency_key_retention_hours', 'integer', 1, 720),
   ('idempotency_wait_seconds', 'numeric', 0.1, 60);
 
+--------------------------------------------------------------------------------
+-- 110 settings
+--------------------------------------------------------------------------------
+
 create table app_private.settings (
   key text primary key references app_private.setting_definitions on update restrict on delete restrict,
   value numeric,
@@ -213,7 +354,7 @@ create table app_private.settings (
 
 -- Checks a setting against its definition before it is written; refuses
 -- deleting one (its readers would have nothing to read).
-create or replace function app_private.tg_settings__check() returns trigger
+create function app_private.tg_settings__check() returns trigger
 language plpgsql as $$
 declare
   d app_private.setting_definitions;
@@ -287,6 +428,9 @@ insert into app_private.settings (key, value, text_value, description) values
   ('idempotency_key_retention_hours', '24', NULL, 'How long a mutation''s Idempotency-Key and its answer are kept: a retry within this window gets the first answer. The worker purges older keys (hourly).'),
   ('idempotency_wait_seconds', '10', NULL, 'How long a request waits for a concurrent request with the same Idempotency-Key to finish before it is answered IDEMPOTENCY_KEY_IN_PROGRESS.');
 
+create trigger _950_audit after insert or update or delete on app_private.settings
+  for each row execute function app_private.tg_audit('key', 'key,value,text_value');
+
 -- A numeric setting; raises when it is missing (a limit is never off).
 create function app_private.setting(k text) returns numeric
 language plpgsql stable set search_path = pg_catalog as $$
@@ -314,6 +458,11 @@ begin
   return v;
 end;
 $$;
+grant execute on function app_private.text_setting(text) to cafe_system;
+
+--------------------------------------------------------------------------------
+-- 120 role limits
+--------------------------------------------------------------------------------
 
 -- Time limits of the request roles, owned by the DBA. PostGraphile and the
 -- system paths enter a role with SET LOCAL ROLE inside a transaction, where
@@ -333,12 +482,14 @@ create table app_private.role_limits (
   description text not null
 );
 comment on table app_private.role_limits is 'statement_timeout and lock_timeout of each request role (one row per role; change, do not delete).';
+
 insert into app_private.role_limits (role, statement_timeout, lock_timeout, description) values
   ('cafe_anonymous', '3 seconds', '2 seconds', 'Kiosks and strangers: menu reads.'),
   ('cafe_customer', '5 seconds', '3 seconds', 'Signed-in customers: their orders and profile (orders for the same stock wait for each other: a burst must not time out).'),
   ('cafe_barista', '10 seconds', '3 seconds', 'Staff at the bar and the till.'),
   ('cafe_admin', '10 seconds', '3 seconds', 'Admins: reports and the menu.'),
   ('cafe_system', '30 seconds', '10 seconds', 'The payment route, the worker''s jobs, metrics.');
+grant select on app_private.role_limits to cafe_system;
 
 create function app_private.tg_role_limits__keep() returns trigger
 language plpgsql as $$
@@ -347,6 +498,7 @@ begin
   raise exception 'Role limits are changed, not deleted (role %).', old.role using errcode = '22023';
 end;
 $$;
+
 create trigger _100_keep before delete on app_private.role_limits
   for each row execute function app_private.tg_role_limits__keep();
 
@@ -357,8 +509,12 @@ begin
   return null;
 end;
 $$;
+
 create trigger _900_announce after insert or update on app_private.role_limits
   for each statement execute function app_private.tg_role_limits__announce();
+
+create trigger _950_audit after insert or update or delete on app_private.role_limits
+  for each row execute function app_private.tg_audit('role', 'role,statement_timeout,lock_timeout');
 
 -- A role's limits as set_config values (milliseconds, as text).
 create function app_private.role_limit_settings() returns table (role name, statement_timeout text, lock_timeout text)
@@ -368,6 +524,7 @@ language sql stable as $$
     ceil(extract(epoch from l.lock_timeout) * 1000)::bigint::text
   from app_private.role_limits l;
 $$;
+grant execute on function app_private.role_limit_settings() to cafe_system;
 
 -- Applies the current role's limits to this transaction (after SET LOCAL ROLE).
 create function app_private.apply_role_limits() returns void
@@ -375,20 +532,11 @@ language sql volatile as $$
   select set_config('statement_timeout', s.statement_timeout, true), set_config('lock_timeout', s.lock_timeout, true)
   from app_private.role_limit_settings() s where s.role = current_user;
 $$;
+grant execute on function app_private.apply_role_limits() to cafe_system;
 
---! split: 003-accounts-and-sign-in.sql
--- People and signing in: accounts (private), customers, profiles, staff;
--- sign-in, refresh tokens, logout, registration, password changes, the
--- sign-in policy, revocation of sign-ins, staff accounts.
-
-create table app_private.accounts (
-  id uuid primary key default gen_random_uuid(),
-  email citext not null unique check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
-  password_hash text not null,
-  role text not null check (role in ('customer', 'barista', 'admin')),
-  created_at timestamptz not null default now(),
-  disabled_at timestamptz
-);
+--------------------------------------------------------------------------------
+-- 200 customers
+--------------------------------------------------------------------------------
 
 create table app_public.customers (
   id uuid primary key default gen_random_uuid(),
@@ -401,21 +549,11 @@ create unique index customers_one_walk_in on app_public.customers (is_walk_in) w
 comment on table app_public.customers is 'A customer of the café. Signed-up customers share their id with their account; orders taken at the counter without a customer belong to the walk-in customer.';
 comment on column app_public.customers.points is 'Loyalty points: see app_private.settings points_per_currency_unit.';
 
-create table app_public.profiles (
-  customer_id uuid primary key references app_public.customers on delete cascade,
-  username citext unique check (username ~ '^[A-Za-z0-9_.]{3,30}$'),
-  avatar text check (avatar ~ '^https?://[^\s]+$' and length(avatar) <= 500)
-);
-comment on table app_public.profiles is 'What a customer shows of themselves.';
-comment on constraint profiles_customer_id_fkey on app_public.profiles is E'@fieldName customer\n@foreignFieldName profile';
-
-create table app_public.baristas (
-  id uuid primary key default gen_random_uuid(),
-  name text not null check (btrim(name) <> ''),
-  is_admin boolean not null default false,
-  created_at timestamptz not null default now()
-);
-comment on table app_public.baristas is 'Staff: baristas and admins. Staff ids are their account ids.';
+-- Staff (and the system) read every customer; a customer reads their own row.
+alter table app_public.customers enable row level security;
+create policy select_staff on app_public.customers for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
+create policy select_own on app_public.customers for select to cafe_customer using (id = app_public.current_user_id());
+grant select on app_public.customers to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
 
 create function app_public.current_customer() returns app_public.customers
 language sql stable as $$
@@ -423,6 +561,7 @@ language sql stable as $$
   where c.id = app_public.current_user_id() and app_public.current_actor() = 'customer';
 $$;
 comment on function app_public.current_customer() is E'@fieldName customer\nThe signed-in customer; null when the request carries no customer.';
+grant execute on function app_public.current_customer() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
 create function app_public.user_by_id(id uuid) returns app_public.customers
 language plpgsql stable strict as $$
@@ -435,6 +574,7 @@ begin
 end;
 $$;
 comment on function app_public.user_by_id(uuid) is E'@fieldName user\nStaff only (barista, admin; the point of sale signs in as staff).';
+grant execute on function app_public.user_by_id(uuid) to cafe_barista, cafe_admin;
 
 create function app_private.walk_in_customer_id() returns uuid
 language plpgsql volatile security definer set search_path = pg_catalog as $$
@@ -453,6 +593,61 @@ begin
   return v_id;
 end;
 $$;
+
+create function app_public.customer_by_email(email text) returns app_public.customers
+language plpgsql stable strict security definer set search_path = pg_catalog as $$
+declare
+  result app_public.customers;
+begin
+  perform app_hidden.require_staff();
+  select c.* into result from app_public.customers c
+  join app_private.accounts a on a.id = c.id
+  where a.email operator(public.=) customer_by_email.email::public.citext;
+  return result;
+end;
+$$;
+comment on function app_public.customer_by_email(text) is E'Staff only: the customer with this e-mail address (the point of sale looks customers up).';
+grant execute on function app_public.customer_by_email(text) to cafe_barista, cafe_admin;
+
+create function app_public.search_customers(query text) returns setof app_public.customers
+language plpgsql stable strict security definer set search_path = pg_catalog as $$
+declare
+  term text := lower(btrim(query));
+begin
+  perform app_hidden.require_staff();
+  if length(term) < 2 then
+    raise exception 'Search with at least 2 characters.' using errcode = '22023';
+  end if;
+  return query
+    select c.* from app_public.customers c
+    left join app_private.accounts a on a.id = c.id
+    left join app_public.profiles p on p.customer_id = c.id
+    where not c.is_walk_in and (
+      strpos(lower(a.email::text), term) > 0
+      or strpos(lower(p.username::text), term) > 0
+      or strpos(lower(c.name), term) > 0)
+    order by c.name, c.id
+    limit 20;
+end;
+$$;
+comment on function app_public.search_customers(text) is E'@behavior -connection +list\n@notNull\nStaff only: customers whose e-mail, username or name contains the text (20 at most).';
+grant execute on function app_public.search_customers(text) to cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 210 profiles
+--------------------------------------------------------------------------------
+
+create table app_public.profiles (
+  customer_id uuid primary key references app_public.customers on delete cascade,
+  username citext unique check (username ~ '^[A-Za-z0-9_.]{3,30}$'),
+  avatar text check (avatar ~ '^https?://[^\s]+$' and length(avatar) <= 500)
+);
+comment on table app_public.profiles is 'What a customer shows of themselves.';
+comment on constraint profiles_customer_id_fkey on app_public.profiles is E'@fieldName customer\n@foreignFieldName profile';
+alter table app_public.profiles enable row level security;
+create policy select_staff on app_public.profiles for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
+create policy select_own on app_public.profiles for select to cafe_customer using (customer_id = app_public.current_user_id());
+grant select on app_public.profiles to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
 
 create function app_public.update_customer_profile(p_patch jsonb) returns app_public.customers
 language plpgsql volatile security definer set search_path = pg_catalog as $$
@@ -504,6 +699,47 @@ begin
 end;
 $$;
 comment on function app_public.update_customer_profile(jsonb) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.update_customer_profile(jsonb) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 220 sign-in limits
+--------------------------------------------------------------------------------
+
+-- What the limits count per: the client's address, but an IPv6 client's
+-- whole /64 (one subscriber's network: rotating addresses inside it must not
+-- reset the count); an IPv4-mapped IPv6 address is its IPv4 address.
+create function app_private.source_key(p_source text) returns text
+language plpgsql immutable set search_path = pg_catalog as $$
+declare
+  a inet;
+begin
+  begin
+    a := p_source::inet;
+  exception when others then
+    return coalesce(p_source, 'unknown');
+  end;
+  if family(a) = 6 then
+    if host(a) ~ '^::ffff:[0-9.]+$' then
+      return substr(host(a), 8);
+    end if;
+    return network(set_masklen(a, 64))::text;
+  end if;
+  return host(a);
+end;
+$$;
+
+-- How many times its per-source limits a request's source gets: the API
+-- passes TRUSTED_NETWORK_FACTOR in the `cafe.source_limit_factor` setting
+-- for a source inside TRUSTED_NETWORKS (a café's Wi-Fi, tills and kiosks:
+-- many people behind one address); otherwise 1. Every per-source threshold
+-- (never a per-account one) is multiplied by it. Clients cannot set it: they
+-- send GraphQL, not SQL.
+create function app_private.source_limit_factor() returns integer
+language sql stable set search_path = pg_catalog as $$
+  select case when current_setting('cafe.source_limit_factor', true) ~ '^[0-9]{1,4}$'
+              then least(greatest(current_setting('cafe.source_limit_factor', true)::integer, 1), 1000)
+              else 1 end;
+$$;
 
 -- Every password check: sign-ins, password changes, and the hashing of
 -- registrations and new staff accounts (kind). Wrong passwords and right
@@ -518,6 +754,7 @@ create table app_private.login_attempts (
 );
 create index login_attempts_email_idx on app_private.login_attempts (lower(email), attempted_at);
 create index login_attempts_source_idx on app_private.login_attempts (source, attempted_at);
+create index login_attempts_email_source_idx on app_private.login_attempts (lower(email), source, attempted_at);
 
 -- Raises 'CT004' (RATE_LIMITED) when one more password check of p_email
 -- from p_source would pass a limit within login_window_seconds: wrong
@@ -527,7 +764,7 @@ create index login_attempts_source_idx on app_private.login_attempts (source, at
 -- admin's password locks out only themselves. Called before the hash (a
 -- refused source costs no bcrypt) and again, under the locks, by
 -- note_password_check (concurrent checks cannot all slip under a limit).
-create or replace function app_private.assert_login_allowed(p_email text, p_source text) returns void
+create function app_private.assert_login_allowed(p_email text, p_source text) returns void
 language plpgsql stable security definer set search_path = pg_catalog as $$
 declare
   window_start timestamptz := now() - make_interval(secs => app_private.setting('login_window_seconds'));
@@ -563,7 +800,7 @@ $$;
 -- the transaction ends. So concurrent checks are counted one after the
 -- other and none passes a limit; only this short step is serial, not the
 -- hashing. Raises 'CT004' past a limit (whatever the password was).
-create or replace function app_private.note_password_check(p_email text, p_source text, p_ok boolean, p_kind text) returns void
+create function app_private.note_password_check(p_email text, p_source text, p_ok boolean, p_kind text) returns void
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 begin
   perform pg_advisory_xact_lock(hashtextextended('password-check account:' || lower(coalesce(p_email, '')), 0));
@@ -573,6 +810,10 @@ begin
   values (left(coalesce(p_email, ''), 254), p_source, p_ok, p_kind);
 end;
 $$;
+
+--------------------------------------------------------------------------------
+-- 230 refresh tokens and sign-outs
+--------------------------------------------------------------------------------
 
 create table app_private.refresh_tokens (
   id uuid primary key default gen_random_uuid(),
@@ -594,7 +835,7 @@ create type app_hidden.session as (
   sign_in_id uuid
 );
 
-create or replace function app_private.issue_refresh_token(p_account_id uuid, p_family_id uuid) returns text
+create function app_private.issue_refresh_token(p_account_id uuid, p_family_id uuid) returns text
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   token text := translate(encode(public.gen_random_bytes(32), 'base64'), '+/=', '-_');
@@ -606,7 +847,7 @@ begin
 end;
 $$;
 
-create or replace function app_hidden.refresh_session(p_token text) returns app_hidden.session
+create function app_hidden.refresh_session(p_token text) returns app_hidden.session
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   t app_private.refresh_tokens;
@@ -630,8 +871,9 @@ begin
   return row(account.id, account.role, app_private.issue_refresh_token(account.id, t.family_id), t.family_id)::app_hidden.session;
 end;
 $$;
+grant execute on function app_hidden.refresh_session(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create or replace function app_hidden.logout(p_token text) returns boolean
+create function app_hidden.logout(p_token text) returns boolean
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   t app_private.refresh_tokens;
@@ -645,8 +887,13 @@ begin
   return true;
 end;
 $$;
+grant execute on function app_hidden.logout(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create or replace function app_private.check_password_strength(p_password text, p_email text) returns void
+--------------------------------------------------------------------------------
+-- 240 passwords
+--------------------------------------------------------------------------------
+
+create function app_private.check_password_strength(p_password text, p_email text) returns void
 language plpgsql stable security definer set search_path = pg_catalog as $$
 begin
   if p_password is null or length(p_password) < app_private.setting('password_min_length') then
@@ -664,284 +911,8 @@ begin
 end;
 $$;
 
-create or replace function app_hidden.register(p_email text, p_password text, p_name text, p_source text default 'unknown') returns app_hidden.session
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-declare
-  v_id uuid;
-  v_sign_in uuid := gen_random_uuid();
-begin
-  perform app_private.check_new_account(p_email, p_name, p_password);
-  p_source := app_private.source_key(p_source);
-  -- The hash counts as a sign-in from this source (registrations have their
-  -- own limit too: note_registration_attempt).
-  perform app_private.assert_login_allowed(p_email, p_source);
-  begin
-    insert into app_private.accounts (email, password_hash, role)
-    values (lower(p_email), app_private.hash_password(p_password), 'customer')
-    returning id into v_id;
-  exception when unique_violation then
-    raise exception 'That e-mail address is already registered.' using errcode = '23505';
-  end;
-  perform app_private.note_password_check(p_email, p_source, true, 'register');
-  insert into app_public.customers (id, name) values (v_id, btrim(p_name));
-  insert into app_public.profiles (customer_id) values (v_id);
-  return row(v_id, 'customer', app_private.issue_refresh_token(v_id, v_sign_in), v_sign_in)::app_hidden.session;
-end;
-$$;
-
--- Null (not an error, so the failure is recorded) when the current
--- password is wrong. The check counts like a sign-in's (lock-out per
--- account and source, per source; successes per account and source): a
--- stolen access token does not give unlimited guesses. The new password is
--- checked first, with no hash.
-create or replace function app_hidden.change_password(p_old text, p_new text, p_source text default 'unknown') returns boolean
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-declare
-  account app_private.accounts;
-  ok boolean;
-begin
-  perform app_hidden.require_signed_in();
-  select * into account from app_private.accounts where id = app_public.current_user_id() for update;
-  if account.id is null then
-    raise exception 'The current password is wrong.' using errcode = '28000';
-  end if;
-  perform app_private.check_password_strength(p_new, account.email::text);
-  p_source := app_private.source_key(p_source);
-  perform app_private.assert_login_allowed(account.email::text, p_source);
-  ok := account.password_hash = public.crypt(coalesce(p_old, ''), account.password_hash);
-  perform app_private.note_password_check(account.email::text, p_source, ok, 'change_password');
-  if not ok then
-    return null;
-  end if;
-  update app_private.accounts set password_hash = app_private.hash_password(p_new) where id = account.id;
-  -- Every other sign-in ends, access tokens included; this one goes on.
-  perform app_private.revoke_sign_ins(account.id, null, 'password changed',
-    nullif(current_setting('jwt.claims.sid', true), '')::uuid);
-  return true;
-end;
-$$;
-
-create or replace function app_public.customer_by_email(email text) returns app_public.customers
-language plpgsql stable strict security definer set search_path = pg_catalog as $$
-declare
-  result app_public.customers;
-begin
-  perform app_hidden.require_staff();
-  select c.* into result from app_public.customers c
-  join app_private.accounts a on a.id = c.id
-  where a.email operator(public.=) customer_by_email.email::public.citext;
-  return result;
-end;
-$$;
-comment on function app_public.customer_by_email(text) is E'Staff only: the customer with this e-mail address (the point of sale looks customers up).';
-
-create or replace function app_public.search_customers(query text) returns setof app_public.customers
-language plpgsql stable strict security definer set search_path = pg_catalog as $$
-declare
-  term text := lower(btrim(query));
-begin
-  perform app_hidden.require_staff();
-  if length(term) < 2 then
-    raise exception 'Search with at least 2 characters.' using errcode = '22023';
-  end if;
-  return query
-    select c.* from app_public.customers c
-    left join app_private.accounts a on a.id = c.id
-    left join app_public.profiles p on p.customer_id = c.id
-    where not c.is_walk_in and (
-      strpos(lower(a.email::text), term) > 0
-      or strpos(lower(p.username::text), term) > 0
-      or strpos(lower(c.name), term) > 0)
-    order by c.name, c.id
-    limit 20;
-end;
-$$;
-comment on function app_public.search_customers(text) is E'@behavior -connection +list\n@notNull\nStaff only: customers whose e-mail, username or name contains the text (20 at most).';
-comment on column app_private.accounts.disabled_at is 'When the account was disabled: it can no longer sign in, refresh or act.';
-create index if not exists login_attempts_email_source_idx on app_private.login_attempts (lower(email), source, attempted_at);
-
-create or replace function app_private.hash_password(p_password text) returns text
-language sql volatile security definer set search_path = pg_catalog as $$
-  select public.crypt(p_password, public.gen_salt('bf', app_private.setting('password_hash_cost')::integer));
-$$;
-
--- What the limits count per: the client's address, but an IPv6 client's
--- whole /64 (one subscriber's network: rotating addresses inside it must not
--- reset the count); an IPv4-mapped IPv6 address is its IPv4 address.
-create or replace function app_private.source_key(p_source text) returns text
-language plpgsql immutable set search_path = pg_catalog as $$
-declare
-  a inet;
-begin
-  begin
-    a := p_source::inet;
-  exception when others then
-    return coalesce(p_source, 'unknown');
-  end;
-  if family(a) = 6 then
-    if host(a) ~ '^::ffff:[0-9.]+$' then
-      return substr(host(a), 8);
-    end if;
-    return network(set_masklen(a, 64))::text;
-  end if;
-  return host(a);
-end;
-$$;
-
--- How many times its per-source limits a request's source gets: the API
--- passes TRUSTED_NETWORK_FACTOR in the `cafe.source_limit_factor` setting
--- for a source inside TRUSTED_NETWORKS (a café's Wi-Fi, tills and kiosks:
--- many people behind one address); otherwise 1. Every per-source threshold
--- (never a per-account one) is multiplied by it. Clients cannot set it: they
--- send GraphQL, not SQL.
-create or replace function app_private.source_limit_factor() returns integer
-language sql stable set search_path = pg_catalog as $$
-  select case when current_setting('cafe.source_limit_factor', true) ~ '^[0-9]{1,4}$'
-              then least(greatest(current_setting('cafe.source_limit_factor', true)::integer, 1), 1000)
-              else 1 end;
-$$;
-
-create table if not exists app_private.registration_attempts (
-  id bigint generated always as identity primary key,
-  source text not null,
-  attempted_at timestamptz not null default now()
-);
-create index if not exists registration_attempts_source_idx on app_private.registration_attempts (source, attempted_at);
-
--- Called (and committed) before each registration, whatever its outcome: a
--- CONFLICT tells whether an e-mail is registered, so tries count, not
--- successes. Raises 'CT004' (RATE_LIMITED) past the limit.
-create or replace function app_hidden.note_registration_attempt(p_source text) returns void
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  p_source := app_private.source_key(p_source);
-  -- One registration of a source at a time (until its transaction ends):
-  -- concurrent tries are counted one after the other.
-  perform pg_advisory_xact_lock(hashtextextended('registration source:' || p_source, 0));
-  if (select count(*) from app_private.registration_attempts
-       where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
-     >= app_private.setting('registration_max_per_source') * app_private.source_limit_factor() then
-    raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
-  end if;
-  insert into app_private.registration_attempts (source) values (p_source);
-end;
-$$;
-
--- Run hourly by the worker (crontab task purge_sign_in_logs): deletes
--- sign-in and registration attempts older than sign_in_log_retention_days
--- (and than their limit's window, which still counts them), and refresh
--- tokens expired or revoked that long ago. A used token whose sign-in goes
--- on stays until it expires: presenting it again must still end the
--- sign-in (refresh_session). Returns how many rows it deleted.
-create or replace function app_private.purge_sign_in_logs() returns integer
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-declare
-  keep interval := make_interval(days => app_private.setting('sign_in_log_retention_days')::integer);
-  n integer;
-  total integer := 0;
-begin
-  delete from app_private.login_attempts
-   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('login_window_seconds')));
-  get diagnostics n = row_count;
-  total := total + n;
-  delete from app_private.registration_attempts
-   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('registration_window_seconds')));
-  get diagnostics n = row_count;
-  total := total + n;
-  delete from app_private.refresh_tokens
-   where expires_at < now() - keep or revoked_at < now() - keep;
-  get diagnostics n = row_count;
-  return total + n;
-end;
-$$;
-
--- A sign-in is a refresh-token family; its access tokens carry its id (the
--- `sid` claim). Each revoked sign-in is a row here, announced on the
--- `sign_in_revoked` channel; every API process keeps the recent ones in
--- memory and refuses their access tokens.
-create table if not exists app_private.revoked_sign_ins (
-  sign_in_id uuid primary key,
-  account_id uuid not null,
-  reason text not null check (reason in ('logout', 'refresh token reused', 'password changed', 'account disabled', 'account deleted', 'role changed')),
-  revoked_at timestamptz not null default now()
-);
-create index if not exists revoked_sign_ins_revoked_at_idx on app_private.revoked_sign_ins (revoked_at);
-
-create or replace function app_private.announce_revoked_sign_in() returns trigger
-language plpgsql as $$
-begin
-  perform pg_notify('sign_in_revoked', json_build_object(
-    'sid', new.sign_in_id,
-    'at', floor(extract(epoch from new.revoked_at) * 1000)
-  )::text);
-  return null;
-end;
-$$;
-
-create trigger _900_notify after insert on app_private.revoked_sign_ins
-  for each row execute function app_private.announce_revoked_sign_in();
-
--- Revokes one sign-in (p_sign_in) or every sign-in of an account (but
--- p_keep): its refresh tokens, and, through revoked_sign_ins, its access
--- tokens. Sign-ins whose last token is older than a day (the longest
--- JWT_EXPIRES_IN_SECONDS) have no live access token and are not listed.
-create or replace function app_private.revoke_sign_ins(p_account uuid, p_sign_in uuid, p_reason text, p_keep uuid default null) returns integer
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-declare
-  n integer;
-begin
-  update app_private.refresh_tokens set revoked_at = now()
-   where (family_id = p_sign_in or (p_sign_in is null and account_id = p_account))
-     and family_id is distinct from p_keep and revoked_at is null;
-  insert into app_private.revoked_sign_ins (sign_in_id, account_id, reason)
-  select family_id, account_id, p_reason from app_private.refresh_tokens
-   where (family_id = p_sign_in or (p_sign_in is null and account_id = p_account))
-     and family_id is distinct from p_keep
-   group by family_id, account_id
-  having max(created_at) > now() - interval '1 day'
-  on conflict (sign_in_id) do nothing;
-  get diagnostics n = row_count;
-  delete from app_private.revoked_sign_ins where revoked_at < now() - interval '2 days';
-  return n;
-end;
-$$;
-
--- An account disabled, deleted or given another role: its sign-ins end
--- (a demoted admin's tokens still say admin).
-create or replace function app_private.revoke_changed_account() returns trigger
-language plpgsql security definer set search_path = pg_catalog as $$
-begin
-  if tg_op = 'DELETE' then
-    perform app_private.revoke_sign_ins(old.id, null, 'account deleted');
-    return old;
-  end if;
-  if new.disabled_at is not null and old.disabled_at is null then
-    perform app_private.revoke_sign_ins(new.id, null, 'account disabled');
-  elsif new.role is distinct from old.role then
-    perform app_private.revoke_sign_ins(new.id, null, 'role changed');
-  end if;
-  return new;
-end;
-$$;
-
-create trigger _800_revoke_sign_ins after update of role, disabled_at on app_private.accounts
-  for each row execute function app_private.revoke_changed_account();
-
-create trigger _800_revoke_sign_ins_deleted before delete on app_private.accounts
-  for each row execute function app_private.revoke_changed_account();
-
--- What an API process loads at start-up (and after its LISTEN connection
--- comes back): the sign-ins revoked within the last p_seconds.
-create or replace function app_hidden.recent_revoked_sign_ins(p_seconds integer)
-returns table (sign_in_id uuid, revoked_at_ms bigint)
-language sql stable security definer set search_path = pg_catalog as $$
-  select r.sign_in_id, floor(extract(epoch from r.revoked_at) * 1000)::bigint
-    from app_private.revoked_sign_ins r
-   where r.revoked_at > now() - make_interval(secs => p_seconds);
-$$;
-
 -- A new account's e-mail, name and password (register, add_staff_account).
-create or replace function app_private.check_new_account(p_email text, p_name text, p_password text) returns void
+create function app_private.check_new_account(p_email text, p_name text, p_password text) returns void
 language plpgsql stable security definer set search_path = pg_catalog as $$
 begin
   if p_email is null or p_email !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' or length(p_email) > 254 then
@@ -954,12 +925,17 @@ begin
 end;
 $$;
 
+create function app_private.hash_password(p_password text) returns text
+language sql volatile security definer set search_path = pg_catalog as $$
+  select public.crypt(p_password, public.gen_salt('bf', app_private.setting('password_hash_cost')::integer));
+$$;
+
 -- Checks a password; the server signs the access token. An unknown e-mail,
 -- a disabled account and a wrong password take the same path and the same
 -- time: one bcrypt at password_hash_cost (a fresh dummy hash for an unknown
 -- e-mail), the limits checked before and after it, one attempt recorded.
 -- A right password counts too (login_max_successes_*).
-create or replace function app_hidden.authenticate(p_email text, p_password text, p_source text default 'unknown') returns app_hidden.session
+create function app_hidden.authenticate(p_email text, p_password text, p_source text default 'unknown') returns app_hidden.session
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   account app_private.accounts;
@@ -988,8 +964,207 @@ begin
   return row(account.id, account.role, app_private.issue_refresh_token(account.id, v_sign_in), v_sign_in)::app_hidden.session;
 end;
 $$;
+grant execute on function app_hidden.authenticate(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create or replace function app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text default 'unknown') returns uuid
+-- Null (not an error, so the failure is recorded) when the current
+-- password is wrong. The check counts like a sign-in's (lock-out per
+-- account and source, per source; successes per account and source): a
+-- stolen access token does not give unlimited guesses. The new password is
+-- checked first, with no hash.
+create function app_hidden.change_password(p_old text, p_new text, p_source text default 'unknown') returns boolean
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  account app_private.accounts;
+  ok boolean;
+begin
+  perform app_hidden.require_signed_in();
+  select * into account from app_private.accounts where id = app_public.current_user_id() for update;
+  if account.id is null then
+    raise exception 'The current password is wrong.' using errcode = '28000';
+  end if;
+  perform app_private.check_password_strength(p_new, account.email::text);
+  p_source := app_private.source_key(p_source);
+  perform app_private.assert_login_allowed(account.email::text, p_source);
+  ok := account.password_hash = public.crypt(coalesce(p_old, ''), account.password_hash);
+  perform app_private.note_password_check(account.email::text, p_source, ok, 'change_password');
+  if not ok then
+    return null;
+  end if;
+  update app_private.accounts set password_hash = app_private.hash_password(p_new) where id = account.id;
+  -- Every other sign-in ends, access tokens included; this one goes on.
+  perform app_private.revoke_sign_ins(account.id, null, 'password changed',
+    nullif(current_setting('jwt.claims.sid', true), '')::uuid);
+  return true;
+end;
+$$;
+grant execute on function app_hidden.change_password(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 250 revoked sign-ins
+--------------------------------------------------------------------------------
+
+-- A sign-in is a refresh-token family; its access tokens carry its id (the
+-- `sid` claim). Each revoked sign-in is a row here, announced on the
+-- `sign_in_revoked` channel; every API process keeps the recent ones in
+-- memory and refuses their access tokens.
+create table app_private.revoked_sign_ins (
+  sign_in_id uuid primary key,
+  account_id uuid not null,
+  reason text not null check (reason in ('logout', 'refresh token reused', 'password changed', 'account disabled', 'account deleted', 'role changed')),
+  revoked_at timestamptz not null default now()
+);
+create index revoked_sign_ins_revoked_at_idx on app_private.revoked_sign_ins (revoked_at);
+
+create function app_private.announce_revoked_sign_in() returns trigger
+language plpgsql as $$
+begin
+  perform pg_notify('sign_in_revoked', json_build_object(
+    'sid', new.sign_in_id,
+    'at', floor(extract(epoch from new.revoked_at) * 1000)
+  )::text);
+  return null;
+end;
+$$;
+
+create trigger _900_notify after insert on app_private.revoked_sign_ins
+  for each row execute function app_private.announce_revoked_sign_in();
+
+-- Revokes one sign-in (p_sign_in) or every sign-in of an account (but
+-- p_keep): its refresh tokens, and, through revoked_sign_ins, its access
+-- tokens. Sign-ins whose last token is older than a day (the longest
+-- JWT_EXPIRES_IN_SECONDS) have no live access token and are not listed.
+create function app_private.revoke_sign_ins(p_account uuid, p_sign_in uuid, p_reason text, p_keep uuid default null) returns integer
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  n integer;
+begin
+  update app_private.refresh_tokens set revoked_at = now()
+   where (family_id = p_sign_in or (p_sign_in is null and account_id = p_account))
+     and family_id is distinct from p_keep and revoked_at is null;
+  insert into app_private.revoked_sign_ins (sign_in_id, account_id, reason)
+  select family_id, account_id, p_reason from app_private.refresh_tokens
+   where (family_id = p_sign_in or (p_sign_in is null and account_id = p_account))
+     and family_id is distinct from p_keep
+   group by family_id, account_id
+  having max(created_at) > now() - interval '1 day'
+  on conflict (sign_in_id) do nothing;
+  get diagnostics n = row_count;
+  delete from app_private.revoked_sign_ins where revoked_at < now() - interval '2 days';
+  return n;
+end;
+$$;
+
+-- An account disabled, deleted or given another role: its sign-ins end
+-- (a demoted admin's tokens still say admin).
+create function app_private.revoke_changed_account() returns trigger
+language plpgsql security definer set search_path = pg_catalog as $$
+begin
+  if tg_op = 'DELETE' then
+    perform app_private.revoke_sign_ins(old.id, null, 'account deleted');
+    return old;
+  end if;
+  if new.disabled_at is not null and old.disabled_at is null then
+    perform app_private.revoke_sign_ins(new.id, null, 'account disabled');
+  elsif new.role is distinct from old.role then
+    perform app_private.revoke_sign_ins(new.id, null, 'role changed');
+  end if;
+  return new;
+end;
+$$;
+
+create trigger _800_revoke_sign_ins after update of role, disabled_at on app_private.accounts
+  for each row execute function app_private.revoke_changed_account();
+
+create trigger _800_revoke_sign_ins_deleted before delete on app_private.accounts
+  for each row execute function app_private.revoke_changed_account();
+
+-- What an API process loads at start-up (and after its LISTEN connection
+-- comes back): the sign-ins revoked within the last p_seconds.
+create function app_hidden.recent_revoked_sign_ins(p_seconds integer)
+returns table (sign_in_id uuid, revoked_at_ms bigint)
+language sql stable security definer set search_path = pg_catalog as $$
+  select r.sign_in_id, floor(extract(epoch from r.revoked_at) * 1000)::bigint
+    from app_private.revoked_sign_ins r
+   where r.revoked_at > now() - make_interval(secs => p_seconds);
+$$;
+grant execute on function app_hidden.recent_revoked_sign_ins(integer) to cafe_system;
+
+--------------------------------------------------------------------------------
+-- 260 registration
+--------------------------------------------------------------------------------
+
+create table app_private.registration_attempts (
+  id bigint generated always as identity primary key,
+  source text not null,
+  attempted_at timestamptz not null default now()
+);
+create index registration_attempts_source_idx on app_private.registration_attempts (source, attempted_at);
+
+-- Called (and committed) before each registration, whatever its outcome: a
+-- CONFLICT tells whether an e-mail is registered, so tries count, not
+-- successes. Raises 'CT004' (RATE_LIMITED) past the limit.
+create function app_hidden.note_registration_attempt(p_source text) returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  p_source := app_private.source_key(p_source);
+  -- One registration of a source at a time (until its transaction ends):
+  -- concurrent tries are counted one after the other.
+  perform pg_advisory_xact_lock(hashtextextended('registration source:' || p_source, 0));
+  if (select count(*) from app_private.registration_attempts
+       where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
+     >= app_private.setting('registration_max_per_source') * app_private.source_limit_factor() then
+    raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
+  end if;
+  insert into app_private.registration_attempts (source) values (p_source);
+end;
+$$;
+grant execute on function app_hidden.note_registration_attempt(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+create function app_hidden.register(p_email text, p_password text, p_name text, p_source text default 'unknown') returns app_hidden.session
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_id uuid;
+  v_sign_in uuid := gen_random_uuid();
+begin
+  perform app_private.check_new_account(p_email, p_name, p_password);
+  p_source := app_private.source_key(p_source);
+  -- The hash counts as a sign-in from this source (registrations have their
+  -- own limit too: note_registration_attempt).
+  perform app_private.assert_login_allowed(p_email, p_source);
+  begin
+    insert into app_private.accounts (email, password_hash, role)
+    values (lower(p_email), app_private.hash_password(p_password), 'customer')
+    returning id into v_id;
+  exception when unique_violation then
+    raise exception 'That e-mail address is already registered.' using errcode = '23505';
+  end;
+  perform app_private.note_password_check(p_email, p_source, true, 'register');
+  insert into app_public.customers (id, name) values (v_id, btrim(p_name));
+  insert into app_public.profiles (customer_id) values (v_id);
+  return row(v_id, 'customer', app_private.issue_refresh_token(v_id, v_sign_in), v_sign_in)::app_hidden.session;
+end;
+$$;
+grant execute on function app_hidden.register(text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 270 staff
+--------------------------------------------------------------------------------
+
+create table app_public.baristas (
+  id uuid primary key default gen_random_uuid(),
+  name text not null check (btrim(name) <> ''),
+  is_admin boolean not null default false,
+  created_at timestamptz not null default now()
+);
+comment on table app_public.baristas is 'Staff: baristas and admins. Staff ids are their account ids.';
+
+-- Staff read each other; a customer reads the baristas of their orders
+-- (policy select_own_orders, in section 410: it reads orders).
+alter table app_public.baristas enable row level security;
+create policy select_staff on app_public.baristas for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
+grant select on app_public.baristas to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
+
+create function app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text default 'unknown') returns uuid
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_id uuid;
@@ -1016,9 +1191,10 @@ begin
   return v_id;
 end;
 $$;
+grant execute on function app_hidden.add_staff_account(text,text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
 -- True when this call disabled the account, false when it already was.
-create or replace function app_hidden.disable_account(p_email text) returns boolean
+create function app_hidden.disable_account(p_email text) returns boolean
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   account app_private.accounts;
@@ -1038,8 +1214,9 @@ begin
   return true;
 end;
 $$;
+grant execute on function app_hidden.disable_account(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create or replace function app_hidden.list_staff()
+create function app_hidden.list_staff()
 returns table (email text, name text, role text, disabled_at timestamptz)
 language plpgsql stable security definer set search_path = pg_catalog as $$
 begin
@@ -1052,16 +1229,9 @@ begin
 end;
 $$;
 
---! split: 004-menu.sql
--- The menu: roasters, suppliers, ingredients, coffees, recipes, reviews,
--- prices, and the reads and admin mutations over them.
-
-create type app_public.roast_level as enum ('LIGHT', 'MEDIUM', 'MEDIUM_DARK', 'DARK');
-
-create type app_public.coffee_category as enum ('FEATURED', 'ESPRESSO', 'MILK_BASED', 'FILTER', 'COLD', 'SEASONAL');
-
--- A domain that is NOT NULL makes array items non-null in GraphQL: [String!]!.
-create domain app_public.allergen as text not null check (value <> '');
+--------------------------------------------------------------------------------
+-- 300 roasters
+--------------------------------------------------------------------------------
 
 create table app_public.roasters (
   id uuid primary key default gen_random_uuid(),
@@ -1072,14 +1242,16 @@ create table app_public.roasters (
 );
 comment on table app_public.roasters is 'Who roasts the beans.';
 comment on column app_public.roasters.sustainability_rating is 'From 0 to 10.';
+alter table app_public.roasters enable row level security;
+create policy select_all on app_public.roasters for select using (true);
+grant select on app_public.roasters to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
-create table app_public.suppliers (
-  id uuid primary key default gen_random_uuid(),
-  name text not null unique check (name <> ''),
-  contact text,
-  created_at timestamptz not null default now()
-);
-comment on table app_public.suppliers is 'Where the café buys a coffee''s beans. Admins only.';
+--------------------------------------------------------------------------------
+-- 310 ingredients
+--------------------------------------------------------------------------------
+
+-- A domain that is NOT NULL makes array items non-null in GraphQL: [String!]!.
+create domain app_public.allergen as text not null check (value <> '');
 
 create table app_public.ingredients (
   id uuid primary key default gen_random_uuid(),
@@ -1089,6 +1261,17 @@ create table app_public.ingredients (
   created_at timestamptz not null default now()
 );
 comment on table app_public.ingredients is 'What drinks are made of.';
+alter table app_public.ingredients enable row level security;
+create policy select_all on app_public.ingredients for select using (true);
+grant select on app_public.ingredients to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
+
+--------------------------------------------------------------------------------
+-- 320 coffees
+--------------------------------------------------------------------------------
+
+create type app_public.roast_level as enum ('LIGHT', 'MEDIUM', 'MEDIUM_DARK', 'DARK');
+
+create type app_public.coffee_category as enum ('FEATURED', 'ESPRESSO', 'MILK_BASED', 'FILTER', 'COLD', 'SEASONAL');
 
 create table app_public.coffees (
   id uuid primary key default gen_random_uuid(),
@@ -1110,6 +1293,43 @@ create index coffees_name_trgm_idx on app_public.coffees using gin (lower(name) 
 comment on table app_public.coffees is 'A drink on the menu (or off it: see `available`).';
 comment on column app_public.coffees.available is 'On sale now. Ordering and the menu only offer available coffees.';
 comment on constraint coffees_roaster_id_fkey on app_public.coffees is E'@fieldName roaster\n@notNull\n@foreignFieldName coffees';
+alter table app_public.coffees enable row level security;
+create policy select_all on app_public.coffees for select using (true);
+grant select on app_public.coffees to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
+
+create function app_private.tg_coffees__notify_new() returns trigger
+language plpgsql as $$
+begin
+  perform pg_notify('coffee:new', json_build_object('id', new.id)::text);
+  return null;
+end;
+$$;
+
+create trigger _900_notify_new after insert on app_public.coffees
+  for each row execute function app_private.tg_coffees__notify_new();
+
+create trigger _950_audit after insert or delete on app_public.coffees
+  for each row execute function app_private.tg_audit('id', 'id,name,price,available');
+
+create trigger _950_audit_update after update of price, available on app_public.coffees
+  for each row execute function app_private.tg_audit('id', 'price,available');
+
+--------------------------------------------------------------------------------
+-- 330 suppliers and coffee costs
+--------------------------------------------------------------------------------
+
+create table app_public.suppliers (
+  id uuid primary key default gen_random_uuid(),
+  name text not null unique check (name <> ''),
+  contact text,
+  created_at timestamptz not null default now()
+);
+comment on table app_public.suppliers is 'Where the café buys a coffee''s beans. Admins only.';
+
+-- Admins only.
+alter table app_public.suppliers enable row level security;
+create policy select_admin on app_public.suppliers for select to cafe_admin using ((select app_public.is_admin()));
+grant select on app_public.suppliers to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
 
 -- Admin-only facts about a coffee live apart, so no role can select them by
 -- accident; the computed fields `cost`, `margin` and `supplier` read them.
@@ -1118,6 +1338,35 @@ create table app_private.coffee_costs (
   cost numeric(10,2) check (cost >= 0),
   supplier_id uuid references app_public.suppliers on delete set null
 );
+
+create function app_public.coffees_cost(c app_public.coffees) returns numeric
+language sql stable security definer set search_path = pg_catalog as $$
+  select cc.cost from app_private.coffee_costs cc
+  where cc.coffee_id = c.id and app_public.is_admin();
+$$;
+comment on function app_public.coffees_cost(app_public.coffees) is 'What a cup costs the café. Admins only: null for everyone else.';
+grant execute on function app_public.coffees_cost(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+create function app_public.coffees_margin(c app_public.coffees) returns numeric
+language sql stable security definer set search_path = pg_catalog as $$
+  select round((c.price - cc.cost) / c.price, 4) from app_private.coffee_costs cc
+  where cc.coffee_id = c.id and cc.cost is not null and app_public.is_admin();
+$$;
+comment on function app_public.coffees_margin(app_public.coffees) is '(price - cost) / price, as a fraction: 0.7 is 70%. Admins only: null for everyone else.';
+grant execute on function app_public.coffees_margin(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+create function app_public.coffees_supplier(c app_public.coffees) returns app_public.suppliers
+language sql stable security definer set search_path = pg_catalog as $$
+  select s.* from app_private.coffee_costs cc
+  join app_public.suppliers s on s.id = cc.supplier_id
+  where cc.coffee_id = c.id and app_public.is_admin();
+$$;
+comment on function app_public.coffees_supplier(app_public.coffees) is 'Where the beans come from. Admins only: null for everyone else.';
+grant execute on function app_public.coffees_supplier(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 340 recipe lines
+--------------------------------------------------------------------------------
 
 create table app_public.recipe_lines (
   coffee_id uuid not null references app_public.coffees on delete cascade,
@@ -1129,6 +1378,33 @@ create table app_public.recipe_lines (
 create index recipe_lines_ingredient_id_idx on app_public.recipe_lines (ingredient_id);
 comment on table app_public.recipe_lines is 'How much of an ingredient one serving of a coffee takes.';
 comment on column app_public.recipe_lines.seasonal is 'A seasonal ingredient (shown by seasonalDrinks).';
+alter table app_public.recipe_lines enable row level security;
+create policy select_all on app_public.recipe_lines for select using (true);
+grant select on app_public.recipe_lines to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
+
+create function app_public.coffees_ingredients(c app_public.coffees) returns setof app_public.ingredients
+language sql stable as $$
+  select i.* from app_public.recipe_lines rl
+  join app_public.ingredients i on i.id = rl.ingredient_id
+  where rl.coffee_id = c.id
+  order by i.name;
+$$;
+comment on function app_public.coffees_ingredients(app_public.coffees) is E'@behavior -connection +list\n@notNull\nWhat the coffee is made of.';
+grant execute on function app_public.coffees_ingredients(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+create function app_public.coffees_seasonal_ingredients(c app_public.coffees) returns setof app_public.ingredients
+language sql stable as $$
+  select i.* from app_public.recipe_lines rl
+  join app_public.ingredients i on i.id = rl.ingredient_id
+  where rl.coffee_id = c.id and rl.seasonal
+  order by i.name;
+$$;
+comment on function app_public.coffees_seasonal_ingredients(app_public.coffees) is E'@behavior -connection +list\n@notNull\nThe seasonal part of the recipe.';
+grant execute on function app_public.coffees_seasonal_ingredients(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 350 reviews
+--------------------------------------------------------------------------------
 
 create table app_public.reviews (
   id uuid primary key default gen_random_uuid(),
@@ -1143,36 +1419,9 @@ create index reviews_customer_id_idx on app_public.reviews (customer_id);
 comment on table app_public.reviews is 'A customer''s rating of a coffee.';
 comment on constraint reviews_coffee_id_fkey on app_public.reviews is E'@fieldName coffee\n@notNull\n@foreignFieldName reviewList';
 comment on constraint reviews_customer_id_fkey on app_public.reviews is E'@fieldName reviewer';
-
-create table app_public.coffee_price_changes (
-  id bigint generated always as identity primary key,
-  coffee_id uuid not null references app_public.coffees on delete cascade,
-  old_price numeric(10,2) not null,
-  new_price numeric(10,2) not null,
-  changed_by uuid,
-  changed_at timestamptz not null default now()
-);
-create index coffee_price_changes_coffee_id_idx on app_public.coffee_price_changes (coffee_id, changed_at);
-comment on table app_public.coffee_price_changes is 'Price history: who changed a coffee''s price, when, from what to what. Admins only.';
-comment on constraint coffee_price_changes_coffee_id_fkey on app_public.coffee_price_changes is E'@fieldName coffee\n@notNull\n@foreignFieldName priceChangeList';
-
-create function app_public.coffees_ingredients(c app_public.coffees) returns setof app_public.ingredients
-language sql stable as $$
-  select i.* from app_public.recipe_lines rl
-  join app_public.ingredients i on i.id = rl.ingredient_id
-  where rl.coffee_id = c.id
-  order by i.name;
-$$;
-comment on function app_public.coffees_ingredients(app_public.coffees) is E'@behavior -connection +list\n@notNull\nWhat the coffee is made of.';
-
-create function app_public.coffees_seasonal_ingredients(c app_public.coffees) returns setof app_public.ingredients
-language sql stable as $$
-  select i.* from app_public.recipe_lines rl
-  join app_public.ingredients i on i.id = rl.ingredient_id
-  where rl.coffee_id = c.id and rl.seasonal
-  order by i.name;
-$$;
-comment on function app_public.coffees_seasonal_ingredients(app_public.coffees) is E'@behavior -connection +list\n@notNull\nThe seasonal part of the recipe.';
+alter table app_public.reviews enable row level security;
+create policy select_all on app_public.reviews for select using (true);
+grant select on app_public.reviews to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
 create function app_public.coffees_reviews(c app_public.coffees, "limit" integer default null) returns setof app_public.reviews
 language sql stable as $$
@@ -1182,28 +1431,11 @@ language sql stable as $$
   limit least(greatest(coalesce("limit", 20), 0), 100);
 $$;
 comment on function app_public.coffees_reviews(app_public.coffees, integer) is E'@behavior -connection +list\n@notNull\n@pageSize 20 100\nNewest first; `limit` defaults to 20 and is capped at 100.';
+grant execute on function app_public.coffees_reviews(app_public.coffees,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create function app_public.coffees_cost(c app_public.coffees) returns numeric
-language sql stable security definer set search_path = pg_catalog as $$
-  select cc.cost from app_private.coffee_costs cc
-  where cc.coffee_id = c.id and app_public.is_admin();
-$$;
-comment on function app_public.coffees_cost(app_public.coffees) is 'What a cup costs the café. Admins only: null for everyone else.';
-
-create function app_public.coffees_margin(c app_public.coffees) returns numeric
-language sql stable security definer set search_path = pg_catalog as $$
-  select round((c.price - cc.cost) / c.price, 4) from app_private.coffee_costs cc
-  where cc.coffee_id = c.id and cc.cost is not null and app_public.is_admin();
-$$;
-comment on function app_public.coffees_margin(app_public.coffees) is '(price - cost) / price, as a fraction: 0.7 is 70%. Admins only: null for everyone else.';
-
-create function app_public.coffees_supplier(c app_public.coffees) returns app_public.suppliers
-language sql stable security definer set search_path = pg_catalog as $$
-  select s.* from app_private.coffee_costs cc
-  join app_public.suppliers s on s.id = cc.supplier_id
-  where cc.coffee_id = c.id and app_public.is_admin();
-$$;
-comment on function app_public.coffees_supplier(app_public.coffees) is 'Where the beans come from. Admins only: null for everyone else.';
+--------------------------------------------------------------------------------
+-- 360 menu reads
+--------------------------------------------------------------------------------
 
 create function app_public.coffee_list(category app_public.coffee_category default null) returns setof app_public.coffees
 language sql stable as $$
@@ -1212,19 +1444,22 @@ language sql stable as $$
   order by c.name;
 $$;
 
--- 3. Page sizes (plugins/pageSize.ts): lists without `first` return at most
--- DEFAULT_LIST_SIZE rows (MAX_LIST_SIZE with `first`), except where a smart
--- comment says `@pageSize <default> [<max>]`: the menus show every coffee
--- (up to 50), and the functions with a `limit` keep their own default and cap.
+-- Performance note 2: page sizes (plugins/pageSize.ts). Lists without `first`
+-- return at most DEFAULT_LIST_SIZE rows (MAX_LIST_SIZE with `first`), except
+-- where a smart comment says `@pageSize <default> [<max>]`: the menus show
+-- every coffee (up to 50), and the functions with a `limit` keep their own
+-- default and cap.
 comment on function app_public.coffee_list(app_public.coffee_category) is E'@fieldName coffees\n@complexity 10\n@behavior -connection +list\n@notNull\n@pageSize 50\nEvery coffee (on sale or not), by name; `category` narrows it.';
+grant execute on function app_public.coffee_list(app_public.coffee_category) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
 create function app_public.coffee_by_id(id uuid) returns app_public.coffees
 language sql stable strict as $$
   select c.* from app_public.coffees c where c.id = coffee_by_id.id;
 $$;
 comment on function app_public.coffee_by_id(uuid) is E'@fieldName coffee\nOne coffee by id; null when there is none.';
+grant execute on function app_public.coffee_by_id(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create or replace function app_public.search_coffees(query text default null, name text default null) returns setof app_public.coffees
+create function app_public.search_coffees(query text default null, name text default null) returns setof app_public.coffees
 language plpgsql stable as $$
 declare
   term text := lower(btrim(coalesce(query, name)));
@@ -1250,21 +1485,7 @@ begin
 end;
 $$;
 comment on function app_public.search_coffees(text, text) is E'@complexity 50\n@behavior -connection +list\n@notNull\nCoffees on sale whose name (or description) matches, best first: exact, prefix, substring, then similar spellings (pg_trgm). Exactly one of `query` or `name`.';
-
-create function app_public.featured_coffee() returns app_public.coffees
-language sql stable security definer set search_path = pg_catalog as $$
-  select c.* from app_public.coffees c
-  left join lateral (
-    select coalesce(sum(oi.quantity), 0) as sold
-    from app_public.order_items oi join app_public.orders o on o.id = oi.order_id
-    where oi.coffee_id = c.id and o.time_ordered >= now() - interval '7 days'
-      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
-  ) s on true
-  where c.category = 'FEATURED' and c.available
-  order by s.sold desc, c.name
-  limit 1;
-$$;
-comment on function app_public.featured_coffee() is 'The FEATURED coffee on sale that sold most in the last 7 days (ties: by name).';
+grant execute on function app_public.search_coffees(text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
 create function app_public.seasonal_drinks() returns setof app_public.coffees
 language sql stable as $$
@@ -1273,6 +1494,7 @@ language sql stable as $$
   order by c.name;
 $$;
 comment on function app_public.seasonal_drinks() is E'@behavior -connection +list\n@notNull\nCoffees on sale in the SEASONAL category or marked limitedTimeOffer.';
+grant execute on function app_public.seasonal_drinks() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
 create function app_public.menu_items() returns setof app_public.coffees
 language sql stable as $$
@@ -1281,17 +1503,26 @@ language sql stable as $$
   order by c.category, c.name;
 $$;
 comment on function app_public.menu_items() is E'@behavior -connection +list\n@notNull\n@pageSize 50\nWhat the kiosk shows: every coffee on sale now, by category then name.';
+grant execute on function app_public.menu_items() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create function app_private.tg_coffees__notify_new() returns trigger
-language plpgsql as $$
-begin
-  perform pg_notify('coffee:new', json_build_object('id', new.id)::text);
-  return null;
-end;
-$$;
+--------------------------------------------------------------------------------
+-- 370 menu changes and price history
+--------------------------------------------------------------------------------
 
-create trigger _900_notify_new after insert on app_public.coffees
-  for each row execute function app_private.tg_coffees__notify_new();
+create table app_public.coffee_price_changes (
+  id bigint generated always as identity primary key,
+  coffee_id uuid not null references app_public.coffees on delete cascade,
+  old_price numeric(10,2) not null,
+  new_price numeric(10,2) not null,
+  changed_by uuid,
+  changed_at timestamptz not null default now()
+);
+create index coffee_price_changes_coffee_id_idx on app_public.coffee_price_changes (coffee_id, changed_at);
+comment on table app_public.coffee_price_changes is 'Price history: who changed a coffee''s price, when, from what to what. Admins only.';
+comment on constraint coffee_price_changes_coffee_id_fkey on app_public.coffee_price_changes is E'@fieldName coffee\n@notNull\n@foreignFieldName priceChangeList';
+alter table app_public.coffee_price_changes enable row level security;
+create policy select_admin on app_public.coffee_price_changes for select to cafe_admin using ((select app_public.is_admin()));
+grant select on app_public.coffee_price_changes to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
 
 create function app_private.check_price(p_price numeric) returns void
 language plpgsql immutable as $$
@@ -1352,6 +1583,7 @@ begin
 end;
 $$;
 comment on function app_public.create_coffee(text, numeric, app_public.roast_level, app_public.coffee_category, uuid, text, text, boolean, boolean) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.create_coffee(text,numeric,app_public.roast_level,app_public.coffee_category,uuid,text,text,boolean,boolean) to cafe_admin;
 
 create function app_public.update_coffee_price(p_id uuid, p_new_price numeric) returns app_public.coffees
 language plpgsql volatile security definer set search_path = pg_catalog as $$
@@ -1374,8 +1606,9 @@ begin
 end;
 $$;
 comment on function app_public.update_coffee_price(uuid, numeric) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.update_coffee_price(uuid,numeric) to cafe_admin;
 
-create or replace function app_public.set_coffee_available(p_id uuid, p_available boolean) returns app_public.coffees
+create function app_public.set_coffee_available(p_id uuid, p_available boolean) returns app_public.coffees
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_coffee app_public.coffees;
@@ -1389,57 +1622,13 @@ begin
 end;
 $$;
 comment on function app_public.set_coffee_available(uuid, boolean) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.set_coffee_available(uuid,boolean) to cafe_admin;
 
---! split: 005-orders-and-transitions.sql
--- Orders: lines, the status transition rules, events, notifications,
--- making, moving and cancelling orders.
+--------------------------------------------------------------------------------
+-- 400 order statuses and their transitions
+--------------------------------------------------------------------------------
 
 create type app_public.order_status as enum ('PENDING', 'PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED', 'CANCELLED');
-
-create table app_public.orders (
-  id uuid primary key default gen_random_uuid(),
-  customer_id uuid not null references app_public.customers on delete restrict,
-  barista_id uuid references app_public.baristas on delete set null,
-  status app_public.order_status not null default 'PENDING',
-  notes text check (length(notes) <= 500),
-  total numeric(10,2) not null default 0 check (total >= 0),
-  time_ordered timestamptz not null default now(),
-  estimated_ready_time timestamptz,
-  created_by uuid,
-  paid_at timestamptz,
-  payment_method text,
-  inventory_taken_at timestamptz,
-  inventory_returned_at timestamptz,
-  updated_at timestamptz not null default now(),
-  expires_at timestamptz
-);
-create index orders_customer_id_idx on app_public.orders (customer_id, time_ordered desc);
-create index orders_barista_id_idx on app_public.orders (barista_id);
-create index orders_status_idx on app_public.orders (status, time_ordered);
-create index orders_open_idx on app_public.orders (id) where inventory_taken_at is null and status not in ('COMPLETED', 'CANCELLED');
-comment on table app_public.orders is 'An order: its lines are order items, its status moves by the rules in order_status_transitions.';
-comment on column app_public.orders.total is 'Sum of the lines at the prices captured when the order was made.';
-comment on column app_public.orders.inventory_taken_at is E'@behavior -*\nWhen update_inventory took this order''s ingredients from stock.';
-comment on column app_public.orders.inventory_returned_at is E'@behavior -*';
-comment on column app_public.orders.created_by is E'@behavior -*';
-comment on constraint orders_customer_id_fkey on app_public.orders is E'@fieldName customer\n@notNull\n@foreignFieldName orderList';
-comment on constraint orders_barista_id_fkey on app_public.orders is E'@fieldName barista\n@foreignFieldName orderList';
-
-create table app_public.order_items (
-  id uuid primary key default gen_random_uuid(),
-  order_id uuid not null references app_public.orders on delete cascade,
-  position integer not null check (position >= 1),
-  coffee_id uuid not null references app_public.coffees on delete restrict,
-  quantity integer not null check (quantity >= 1),
-  unit_price numeric(10,2) not null check (unit_price > 0),
-  special_instructions text check (length(special_instructions) <= 200),
-  unique (order_id, position)
-);
-create index order_items_coffee_id_idx on app_public.order_items (coffee_id);
-comment on table app_public.order_items is 'A line of an order, at the unit price captured when the order was made.';
-comment on constraint order_items_order_id_fkey on app_public.order_items is
-  E'@fieldName parentOrder\n@notNull\n@foreignSimpleFieldName items\n@behavior -connection +list';
-comment on constraint order_items_coffee_id_fkey on app_public.order_items is E'@fieldName coffee\n@notNull\n@foreignFieldName orderItemList';
 
 -- The order lifecycle, as data. A DBA changes who may move an order where
 -- with an INSERT or DELETE here; the trigger below obeys it on every path.
@@ -1449,6 +1638,8 @@ create table app_public.order_status_transitions (
   role text not null check (role in ('customer', 'barista', 'admin', 'system', 'dba')),
   primary key (from_status, to_status, role)
 );
+comment on table app_public.order_status_transitions is 'Which role may move an order from one status to another. Checked by a trigger on every UPDATE of orders.status.';
+
 insert into app_public.order_status_transitions (from_status, to_status, role) values
   ('PENDING', 'PAID', 'admin'),
   ('PENDING', 'PAID', 'barista'),
@@ -1480,34 +1671,146 @@ insert into app_public.order_status_transitions (from_status, to_status, role) v
   ('READY', 'COMPLETED', 'admin'),
   ('READY', 'COMPLETED', 'barista'),
   ('READY', 'COMPLETED', 'dba');
-comment on table app_public.order_status_transitions is 'Which role may move an order from one status to another. Checked by a trigger on every UPDATE of orders.status.';
+alter table app_public.order_status_transitions enable row level security;
+create policy select_staff on app_public.order_status_transitions for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
+grant select on app_public.order_status_transitions to cafe_barista, cafe_admin, cafe_anonymous, cafe_customer;
 
-create table app_public.order_events (
-  id bigint generated always as identity primary key,
-  order_id uuid not null references app_public.orders on delete cascade,
-  from_status app_public.order_status,
-  to_status app_public.order_status not null,
-  actor_role text not null,
-  actor_id uuid,
-  created_at timestamptz not null default now()
-);
-create index order_events_order_id_idx on app_public.order_events (order_id, id);
-comment on table app_public.order_events is 'Every status an order took: from, to, by whom, when.';
-comment on constraint order_events_order_id_fkey on app_public.order_events is E'@fieldName parentOrder\n@notNull\n@foreignFieldName eventList';
+create trigger _950_audit after insert or update or delete on app_public.order_status_transitions
+  for each row execute function app_private.tg_audit('from_status,to_status,role', '*');
 
-create table app_public.notifications (
+-- The words a customer sees for each status (orderStatusChanged.message).
+create function app_public.order_status_message(s app_public.order_status) returns text
+language sql immutable as $$
+  select case s
+    when 'PENDING' then 'Order received'
+    when 'PAID' then 'Payment received'
+    when 'PREPARING' then 'Preparing'
+    when 'BREWING' then 'Brewing'
+    when 'READY' then 'Ready for pickup'
+    when 'COMPLETED' then 'Completed'
+    when 'CANCELLED' then 'Cancelled'
+  end;
+$$;
+comment on function app_public.order_status_message(app_public.order_status) is E'@behavior -queryField -mutationField -typeField\nHuman text for a status: Brewing, Ready for pickup, Completed, ...';
+grant execute on function app_public.order_status_message(app_public.order_status) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
+
+--------------------------------------------------------------------------------
+-- 410 orders
+--------------------------------------------------------------------------------
+
+create table app_public.orders (
   id uuid primary key default gen_random_uuid(),
-  customer_id uuid not null references app_public.customers on delete cascade,
-  order_id uuid references app_public.orders on delete cascade,
-  kind text not null,
-  message text not null,
-  created_at timestamptz not null default now(),
-  unique (order_id, kind)
+  customer_id uuid not null references app_public.customers on delete restrict,
+  barista_id uuid references app_public.baristas on delete set null,
+  status app_public.order_status not null default 'PENDING',
+  notes text check (length(notes) <= 500),
+  total numeric(10,2) not null default 0 check (total >= 0),
+  time_ordered timestamptz not null default now(),
+  estimated_ready_time timestamptz,
+  created_by uuid,
+  paid_at timestamptz,
+  payment_method text,
+  inventory_taken_at timestamptz,
+  inventory_returned_at timestamptz,
+  updated_at timestamptz not null default now(),
+  expires_at timestamptz
 );
-create index notifications_customer_id_idx on app_public.notifications (customer_id, created_at desc);
-comment on table app_public.notifications is 'What the café told a customer (e.g. that a payment arrived).';
-comment on constraint notifications_customer_id_fkey on app_public.notifications is E'@fieldName customer\n@notNull\n@foreignFieldName notificationList';
-comment on constraint notifications_order_id_fkey on app_public.notifications is E'@fieldName parentOrder\n@foreignFieldName notificationList';
+create index orders_customer_id_idx on app_public.orders (customer_id, time_ordered desc);
+create index orders_barista_id_idx on app_public.orders (barista_id);
+create index orders_status_idx on app_public.orders (status, time_ordered);
+create index orders_open_idx on app_public.orders (id) where inventory_taken_at is null and status not in ('COMPLETED', 'CANCELLED');
+create index orders_queue_idx on app_public.orders (time_ordered, id) where status in ('PREPARING', 'BREWING');
+
+-- Performance note 3: the queue estimate (app_private.estimate_ready_time,
+-- below) is one join over the orders waiting to be made, which this partial
+-- index finds, in PL/pgSQL: a SQL function that cannot be inlined
+-- (SECURITY DEFINER, SET search_path) is planned again on every call made
+-- from inside another function; PL/pgSQL keeps its plans for the session.
+create index orders_waiting_idx on app_public.orders (id) where status in ('PAID', 'PREPARING', 'BREWING');
+
+create index orders_expiry_idx on app_public.orders (expires_at) where status = 'PENDING' and expires_at is not null;
+
+-- Counting a customer's own open orders (createOrder's caps).
+create index orders_open_by_creator_idx on app_public.orders (customer_id) where status = 'PENDING';
+
+create index orders_sales_idx on app_public.orders (paid_at) include (status, id, total)
+  where paid_at is not null;
+comment on table app_public.orders is 'An order: its lines are order items, its status moves by the rules in order_status_transitions.';
+comment on column app_public.orders.total is 'Sum of the lines at the prices captured when the order was made.';
+comment on column app_public.orders.inventory_taken_at is E'@behavior -*\nWhen update_inventory took this order''s ingredients from stock.';
+comment on column app_public.orders.inventory_returned_at is E'@behavior -*';
+comment on column app_public.orders.created_by is E'@behavior -*';
+comment on constraint orders_customer_id_fkey on app_public.orders is E'@fieldName customer\n@notNull\n@foreignFieldName orderList';
+comment on constraint orders_barista_id_fkey on app_public.orders is E'@fieldName barista\n@foreignFieldName orderList';
+comment on column app_public.orders.expires_at is 'When this order, if still unpaid (PENDING), is cancelled and its stock freed. Set when it is made; null: it does not expire.';
+
+-- Staff (and the system) read every order; a customer reads their own.
+alter table app_public.orders enable row level security;
+create policy select_staff on app_public.orders for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
+create policy select_own on app_public.orders for select to cafe_customer using (customer_id = app_public.current_user_id());
+grant select on app_public.orders to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
+
+create trigger _100_timestamps before update on app_public.orders
+  for each row execute function app_private.tg__timestamps();
+
+-- A customer reads the baristas of their orders (section 270: baristas).
+create policy select_own_orders on app_public.baristas for select to cafe_customer
+  using (exists (select 1 from app_public.orders o where o.barista_id = baristas.id and o.customer_id = app_public.current_user_id()));
+
+create function app_private.estimate_ready_time(p_items integer) returns timestamptz
+language plpgsql stable security definer set search_path = pg_catalog as $$
+begin
+  return now() + make_interval(secs =>
+    app_private.setting('prep_base_seconds')
+    + (coalesce((select sum(oi.quantity)
+                   from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
+                  where o.status in ('PAID', 'PREPARING', 'BREWING')), 0) + p_items)
+      * app_private.setting('prep_seconds_per_item')
+      / greatest(app_private.setting('prep_parallel_baristas'), 1));
+end;
+$$;
+
+create function app_public.order_by_id(id uuid) returns app_public.orders
+language sql stable strict as $$
+  select o.* from app_public.orders o where o.id = order_by_id.id;
+$$;
+comment on function app_public.order_by_id(uuid) is E'@fieldName order\nOne order by id, if you may see it; null otherwise.';
+grant execute on function app_public.order_by_id(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+create function app_public.customers_recent_orders(c app_public.customers, "limit" integer default null) returns setof app_public.orders
+language sql stable as $$
+  select o.* from app_public.orders o
+  where o.customer_id = c.id
+  order by o.time_ordered desc, o.id
+  limit least(greatest(coalesce("limit", 10), 0), 100);
+$$;
+comment on function app_public.customers_recent_orders(app_public.customers, integer) is E'@behavior -connection +list\n@notNull\n@pageSize 10 100\nNewest first; `limit` defaults to 10 and is capped at 100.';
+grant execute on function app_public.customers_recent_orders(app_public.customers,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 420 order items
+--------------------------------------------------------------------------------
+
+create table app_public.order_items (
+  id uuid primary key default gen_random_uuid(),
+  order_id uuid not null references app_public.orders on delete cascade,
+  position integer not null check (position >= 1),
+  coffee_id uuid not null references app_public.coffees on delete restrict,
+  quantity integer not null check (quantity >= 1),
+  unit_price numeric(10,2) not null check (unit_price > 0),
+  special_instructions text check (length(special_instructions) <= 200),
+  unique (order_id, position)
+);
+create index order_items_coffee_id_idx on app_public.order_items (coffee_id);
+comment on table app_public.order_items is 'A line of an order, at the unit price captured when the order was made.';
+comment on constraint order_items_order_id_fkey on app_public.order_items is
+  E'@fieldName parentOrder\n@notNull\n@foreignSimpleFieldName items\n@behavior -connection +list';
+comment on constraint order_items_coffee_id_fkey on app_public.order_items is E'@fieldName coffee\n@notNull\n@foreignFieldName orderItemList';
+alter table app_public.order_items enable row level security;
+create policy select_staff on app_public.order_items for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
+create policy select_own on app_public.order_items for select to cafe_customer
+  using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
+grant select on app_public.order_items to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
 
 create type app_public.order_line as (
   coffee text,
@@ -1527,24 +1830,29 @@ language sql stable security definer set search_path = pg_catalog as $$
   order by oi.position limit 1;
 $$;
 comment on function app_public.orders_order(app_public.orders) is E'@notNull\nThe order''s first line (lines keep the order in which they were given; an order has at least one).';
+grant execute on function app_public.orders_order(app_public.orders) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create function app_public.customers_recent_orders(c app_public.customers, "limit" integer default null) returns setof app_public.orders
-language sql stable as $$
-  select o.* from app_public.orders o
-  where o.customer_id = c.id
-  order by o.time_ordered desc, o.id
-  limit least(greatest(coalesce("limit", 10), 0), 100);
-$$;
-comment on function app_public.customers_recent_orders(app_public.customers, integer) is E'@behavior -connection +list\n@notNull\n@pageSize 10 100\nNewest first; `limit` defaults to 10 and is capped at 100.';
+--------------------------------------------------------------------------------
+-- 430 order events and status changes
+--------------------------------------------------------------------------------
 
-create function app_public.order_by_id(id uuid) returns app_public.orders
-language sql stable strict as $$
-  select o.* from app_public.orders o where o.id = order_by_id.id;
-$$;
-comment on function app_public.order_by_id(uuid) is E'@fieldName order\nOne order by id, if you may see it; null otherwise.';
-
-create trigger _100_timestamps before update on app_public.orders
-  for each row execute function app_private.tg__timestamps();
+create table app_public.order_events (
+  id bigint generated always as identity primary key,
+  order_id uuid not null references app_public.orders on delete cascade,
+  from_status app_public.order_status,
+  to_status app_public.order_status not null,
+  actor_role text not null,
+  actor_id uuid,
+  created_at timestamptz not null default now()
+);
+create index order_events_order_id_idx on app_public.order_events (order_id, id);
+comment on table app_public.order_events is 'Every status an order took: from, to, by whom, when.';
+comment on constraint order_events_order_id_fkey on app_public.order_events is E'@fieldName parentOrder\n@notNull\n@foreignFieldName eventList';
+alter table app_public.order_events enable row level security;
+create policy select_staff on app_public.order_events for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
+create policy select_own on app_public.order_events for select to cafe_customer
+  using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
+grant select on app_public.order_events to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
 
 -- Every status change obeys order_status_transitions, whoever makes it.
 create function app_private.tg_orders__check_transition() returns trigger
@@ -1581,7 +1889,7 @@ $$;
 create trigger _200_check_transition before insert or update of status on app_public.orders
   for each row execute function app_private.tg_orders__check_transition();
 
-create or replace function app_private.tg_orders__after_status() returns trigger
+create function app_private.tg_orders__after_status() returns trigger
 language plpgsql security definer set search_path = pg_catalog as $$
 declare
   points_rate numeric := app_private.setting('points_per_currency_unit');
@@ -1612,6 +1920,13 @@ begin
 end;
 $$;
 
+create trigger _500_after_status after insert or update of status on app_public.orders
+  for each row execute function app_private.tg_orders__after_status();
+
+--------------------------------------------------------------------------------
+-- 440 following orders: topics and who may listen
+--------------------------------------------------------------------------------
+
 -- order:<id> carries every change of an order or its lines; order_status:<id>
 -- carries status changes, with the status and barista as they were then;
 -- order_queue carries the whole row as it was after each queue step, so a
@@ -1619,7 +1934,7 @@ $$;
 -- (an order row is well under NOTIFY's 8000-byte limit: notes <= 500
 -- characters; should a row ever be larger, its notes are left out rather
 -- than the change failing). Topic names on the TypeScript side: plugins/topics.ts.
-create or replace function app_private.tg_orders__notify() returns trigger
+create function app_private.tg_orders__notify() returns trigger
 language plpgsql as $$
 declare
   v_row text;
@@ -1648,6 +1963,9 @@ begin
 end;
 $$;
 
+create trigger _900_notify after insert or update on app_public.orders
+  for each row execute function app_private.tg_orders__notify();
+
 create function app_private.tg_order_items__notify() returns trigger
 language plpgsql as $$
 begin
@@ -1657,29 +1975,41 @@ begin
 end;
 $$;
 
-create trigger _500_after_status after insert or update of status on app_public.orders
-  for each row execute function app_private.tg_orders__after_status();
-
-create trigger _900_notify after insert or update on app_public.orders
-  for each row execute function app_private.tg_orders__notify();
-
 create trigger _900_notify after insert or update or delete on app_public.order_items
   for each row execute function app_private.tg_order_items__notify();
 
-create or replace function app_private.estimate_ready_time(p_items integer) returns timestamptz
-language plpgsql stable security definer set search_path = pg_catalog as $$
+-- May the caller follow this order? Customers: their own only (another's
+-- is "not found", never "forbidden", so ids reveal nothing); staff: any;
+-- anonymous: none.
+create function app_hidden.assert_can_follow_order(p_id uuid) returns boolean
+language plpgsql stable as $$
 begin
-  return now() + make_interval(secs =>
-    app_private.setting('prep_base_seconds')
-    + (coalesce((select sum(oi.quantity)
-                   from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
-                  where o.status in ('PAID', 'PREPARING', 'BREWING')), 0) + p_items)
-      * app_private.setting('prep_seconds_per_item')
-      / greatest(app_private.setting('prep_parallel_baristas'), 1));
+  perform app_hidden.require_signed_in();
+  -- Runs as the caller: RLS decides what exists.
+  if not exists (select 1 from app_public.orders where id = p_id) then
+    raise exception 'No order with id %.', p_id using errcode = 'P0002';
+  end if;
+  return true;
 end;
 $$;
+grant execute on function app_hidden.assert_can_follow_order(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create or replace function app_public.create_order(
+-- Subscribing to the queue: staff only (customers FORBIDDEN, anonymous
+-- UNAUTHENTICATED).
+create function app_hidden.assert_can_follow_queue() returns boolean
+language plpgsql stable as $$
+begin
+  perform app_hidden.require_staff();
+  return true;
+end;
+$$;
+grant execute on function app_hidden.assert_can_follow_queue() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 450 placing an order
+--------------------------------------------------------------------------------
+
+create function app_public.create_order(
   p_items jsonb default null,
   p_input_notes text default null,
   p_coffee_id uuid default null,
@@ -1883,6 +2213,11 @@ begin
 end;
 $$;
 comment on function app_public.create_order(jsonb, text, uuid, integer, text, uuid) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.create_order(jsonb,text,uuid,integer,text,uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 460 moving and cancelling orders
+--------------------------------------------------------------------------------
 
 -- The order, locked until the transaction ends, or "not found" (P0002):
 -- what every staff or customer action on one order starts with.
@@ -1919,6 +2254,7 @@ begin
 end;
 $$;
 comment on function app_public.update_order_status(uuid, app_public.order_status) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.update_order_status(uuid,app_public.order_status) to cafe_barista, cafe_admin;
 
 create function app_public.cancel_order(p_id uuid) returns boolean
 language plpgsql volatile security definer set search_path = pg_catalog as $$
@@ -1939,51 +2275,11 @@ begin
 end;
 $$;
 comment on function app_public.cancel_order(uuid) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.cancel_order(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
--- The words a customer sees for each status (orderStatusChanged.message).
-create function app_public.order_status_message(s app_public.order_status) returns text
-language sql immutable as $$
-  select case s
-    when 'PENDING' then 'Order received'
-    when 'PAID' then 'Payment received'
-    when 'PREPARING' then 'Preparing'
-    when 'BREWING' then 'Brewing'
-    when 'READY' then 'Ready for pickup'
-    when 'COMPLETED' then 'Completed'
-    when 'CANCELLED' then 'Cancelled'
-  end;
-$$;
-comment on function app_public.order_status_message(app_public.order_status) is E'@behavior -queryField -mutationField -typeField\nHuman text for a status: Brewing, Ready for pickup, Completed, ...';
-
--- May the caller follow this order? Customers: their own only (another's
--- is "not found", never "forbidden", so ids reveal nothing); staff: any;
--- anonymous: none.
-create function app_hidden.assert_can_follow_order(p_id uuid) returns boolean
-language plpgsql stable as $$
-begin
-  perform app_hidden.require_signed_in();
-  -- Runs as the caller: RLS decides what exists.
-  if not exists (select 1 from app_public.orders where id = p_id) then
-    raise exception 'No order with id %.', p_id using errcode = 'P0002';
-  end if;
-  return true;
-end;
-$$;
-create index orders_queue_idx on app_public.orders (time_ordered, id) where status in ('PREPARING', 'BREWING');
-
--- 2. The queue estimate: one join over the orders waiting to be made (a
---    partial index finds them), in PL/pgSQL: a SQL function that cannot be
---    inlined (SECURITY DEFINER, SET search_path) is planned again on every
---    call made from inside another function; PL/pgSQL keeps its plans for the
---    session.
-create index if not exists orders_waiting_idx on app_public.orders (id) where status in ('PAID', 'PREPARING', 'BREWING');
-comment on column app_public.orders.expires_at is 'When this order, if still unpaid (PENDING), is cancelled and its stock freed. Set when it is made; null: it does not expire.';
-create index if not exists orders_expiry_idx on app_public.orders (expires_at) where status = 'PENDING' and expires_at is not null;
-
--- Counting a customer's own open orders (createOrder's caps).
-create index if not exists orders_open_by_creator_idx on app_public.orders (customer_id) where status = 'PENDING';
-create index orders_sales_idx on app_public.orders (paid_at) include (status, id, total)
-  where paid_at is not null;
+--------------------------------------------------------------------------------
+-- 470 idempotency keys: the claim
+--------------------------------------------------------------------------------
 
 -- Idempotent mutations (the Idempotency-Key header; extensions.idempotencyKey
 -- over graphql-ws). A key belongs to its owner: the account when signed in,
@@ -2020,8 +2316,12 @@ create index idempotency_keys_expires_at_idx on app_private.idempotency_keys (ex
 comment on table app_private.idempotency_keys is 'Idempotency-Key claims of mutations and their stored answers, kept idempotency_key_retention_hours.';
 comment on column app_private.idempotency_keys.mutation_result is 'The rows the mutation''s own statement returned (as the API selected them), saved with its effects: what the attempt did, even when its answer was never written.';
 
+-- Only through the app_hidden.idempotency_* functions (SECURITY DEFINER):
+-- RLS on, no policy, no grant.
+alter table app_private.idempotency_keys enable row level security;
+
 -- Whose key: the signed-in account, else the source.
-create or replace function app_private.idempotency_owner(p_source text) returns text
+create function app_private.idempotency_owner(p_source text) returns text
 language sql stable set search_path = pg_catalog as $$
   select coalesce('account:' || app_public.current_user_id()::text, 'source:' || app_private.source_key(p_source));
 $$;
@@ -2039,13 +2339,15 @@ $$;
 -- `wait_ms` is idempotency_wait_seconds, less than the statement timeout (that
 -- would answer QUERY_TIMEOUT, a server fault, instead of IN_PROGRESS).
 -- An expired key counts as unused.
-create or replace function app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text)
+create function app_hidden.idempotency_claim(p_key text, p_source text, p_request_hash text)
 returns table (outcome text, response json, wait_ms bigint)
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_owner text := app_private.idempotency_owner(p_source);
   v_prev_timeout text := current_setting('lock_timeout');
-  v_statement_ms numeric := (select setting::numeric from pg_settings where name = 'statement_timeout');
+  -- current_setting shows the timeout with a unit ('5s', '1500ms', '0'):
+  -- read as an interval, in milliseconds.
+  v_statement_ms numeric := extract(epoch from current_setting('statement_timeout')::interval) * 1000;
   v_wait_ms numeric := coalesce(app_private.setting('idempotency_wait_seconds'), 10) * 1000;
   v_claimed boolean;
   r app_private.idempotency_keys;
@@ -2088,10 +2390,15 @@ begin
   return query select r.status, r.response, v_wait_ms::bigint;
 end;
 $$;
+grant execute on function app_hidden.idempotency_claim(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 480 idempotency keys: answers
+--------------------------------------------------------------------------------
 
 -- What became of a key's committed request: replay (its answer), reused (it
 -- was another request) or pending (no answer yet). Reads only.
-create or replace function app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text)
+create function app_hidden.idempotency_answer(p_key text, p_source text, p_request_hash text)
 returns table (outcome text, response json)
 language sql stable security definer set search_path = pg_catalog as $$
   select case when k.request_hash is null then 'pending'
@@ -2103,10 +2410,11 @@ language sql stable security definer set search_path = pg_catalog as $$
     left join app_private.idempotency_keys k
       on k.owner = app_private.idempotency_owner(p_source) and k.key = p_key and k.expires_at > now();
 $$;
+grant execute on function app_hidden.idempotency_answer(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
 -- Marks the key this transaction claimed as committed with the mutation's
 -- effects (called just before its COMMIT), with what the mutation returned.
-create or replace function app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) returns void
+create function app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) returns void
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 begin
   update app_private.idempotency_keys
@@ -2117,11 +2425,12 @@ begin
   end if;
 end;
 $$;
+grant execute on function app_hidden.idempotency_committed(text,text,json) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
 -- Stores the answer of the request that claimed (owner, key): in its own
 -- transaction (a refusal, or an answer read without a second transaction),
 -- or after its COMMIT (the key is `committed`).
-create or replace function app_hidden.idempotency_store(p_key text, p_source text, p_response json) returns void
+create function app_hidden.idempotency_store(p_key text, p_source text, p_response json) returns void
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 begin
   update app_private.idempotency_keys
@@ -2132,10 +2441,11 @@ begin
   end if;
 end;
 $$;
+grant execute on function app_hidden.idempotency_store(text,text,json) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
---! split: 006-stock.sql
--- Stock: what is on the shelf, what open orders reserve, what paid orders
--- take and cancelled ones give back.
+--------------------------------------------------------------------------------
+-- 500 stock items
+--------------------------------------------------------------------------------
 
 create table app_public.stock_items (
   ingredient_id uuid primary key references app_public.ingredients on delete cascade,
@@ -2146,6 +2456,172 @@ create table app_public.stock_items (
 );
 comment on table app_public.stock_items is 'How much of an ingredient is on the shelf, and the level that should raise an alert.';
 comment on constraint stock_items_ingredient_id_fkey on app_public.stock_items is E'@fieldName ingredient\n@notNull\n@foreignFieldName stockItem';
+
+-- Staff (and the system) only.
+alter table app_public.stock_items enable row level security;
+create policy select_staff on app_public.stock_items for select to cafe_barista, cafe_admin, cafe_system using ((select app_public.current_actor()) in ('barista', 'admin', 'system'));
+grant select on app_public.stock_items to cafe_barista, cafe_admin, cafe_system, cafe_anonymous, cafe_customer;
+
+create trigger _100_timestamps before update on app_public.stock_items
+  for each row execute function app_private.tg__timestamps();
+
+create function app_public.low_stock_items() returns setof app_public.stock_items
+language plpgsql stable as $$
+begin
+  perform app_hidden.require_staff();
+  return query
+    select s.* from app_public.stock_items s
+    where s.current_stock <= s.alert_level
+    order by s.current_stock / nullif(s.alert_level, 0), s.ingredient_id;
+end;
+$$;
+comment on function app_public.low_stock_items() is E'@behavior -connection +list\n@notNull\n@pageSize 100\nStaff only (barista, admin); others get a FORBIDDEN error. Stock at or below its alert level, emptiest first.';
+grant execute on function app_public.low_stock_items() to cafe_barista, cafe_admin;
+
+create function app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) returns app_public.stock_items
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_item app_public.stock_items;
+begin
+  perform app_hidden.require_admin();
+  if p_alert_level is null or p_alert_level < 0 or p_alert_level > 1000000 then
+    raise exception 'An alert level is between 0 and 1000000.' using errcode = '22023';
+  end if;
+  update app_public.stock_items set alert_level = p_alert_level where ingredient_id = p_ingredient_id returning * into v_item;
+  if v_item.ingredient_id is null then
+    raise exception 'No stock is kept of ingredient %.', p_ingredient_id using errcode = 'P0002';
+  end if;
+  return v_item;
+end;
+$$;
+comment on function app_public.set_stock_alert_level(uuid, numeric) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.set_stock_alert_level(uuid,numeric) to cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 510 stock reservations
+--
+-- What open orders hold of each ingredient, kept by triggers so that a DBA's
+-- own inserts and updates stay consistent.
+--------------------------------------------------------------------------------
+
+create table app_private.stock_reservations (
+  order_id uuid not null references app_public.orders on delete cascade,
+  ingredient_id uuid not null references app_public.ingredients on delete cascade,
+  amount numeric(14,3) not null check (amount >= 0),
+  primary key (order_id, ingredient_id)
+);
+comment on table app_private.stock_reservations is 'What each open order needs of each ingredient, written when it was placed.';
+
+create table app_private.stock_reserved (
+  ingredient_id uuid primary key references app_public.ingredients on delete cascade,
+  amount numeric(14,3) not null default 0
+);
+comment on table app_private.stock_reserved is 'Per ingredient: the sum of the open orders'' stock_reservations.';
+
+create function app_private.reserved_stock(p_ingredient_id uuid) returns numeric
+language sql stable security definer set search_path = pg_catalog as $$
+  select coalesce((select r.amount from app_private.stock_reserved r where r.ingredient_id = p_ingredient_id), 0);
+$$;
+
+create function app_private.available_stock(p_ingredient_id uuid) returns numeric
+language sql stable security definer set search_path = pg_catalog as $$
+  select s.current_stock - app_private.reserved_stock(p_ingredient_id)
+  from app_public.stock_items s where s.ingredient_id = p_ingredient_id;
+$$;
+
+-- An order's lines reserve what their recipes need (of now), when they are
+-- inserted into an open order: by createOrder, by a DBA, by data loads. One
+-- statement-level trigger, totals updated in ingredient order.
+create function app_private.tg_order_items__reserve_stock() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  with needs as (
+    select ni.order_id, rl.ingredient_id, sum(ni.quantity * rl.quantity) as amount
+    from new_items ni
+    join app_public.orders o on o.id = ni.order_id
+    join app_public.recipe_lines rl on rl.coffee_id = ni.coffee_id
+    where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
+    group by ni.order_id, rl.ingredient_id
+  ), written as (
+    insert into app_private.stock_reservations (order_id, ingredient_id, amount)
+    select n.order_id, n.ingredient_id, n.amount from needs n
+    on conflict (order_id, ingredient_id) do update set amount = app_private.stock_reservations.amount + excluded.amount
+  )
+  insert into app_private.stock_reserved (ingredient_id, amount)
+  select n.ingredient_id, sum(n.amount) from needs n group by n.ingredient_id order by n.ingredient_id
+  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
+  return null;
+end;
+$$;
+
+create trigger _400_reserve_stock after insert on app_public.order_items
+  referencing new table as new_items
+  for each statement execute function app_private.tg_order_items__reserve_stock();
+
+-- Takes an order's needs off the totals, once.
+create function app_private.release_stock(p_order_id uuid) returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  perform 1 from app_public.stock_items s
+   where s.ingredient_id in (select r.ingredient_id from app_private.stock_reservations r where r.order_id = p_order_id)
+   order by s.ingredient_id for update;
+  with gone as (
+    delete from app_private.stock_reservations r where r.order_id = p_order_id returning r.ingredient_id, r.amount
+  )
+  insert into app_private.stock_reserved (ingredient_id, amount)
+  select g.ingredient_id, -g.amount from gone g order by g.ingredient_id
+  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
+end;
+$$;
+
+create function app_private.tg_orders__release_stock() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  perform app_private.release_stock(old.id);
+  if tg_op = 'DELETE' then
+    return old;
+  end if;
+  return null;
+end;
+$$;
+
+create trigger _550_release_stock after update of status, inventory_taken_at on app_public.orders
+  for each row
+  when (old.inventory_taken_at is null and old.status not in ('COMPLETED', 'CANCELLED')
+        and not (new.inventory_taken_at is null and new.status not in ('COMPLETED', 'CANCELLED')))
+  execute function app_private.tg_orders__release_stock();
+
+create trigger _550_release_stock_on_delete before delete on app_public.orders
+  for each row
+  when (old.inventory_taken_at is null and old.status not in ('COMPLETED', 'CANCELLED'))
+  execute function app_private.tg_orders__release_stock();
+
+-- Rebuilds the totals from the open orders' lines (by the recipes of now),
+-- for after a bulk load that ran without triggers
+-- (session_replication_role = replica).
+create function app_private.recount_reserved_stock() returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  perform 1 from app_public.stock_items s order by s.ingredient_id for update;
+  perform 1 from app_private.stock_reserved r order by r.ingredient_id for update;
+  delete from app_private.stock_reservations;
+  insert into app_private.stock_reservations (order_id, ingredient_id, amount)
+  select oi.order_id, rl.ingredient_id, sum(oi.quantity * rl.quantity)
+  from app_public.order_items oi
+  join app_public.orders o on o.id = oi.order_id
+  join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+  where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
+  group by oi.order_id, rl.ingredient_id;
+  update app_private.stock_reserved set amount = 0;
+  insert into app_private.stock_reserved (ingredient_id, amount)
+  select r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.ingredient_id order by r.ingredient_id
+  on conflict (ingredient_id) do update set amount = excluded.amount;
+end;
+$$;
+
+--------------------------------------------------------------------------------
+-- 520 stock movements: taking, returning, restocking
+--------------------------------------------------------------------------------
 
 create table app_public.stock_movements (
   id bigint generated always as identity primary key,
@@ -2162,73 +2638,9 @@ create index stock_movements_order_id_idx on app_public.stock_movements (order_i
 comment on table app_public.stock_movements is 'Every change of stock: who, when, how much, why. Staff only.';
 comment on constraint stock_movements_ingredient_id_fkey on app_public.stock_movements is E'@fieldName ingredient\n@notNull\n@foreignFieldName movementList';
 comment on constraint stock_movements_order_id_fkey on app_public.stock_movements is E'@fieldName parentOrder\n@foreignFieldName stockMovementList';
-
-create or replace function app_private.reserved_stock(p_ingredient_id uuid) returns numeric
-language sql stable security definer set search_path = pg_catalog as $$
-  select coalesce((select r.amount from app_private.stock_reserved r where r.ingredient_id = p_ingredient_id), 0);
-$$;
-
-create function app_private.available_stock(p_ingredient_id uuid) returns numeric
-language sql stable security definer set search_path = pg_catalog as $$
-  select s.current_stock - app_private.reserved_stock(p_ingredient_id)
-  from app_public.stock_items s where s.ingredient_id = p_ingredient_id;
-$$;
-
-create or replace function app_public.coffees_inventory(c app_public.coffees) returns integer
-language plpgsql stable security definer set search_path = pg_catalog as $$
-begin
-  return (
-    select case when count(*) = 0 then null
-      else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
-    end
-    from app_public.recipe_lines rl
-    left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
-    left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
-    where rl.coffee_id = c.id);
-end;
-$$;
-comment on function app_public.coffees_inventory(app_public.coffees) is 'Servings that available ingredient stock can still make (stock minus what open orders need); null when the coffee has no recipe.';
-
-create function app_public.low_stock_items() returns setof app_public.stock_items
-language plpgsql stable as $$
-begin
-  perform app_hidden.require_staff();
-  return query
-    select s.* from app_public.stock_items s
-    where s.current_stock <= s.alert_level
-    order by s.current_stock / nullif(s.alert_level, 0), s.ingredient_id;
-end;
-$$;
-comment on function app_public.low_stock_items() is E'@behavior -connection +list\n@notNull\n@pageSize 100\nStaff only (barista, admin); others get a FORBIDDEN error. Stock at or below its alert level, emptiest first.';
-
-create trigger _100_timestamps before update on app_public.stock_items
-  for each row execute function app_private.tg__timestamps();
-
-create function app_private.return_inventory(p_order_id uuid, p_reason text) returns void
-language plpgsql security definer set search_path = pg_catalog as $$
-declare
-  line record;
-begin
-  update app_public.orders set inventory_returned_at = now()
-   where id = p_order_id and inventory_taken_at is not null and inventory_returned_at is null;
-  if not found then
-    return;
-  end if;
-  for line in
-    select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
-    from app_public.order_items oi
-    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
-    join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
-    where oi.order_id = p_order_id
-    group by rl.ingredient_id
-  loop
-    update app_public.stock_items set current_stock = current_stock + line.amount
-     where ingredient_id = line.ingredient_id;
-    insert into app_public.stock_movements (ingredient_id, delta, reason, order_id, actor_role, actor_id)
-    values (line.ingredient_id, line.amount, p_reason, p_order_id, app_public.current_actor(), app_public.current_user_id());
-  end loop;
-end;
-$$;
+alter table app_public.stock_movements enable row level security;
+create policy select_staff on app_public.stock_movements for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
+grant select on app_public.stock_movements to cafe_barista, cafe_admin, cafe_anonymous, cafe_customer;
 
 create function app_private.take_inventory(p_order_id uuid) returns boolean
 language plpgsql volatile security definer set search_path = pg_catalog as $$
@@ -2257,8 +2669,35 @@ begin
   return true;
 end;
 $$;
+grant execute on function app_private.take_inventory(uuid) to cafe_system;
 
-create or replace function app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text default null) returns app_public.stock_items
+create function app_private.return_inventory(p_order_id uuid, p_reason text) returns void
+language plpgsql security definer set search_path = pg_catalog as $$
+declare
+  line record;
+begin
+  update app_public.orders set inventory_returned_at = now()
+   where id = p_order_id and inventory_taken_at is not null and inventory_returned_at is null;
+  if not found then
+    return;
+  end if;
+  for line in
+    select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
+    from app_public.order_items oi
+    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+    join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+    where oi.order_id = p_order_id
+    group by rl.ingredient_id
+  loop
+    update app_public.stock_items set current_stock = current_stock + line.amount
+     where ingredient_id = line.ingredient_id;
+    insert into app_public.stock_movements (ingredient_id, delta, reason, order_id, actor_role, actor_id)
+    values (line.ingredient_id, line.amount, p_reason, p_order_id, app_public.current_actor(), app_public.current_user_id());
+  end loop;
+end;
+$$;
+
+create function app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text default null) returns app_public.stock_items
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_item app_public.stock_items;
@@ -2282,133 +2721,27 @@ exception when check_violation then
 end;
 $$;
 comment on function app_public.restock_ingredient(uuid, numeric, text) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.restock_ingredient(uuid,numeric,text) to cafe_admin;
 
-create or replace function app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) returns app_public.stock_items
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-declare
-  v_item app_public.stock_items;
+create function app_public.coffees_inventory(c app_public.coffees) returns integer
+language plpgsql stable security definer set search_path = pg_catalog as $$
 begin
-  perform app_hidden.require_admin();
-  if p_alert_level is null or p_alert_level < 0 or p_alert_level > 1000000 then
-    raise exception 'An alert level is between 0 and 1000000.' using errcode = '22023';
-  end if;
-  update app_public.stock_items set alert_level = p_alert_level where ingredient_id = p_ingredient_id returning * into v_item;
-  if v_item.ingredient_id is null then
-    raise exception 'No stock is kept of ingredient %.', p_ingredient_id using errcode = 'P0002';
-  end if;
-  return v_item;
+  return (
+    select case when count(*) = 0 then null
+      else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
+    end
+    from app_public.recipe_lines rl
+    left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+    left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
+    where rl.coffee_id = c.id);
 end;
 $$;
-comment on function app_public.set_stock_alert_level(uuid, numeric) is E'@behavior -queryField -mutationField -typeField';
+comment on function app_public.coffees_inventory(app_public.coffees) is 'Servings that available ingredient stock can still make (stock minus what open orders need); null when the coffee has no recipe.';
+grant execute on function app_public.coffees_inventory(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
-create table app_private.stock_reservations (
-  order_id uuid not null references app_public.orders on delete cascade,
-  ingredient_id uuid not null references app_public.ingredients on delete cascade,
-  amount numeric(14,3) not null check (amount >= 0),
-  primary key (order_id, ingredient_id)
-);
-comment on table app_private.stock_reservations is 'What each open order needs of each ingredient, written when it was placed.';
-
-create table app_private.stock_reserved (
-  ingredient_id uuid primary key references app_public.ingredients on delete cascade,
-  amount numeric(14,3) not null default 0
-);
-comment on table app_private.stock_reserved is 'Per ingredient: the sum of the open orders'' stock_reservations.';
-
--- An order's lines reserve what their recipes need (of now), when they are
--- inserted into an open order: by createOrder, by a DBA, by data loads. One
--- statement-level trigger, totals updated in ingredient order.
-create or replace function app_private.tg_order_items__reserve_stock() returns trigger
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  with needs as (
-    select ni.order_id, rl.ingredient_id, sum(ni.quantity * rl.quantity) as amount
-    from new_items ni
-    join app_public.orders o on o.id = ni.order_id
-    join app_public.recipe_lines rl on rl.coffee_id = ni.coffee_id
-    where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
-    group by ni.order_id, rl.ingredient_id
-  ), written as (
-    insert into app_private.stock_reservations (order_id, ingredient_id, amount)
-    select n.order_id, n.ingredient_id, n.amount from needs n
-    on conflict (order_id, ingredient_id) do update set amount = app_private.stock_reservations.amount + excluded.amount
-  )
-  insert into app_private.stock_reserved (ingredient_id, amount)
-  select n.ingredient_id, sum(n.amount) from needs n group by n.ingredient_id order by n.ingredient_id
-  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
-  return null;
-end;
-$$;
-
-create trigger _400_reserve_stock after insert on app_public.order_items
-  referencing new table as new_items
-  for each statement execute function app_private.tg_order_items__reserve_stock();
-
--- Takes an order's needs off the totals, once.
-create or replace function app_private.release_stock(p_order_id uuid) returns void
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  perform 1 from app_public.stock_items s
-   where s.ingredient_id in (select r.ingredient_id from app_private.stock_reservations r where r.order_id = p_order_id)
-   order by s.ingredient_id for update;
-  with gone as (
-    delete from app_private.stock_reservations r where r.order_id = p_order_id returning r.ingredient_id, r.amount
-  )
-  insert into app_private.stock_reserved (ingredient_id, amount)
-  select g.ingredient_id, -g.amount from gone g order by g.ingredient_id
-  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
-end;
-$$;
-
-create or replace function app_private.tg_orders__release_stock() returns trigger
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  perform app_private.release_stock(old.id);
-  if tg_op = 'DELETE' then
-    return old;
-  end if;
-  return null;
-end;
-$$;
-
-create trigger _550_release_stock after update of status, inventory_taken_at on app_public.orders
-  for each row
-  when (old.inventory_taken_at is null and old.status not in ('COMPLETED', 'CANCELLED')
-        and not (new.inventory_taken_at is null and new.status not in ('COMPLETED', 'CANCELLED')))
-  execute function app_private.tg_orders__release_stock();
-
-create trigger _550_release_stock_on_delete before delete on app_public.orders
-  for each row
-  when (old.inventory_taken_at is null and old.status not in ('COMPLETED', 'CANCELLED'))
-  execute function app_private.tg_orders__release_stock();
-
--- Rebuilds the totals from the open orders' lines (by the recipes of now):
--- for after a bulk load that ran without triggers
--- (session_replication_role = replica), and once here for the orders open
--- now.
-create or replace function app_private.recount_reserved_stock() returns void
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  perform 1 from app_public.stock_items s order by s.ingredient_id for update;
-  perform 1 from app_private.stock_reserved r order by r.ingredient_id for update;
-  delete from app_private.stock_reservations;
-  insert into app_private.stock_reservations (order_id, ingredient_id, amount)
-  select oi.order_id, rl.ingredient_id, sum(oi.quantity * rl.quantity)
-  from app_public.order_items oi
-  join app_public.orders o on o.id = oi.order_id
-  join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
-  where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
-  group by oi.order_id, rl.ingredient_id;
-  update app_private.stock_reserved set amount = 0;
-  insert into app_private.stock_reserved (ingredient_id, amount)
-  select r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.ingredient_id order by r.ingredient_id
-  on conflict (ingredient_id) do update set amount = excluded.amount;
-end;
-$$;
-
---! split: 007-payments-and-callbacks.sql
--- Payments: the till, refunds, and the provider's signed callbacks (the
--- delivery log, duplicate keys, alert rules, blocked sources, alerts).
+--------------------------------------------------------------------------------
+-- 600 refunds
+--------------------------------------------------------------------------------
 
 create table app_public.refunds (
   id uuid primary key default gen_random_uuid(),
@@ -2427,6 +2760,151 @@ create index refunds_order_id_idx on app_public.refunds (order_id);
 create index refunds_open_idx on app_public.refunds (created_at) where settled_at is null;
 comment on table app_public.refunds is 'Money the café owes back: a paid order that was cancelled, or a payment for an order that could not be paid. Admins list and settle them.';
 comment on constraint refunds_order_id_fkey on app_public.refunds is E'@fieldName parentOrder\n@notNull\n@foreignFieldName refundList';
+comment on column app_public.refunds.paid_amount is 'What the payment said was paid (for a payment to an order that could not take it).';
+comment on column app_public.refunds.order_total is 'The order''s total when the refund was recorded.';
+comment on column app_public.refunds.above_order_total is 'More was paid than the order''s total: check with the provider before settling.';
+alter table app_public.refunds enable row level security;
+create policy select_admin on app_public.refunds for select to cafe_admin using ((select app_public.is_admin()));
+grant select on app_public.refunds to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
+
+create function app_public.settle_refund(p_id uuid) returns app_public.refunds
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_refund app_public.refunds;
+begin
+  perform app_hidden.require_admin();
+  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id())
+   where id = p_id returning * into v_refund;
+  if v_refund.id is null then
+    raise exception 'No refund with id %.', p_id using errcode = 'P0002';
+  end if;
+  return v_refund;
+end;
+$$;
+comment on function app_public.settle_refund(uuid) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.settle_refund(uuid) to cafe_admin;
+
+create function app_public.open_refunds() returns setof app_public.refunds
+language plpgsql stable as $$
+begin
+  perform app_hidden.require_admin();
+  return query select r.* from app_public.refunds r where r.settled_at is null order by r.created_at, r.id;
+end;
+$$;
+comment on function app_public.open_refunds() is E'@behavior -connection +list\n@notNull\n@pageSize 100\nAdmins only: refunds owed and not yet settled, oldest first.';
+grant execute on function app_public.open_refunds() to cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 610 payment alerts
+--------------------------------------------------------------------------------
+
+-- The thresholds a DBA tunes: more than `threshold` events in `window_seconds`.
+create table app_private.alert_rules (
+  kind text primary key,
+  threshold integer not null check (threshold >= 0),
+  window_seconds integer not null check (window_seconds > 0),
+  block_seconds integer not null default 0 check (block_seconds >= 0),
+  description text not null
+);
+
+insert into app_private.alert_rules (kind, threshold, window_seconds, block_seconds, description) values
+  ('multiple_payments', '0', '86400', '0', 'A payment event for an order already paid (threshold unused: any such event raises an alert).'),
+  ('amount_mismatch', '0', '60', '0', 'Any amount mismatch raises an alert.'),
+  ('duplicate_key_different_body', '0', '60', '0', 'A known key arriving with a different body.'),
+  ('refund_needed', '0', '60', '0', 'A payment for an order that could not take it.'),
+  ('burst', '300', '60', '0', 'More authenticated callbacks than this from all sources in the window (refusals before authentication do not count).'),
+  ('auth_failures', '5', '300', '900', 'Failures before authentication (401, 413) from one source in the window; the source is then blocked for block_seconds, and its failures are no longer written.'),
+  ('currency_mismatch', '0', '60', '0', 'A payment in another currency than the café''s (settings.currency).'),
+  ('refund_above_total', '0', '60', '0', 'A refund owed for more than the order''s total: check with the provider before settling it.');
+
+create trigger _950_audit after insert or update or delete on app_private.alert_rules
+  for each row execute function app_private.tg_audit('kind', 'kind,threshold,window_seconds,block_seconds');
+
+create table app_private.alert_windows (
+  kind text not null,
+  window_start timestamptz not null,
+  primary key (kind, window_start)
+);
+
+create table app_public.payment_alerts (
+  id uuid primary key default gen_random_uuid(),
+  kind text not null,
+  message text not null,
+  source text,
+  order_id uuid,
+  created_at timestamptz not null default now(),
+  acknowledged_at timestamptz
+);
+create index payment_alerts_created_at_idx on app_public.payment_alerts (created_at desc);
+comment on table app_public.payment_alerts is 'Unusual payment-callback patterns (bursts, repeated auth failures, several payments for one order, amount mismatches, payments that need refunding). Admins only.';
+alter table app_public.payment_alerts enable row level security;
+create policy select_admin on app_public.payment_alerts for select to cafe_admin using ((select app_public.is_admin()));
+grant select on app_public.payment_alerts to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
+
+create function app_private.raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid) returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  insert into app_public.payment_alerts (kind, message, source, order_id) values (p_kind, p_message, p_source, p_order_id);
+  -- The server logs alerts as warnings when it sees this notification.
+  perform pg_notify('payment_alert', json_build_object('kind', p_kind, 'message', p_message, 'source', p_source, 'order_id', p_order_id)::text);
+end;
+$$;
+
+create function app_public.payment_alert_list("limit" integer default null) returns setof app_public.payment_alerts
+language plpgsql stable as $$
+begin
+  perform app_hidden.require_admin();
+  return query select a.* from app_public.payment_alerts a order by a.created_at desc, a.id
+    limit least(greatest(coalesce("limit", 50), 0), 500);
+end;
+$$;
+comment on function app_public.payment_alert_list(integer) is E'@fieldName paymentAlerts\n@behavior -connection +list\n@notNull\n@pageSize 50 500\nAdmins only: the newest payment alerts first.';
+grant execute on function app_public.payment_alert_list(integer) to cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 620 blocked sources
+--------------------------------------------------------------------------------
+
+create table app_private.blocked_sources (
+  source text primary key,
+  blocked_until timestamptz not null,
+  reason text not null
+);
+
+create function app_private.is_source_blocked(p_source text) returns boolean
+language sql stable security definer set search_path = pg_catalog as $$
+  select exists (select 1 from app_private.blocked_sources where source = p_source and blocked_until > now());
+$$;
+grant execute on function app_private.is_source_blocked(text) to cafe_system;
+
+-- Every API process keeps the block list in memory, so that a blocked
+-- source's deliveries are refused before any I/O: each change is announced
+-- on `payment_source_blocked` ({"source", "blocked_until"}; null: unblocked).
+create function app_private.tg_blocked_sources__notify() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  if tg_op = 'DELETE' then
+    perform pg_notify('payment_source_blocked', json_build_object('source', old.source, 'blocked_until', null)::text);
+  else
+    perform pg_notify('payment_source_blocked', json_build_object('source', new.source, 'blocked_until', new.blocked_until)::text);
+  end if;
+  return null;
+end;
+$$;
+
+create trigger _500_notify after insert or update or delete on app_private.blocked_sources
+  for each row execute function app_private.tg_blocked_sources__notify();
+
+-- The sources blocked now (each process loads them at start and after its LISTEN connection comes back).
+create function app_private.blocked_source_list() returns table (source text, blocked_until timestamptz)
+language sql stable security definer set search_path = pg_catalog as $$
+  select b.source, b.blocked_until from app_private.blocked_sources b where b.blocked_until > now();
+$$;
+grant execute on function app_private.blocked_source_list() to cafe_system;
+
+--------------------------------------------------------------------------------
+-- 630 payment deliveries
+--------------------------------------------------------------------------------
 
 -- Every delivery, accepted or not.
 create table app_private.payment_deliveries (
@@ -2445,103 +2923,22 @@ create table app_private.payment_deliveries (
 create index payment_deliveries_source_idx on app_private.payment_deliveries (source, received_at);
 create index payment_deliveries_received_at_idx on app_private.payment_deliveries (received_at);
 create index payment_deliveries_order_id_idx on app_private.payment_deliveries (order_id) where order_id is not null;
+create index payment_deliveries_rejected_idx on app_private.payment_deliveries (received_at) where outcome = 'rejected';
 
--- Keys of processed deliveries (idem:, event:, sha256: share one namespace).
-create table app_private.processed_payment_keys (
-  key text primary key,
-  body_sha256 text not null,
-  order_id uuid,
-  outcome text not null,
-  processed_at timestamptz not null default now()
-);
-
--- The thresholds a DBA tunes: more than `threshold` events in `window_seconds`.
-create table app_private.alert_rules (
-  kind text primary key,
-  threshold integer not null check (threshold >= 0),
-  window_seconds integer not null check (window_seconds > 0),
-  block_seconds integer not null default 0 check (block_seconds >= 0),
-  description text not null
-);
-insert into app_private.alert_rules (kind, threshold, window_seconds, block_seconds, description) values
-  ('multiple_payments', '0', '86400', '0', 'A payment event for an order already paid (threshold unused: any such event raises an alert).'),
-  ('amount_mismatch', '0', '60', '0', 'Any amount mismatch raises an alert.'),
-  ('duplicate_key_different_body', '0', '60', '0', 'A known key arriving with a different body.'),
-  ('refund_needed', '0', '60', '0', 'A payment for an order that could not take it.'),
-  ('burst', '300', '60', '0', 'More authenticated callbacks than this from all sources in the window (refusals before authentication do not count).'),
-  ('auth_failures', '5', '300', '900', 'Failures before authentication (401, 413) from one source in the window; the source is then blocked for block_seconds, and its failures are no longer written.'),
-  ('currency_mismatch', '0', '60', '0', 'A payment in another currency than the café''s (settings.currency).'),
-  ('refund_above_total', '0', '60', '0', 'A refund owed for more than the order''s total: check with the provider before settling it.');
-
-create table app_private.blocked_sources (
-  source text primary key,
-  blocked_until timestamptz not null,
-  reason text not null
-);
-
-create table app_public.payment_alerts (
-  id uuid primary key default gen_random_uuid(),
-  kind text not null,
-  message text not null,
-  source text,
-  order_id uuid,
-  created_at timestamptz not null default now(),
-  acknowledged_at timestamptz
-);
-create index payment_alerts_created_at_idx on app_public.payment_alerts (created_at desc);
-comment on table app_public.payment_alerts is 'Unusual payment-callback patterns (bursts, repeated auth failures, several payments for one order, amount mismatches, payments that need refunding). Admins only.';
-
-create function app_public.payment_alert_list("limit" integer default null) returns setof app_public.payment_alerts
-language plpgsql stable as $$
-begin
-  perform app_hidden.require_admin();
-  return query select a.* from app_public.payment_alerts a order by a.created_at desc, a.id
-    limit least(greatest(coalesce("limit", 50), 0), 500);
-end;
+-- Refused before we knew who was calling (wrong token or signature, or a
+-- body too large to read): counted towards the block of that source, never
+-- towards the provider's burst alert; not written at all once the source
+-- is blocked.
+create function app_private.is_unauthenticated_failure(p_code text) returns boolean
+language sql immutable as $$
+  select coalesce(p_code in ('UNAUTHORIZED', 'BAD_SIGNATURE', 'PAYLOAD_TOO_LARGE'), false);
 $$;
-comment on function app_public.payment_alert_list(integer) is E'@fieldName paymentAlerts\n@behavior -connection +list\n@notNull\n@pageSize 50 500\nAdmins only: the newest payment alerts first.';
-
-create function app_private.raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid) returns void
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  insert into app_public.payment_alerts (kind, message, source, order_id) values (p_kind, p_message, p_source, p_order_id);
-  -- The server logs alerts as warnings when it sees this notification.
-  perform pg_notify('payment_alert', json_build_object('kind', p_kind, 'message', p_message, 'source', p_source, 'order_id', p_order_id)::text);
-end;
-$$;
-
-create function app_private.is_source_blocked(p_source text) returns boolean
-language sql stable security definer set search_path = pg_catalog as $$
-  select exists (select 1 from app_private.blocked_sources where source = p_source and blocked_until > now());
-$$;
-
--- Every API process keeps the block list in memory, so that a blocked
--- source's deliveries are refused before any I/O: each change is announced
--- on `payment_source_blocked` ({"source", "blocked_until"}; null: unblocked).
-create function app_private.tg_blocked_sources__notify() returns trigger
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  if tg_op = 'DELETE' then
-    perform pg_notify('payment_source_blocked', json_build_object('source', old.source, 'blocked_until', null)::text);
-  else
-    perform pg_notify('payment_source_blocked', json_build_object('source', new.source, 'blocked_until', new.blocked_until)::text);
-  end if;
-  return null;
-end;
-$$;
-create trigger _500_notify after insert or update or delete on app_private.blocked_sources
-  for each row execute function app_private.tg_blocked_sources__notify();
-
--- The sources blocked now (each process loads them at start and after its LISTEN connection comes back).
-create function app_private.blocked_source_list() returns table (source text, blocked_until timestamptz)
-language sql stable security definer set search_path = pg_catalog as $$
-  select b.source, b.blocked_until from app_private.blocked_sources b where b.blocked_until > now();
-$$;
+grant execute on function app_private.is_unauthenticated_failure(text) to cafe_system;
 
 -- Returns, for a failure before authentication, until when its source is
 -- blocked (null: not blocked): the route keeps its own decisions in memory
 -- at once, without waiting for the notification.
-create or replace function app_private.log_delivery(
+create function app_private.log_delivery(
   p_source text, p_http_status integer, p_outcome text, p_code text, p_reason text,
   p_dedupe_key text default null, p_body_sha256 text default null, p_event text default null, p_order_id uuid default null
 ) returns timestamptz
@@ -2614,6 +3011,13 @@ begin
   return null;
 end;
 $$;
+grant execute on function app_private.log_delivery(text,integer,text,text,text,text,text,text,uuid) to cafe_system;
+
+--------------------------------------------------------------------------------
+-- 640 paying at the till
+--------------------------------------------------------------------------------
+
+create type app_public.payment_method as enum ('CASH', 'CARD_PRESENT');
 
 -- PENDING -> PAID and its two jobs, exactly once per order: the status
 -- moves under the transition rules, so a second payment finds it PAID. (The
@@ -2628,17 +3032,7 @@ begin
 end;
 $$;
 
-create type app_private.callback_result as (
-  http_status integer,
-  status text,
-  code text,
-  message text,
-  order_id uuid
-);
-
-create type app_public.payment_method as enum ('CASH', 'CARD_PRESENT');
-
-create or replace function app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) returns app_public.orders
+create function app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) returns app_public.orders
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_order app_public.orders;
@@ -2655,52 +3049,30 @@ begin
 end;
 $$;
 comment on function app_public.mark_order_paid(uuid, app_public.payment_method) is E'@behavior -queryField -mutationField -typeField';
+grant execute on function app_public.mark_order_paid(uuid,app_public.payment_method) to cafe_barista, cafe_admin;
 
-create or replace function app_public.settle_refund(p_id uuid) returns app_public.refunds
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-declare
-  v_refund app_public.refunds;
-begin
-  perform app_hidden.require_admin();
-  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id())
-   where id = p_id returning * into v_refund;
-  if v_refund.id is null then
-    raise exception 'No refund with id %.', p_id using errcode = 'P0002';
-  end if;
-  return v_refund;
-end;
-$$;
-comment on function app_public.settle_refund(uuid) is E'@behavior -queryField -mutationField -typeField';
+--------------------------------------------------------------------------------
+-- 650 the provider's payment callbacks
+--------------------------------------------------------------------------------
 
-create or replace function app_public.open_refunds() returns setof app_public.refunds
-language plpgsql stable as $$
-begin
-  perform app_hidden.require_admin();
-  return query select r.* from app_public.refunds r where r.settled_at is null order by r.created_at, r.id;
-end;
-$$;
-comment on function app_public.open_refunds() is E'@behavior -connection +list\n@notNull\n@pageSize 100\nAdmins only: refunds owed and not yet settled, oldest first.';
-
-create table app_private.alert_windows (
-  kind text not null,
-  window_start timestamptz not null,
-  primary key (kind, window_start)
+-- Keys of processed deliveries (idem:, event:, sha256: share one namespace).
+create table app_private.processed_payment_keys (
+  key text primary key,
+  body_sha256 text not null,
+  order_id uuid,
+  outcome text not null,
+  processed_at timestamptz not null default now()
 );
 
--- Refused before we knew who was calling (wrong token or signature, or a
--- body too large to read): counted towards the block of that source, never
--- towards the provider's burst alert; not written at all once the source
--- is blocked.
-create or replace function app_private.is_unauthenticated_failure(p_code text) returns boolean
-language sql immutable as $$
-  select coalesce(p_code in ('UNAUTHORIZED', 'BAD_SIGNATURE', 'PAYLOAD_TOO_LARGE'), false);
-$$;
-create index if not exists payment_deliveries_rejected_idx on app_private.payment_deliveries (received_at) where outcome = 'rejected';
-comment on column app_public.refunds.paid_amount is 'What the payment said was paid (for a payment to an order that could not take it).';
-comment on column app_public.refunds.order_total is 'The order''s total when the refund was recorded.';
-comment on column app_public.refunds.above_order_total is 'More was paid than the order''s total: check with the provider before settling.';
+create type app_private.callback_result as (
+  http_status integer,
+  status text,
+  code text,
+  message text,
+  order_id uuid
+);
 
-create or replace function app_private.process_payment_callback(
+create function app_private.process_payment_callback(
   p_source text,
   p_key text,
   p_body_sha256 text,
@@ -2855,19 +3227,29 @@ begin
   return result;
 end;
 $$;
+grant execute on function app_private.process_payment_callback(text,text,text,text,text,text,text,numeric,jsonb,text) to cafe_system;
 
---! split: 008-jobs-and-worker.sql
--- Jobs: what graphile-worker's tasks call, worker liveness, job counts for
--- /metrics, and the upkeep jobs.
+--------------------------------------------------------------------------------
+-- 700 notifications
+--------------------------------------------------------------------------------
 
--- The worker's three tasks, each idempotent.
-create function app_private.start_preparation(p_order_id uuid) returns boolean
-language plpgsql volatile security definer set search_path = pg_catalog as $$
-begin
-  update app_public.orders set status = 'PREPARING' where id = p_order_id and status = 'PAID';
-  return found;
-end;
-$$;
+create table app_public.notifications (
+  id uuid primary key default gen_random_uuid(),
+  customer_id uuid not null references app_public.customers on delete cascade,
+  order_id uuid references app_public.orders on delete cascade,
+  kind text not null,
+  message text not null,
+  created_at timestamptz not null default now(),
+  unique (order_id, kind)
+);
+create index notifications_customer_id_idx on app_public.notifications (customer_id, created_at desc);
+comment on table app_public.notifications is 'What the café told a customer (e.g. that a payment arrived).';
+comment on constraint notifications_customer_id_fkey on app_public.notifications is E'@fieldName customer\n@notNull\n@foreignFieldName notificationList';
+comment on constraint notifications_order_id_fkey on app_public.notifications is E'@fieldName parentOrder\n@foreignFieldName notificationList';
+alter table app_public.notifications enable row level security;
+create policy select_staff on app_public.notifications for select to cafe_barista, cafe_admin using ((select app_public.is_staff()));
+create policy select_own on app_public.notifications for select to cafe_customer using (customer_id = app_public.current_user_id());
+grant select on app_public.notifications to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
 
 create function app_private.notify_customer(p_order_id uuid, p_kind text) returns app_public.notifications
 language plpgsql volatile security definer set search_path = pg_catalog as $$
@@ -2886,6 +3268,7 @@ begin
   return v_notification; -- null when it was already sent
 end;
 $$;
+grant execute on function app_private.notify_customer(uuid,text) to cafe_system;
 
 -- Customer notifications come from the status change itself, whoever made
 -- it (a payment, the till, a barista, the worker, a DBA's UPDATE): paid,
@@ -2914,6 +3297,24 @@ $$;
 
 create trigger _600_notify_customer after update of status on app_public.orders
   for each row execute function app_private.tg_orders__notify_customer();
+
+-- notificationAdded: the signed-in customer whose notifications the caller
+-- follows (always their own); staff have none (42501), anonymous 28000.
+create function app_hidden.notification_recipient() returns uuid
+language plpgsql stable as $$
+begin
+  perform app_hidden.require_signed_in();
+  if app_public.current_actor() <> 'customer' then
+    raise exception 'Only customers receive notifications.' using errcode = '42501';
+  end if;
+  return app_public.current_user_id();
+end;
+$$;
+grant execute on function app_hidden.notification_recipient() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 710 notification webhooks
+--------------------------------------------------------------------------------
 
 -- Each notification's outgoing webhook (NOTIFY_WEBHOOK_URL): one row and one
 -- job per notification, written with it in the order's transaction (a
@@ -2955,6 +3356,7 @@ language sql stable security definer set search_path = pg_catalog as $$
     from app_public.notifications n join app_private.notification_webhooks w on w.notification_id = n.id
    where n.id = p_id and w.delivered_at is null and w.gave_up_at is null;
 $$;
+grant execute on function app_private.notification_webhook(uuid) to cafe_system;
 
 create function app_private.notification_webhook_delivered(p_id uuid) returns void
 language sql volatile security definer set search_path = pg_catalog as $$
@@ -2962,6 +3364,7 @@ language sql volatile security definer set search_path = pg_catalog as $$
      set attempts = attempts + 1, last_attempt_at = now(), delivered_at = coalesce(delivered_at, now()), last_error = null
    where notification_id = p_id;
 $$;
+grant execute on function app_private.notification_webhook_delivered(uuid) to cafe_system;
 
 -- A failed attempt: the next one is queued (same job_key, so still one job)
 -- after notify_webhook_backoff_base_seconds * 2^(attempts - 1), at most
@@ -2993,6 +3396,11 @@ begin
   return v_run_at;
 end;
 $$;
+grant execute on function app_private.notification_webhook_failed(uuid,text) to cafe_system;
+
+--------------------------------------------------------------------------------
+-- 720 the worker: liveness, job counts, tasks and upkeep
+--------------------------------------------------------------------------------
 
 create table app_private.worker_heartbeats (
   worker_id text primary key,
@@ -3003,7 +3411,7 @@ create table app_private.worker_heartbeats (
 -- Called by every worker process every few seconds: records its workers as
 -- alive, then unlocks jobs held by workers that stopped beating (or never
 -- beat and have held a job for too long). Returns the workers released.
-create or replace function app_private.worker_heartbeat(p_process text, p_worker_ids text[]) returns text[]
+create function app_private.worker_heartbeat(p_process text, p_worker_ids text[]) returns text[]
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   dead_after interval := make_interval(secs => app_private.setting('worker_dead_after_seconds'));
@@ -3028,7 +3436,7 @@ begin
 end;
 $$;
 
-create or replace function app_private.job_counts() returns table (state text, count bigint)
+create function app_private.job_counts() returns table (state text, count bigint)
 language plpgsql stable security definer set search_path = pg_catalog as $$
 begin
   return query
@@ -3039,6 +3447,18 @@ begin
     select 'failed'::text, count(*) from graphile_worker.jobs j where j.last_error is not null;
 end;
 $$;
+grant execute on function app_private.job_counts() to cafe_system;
+
+-- A worker task (start_preparation, queued by app_private.mark_paid):
+-- idempotent.
+create function app_private.start_preparation(p_order_id uuid) returns boolean
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  update app_public.orders set status = 'PREPARING' where id = p_order_id and status = 'PAID';
+  return found;
+end;
+$$;
+grant execute on function app_private.start_preparation(uuid) to cafe_system;
 
 -- Cancels PENDING orders past their deadline, at most p_limit a call, and
 -- returns how many. Called by each worker process every second, as
@@ -3046,7 +3466,7 @@ $$;
 -- skipped). SECURITY DEFINER changes the user, not the `role` setting, so
 -- the move is the system's and order_status_transitions decides it; the
 -- usual triggers free the stock and notify subscribers.
-create or replace function app_private.expire_pending_orders(p_limit integer default 500) returns integer
+create function app_private.expire_pending_orders(p_limit integer default 500) returns integer
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   n integer;
@@ -3065,11 +3485,41 @@ begin
 end;
 $$;
 comment on function app_private.expire_pending_orders(integer) is 'Cancels unpaid orders past their expires_at (as the calling role: cafe_system for the worker); returns how many.';
+grant execute on function app_private.expire_pending_orders(integer) to cafe_system;
+
+-- Run hourly by the worker (crontab task purge_sign_in_logs): deletes
+-- sign-in and registration attempts older than sign_in_log_retention_days
+-- (and than their limit's window, which still counts them), and refresh
+-- tokens expired or revoked that long ago. A used token whose sign-in goes
+-- on stays until it expires: presenting it again must still end the
+-- sign-in (refresh_session). Returns how many rows it deleted.
+create function app_private.purge_sign_in_logs() returns integer
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  keep interval := make_interval(days => app_private.setting('sign_in_log_retention_days')::integer);
+  n integer;
+  total integer := 0;
+begin
+  delete from app_private.login_attempts
+   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('login_window_seconds')));
+  get diagnostics n = row_count;
+  total := total + n;
+  delete from app_private.registration_attempts
+   where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('registration_window_seconds')));
+  get diagnostics n = row_count;
+  total := total + n;
+  delete from app_private.refresh_tokens
+   where expires_at < now() - keep or revoked_at < now() - keep;
+  get diagnostics n = row_count;
+  return total + n;
+end;
+$$;
+grant execute on function app_private.purge_sign_in_logs() to cafe_system;
 
 -- Refused deliveries older than failed_delivery_retention_days go; run
 -- hourly by the worker (crontab task purge_failed_deliveries). Returns how
 -- many rows it deleted.
-create or replace function app_private.purge_failed_deliveries() returns integer
+create function app_private.purge_failed_deliveries() returns integer
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   n integer;
@@ -3081,10 +3531,11 @@ begin
   return n;
 end;
 $$;
+grant execute on function app_private.purge_failed_deliveries() to cafe_system;
 
 -- Idempotency keys past their retention go; run hourly by the worker
 -- (crontab task purge_idempotency_keys). Returns how many rows it deleted.
-create or replace function app_private.purge_idempotency_keys() returns integer
+create function app_private.purge_idempotency_keys() returns integer
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   n integer;
@@ -3094,11 +3545,11 @@ begin
   return n;
 end;
 $$;
+grant execute on function app_private.purge_idempotency_keys() to cafe_system;
 
---! split: 009-cafes-day.sql
--- The café's day: the barista queue topic, sales reports in the café's time
--- zone, and the audit log (data changes by trigger, DDL by an event trigger
--- that a superuser installs with app_private.install_ddl_audit()).
+--------------------------------------------------------------------------------
+-- 800 sales: figures and the report
+--------------------------------------------------------------------------------
 
 create type app_public.sales_data as (
   last_week integer,
@@ -3127,38 +3578,32 @@ language sql stable security definer set search_path = pg_catalog as $$
   from weeks where app_public.is_admin();
 $$;
 comment on function app_public.coffees_sales_data(app_public.coffees) is 'Cups sold in the last 7 days and the trend. Admins only: null for everyone else.';
+grant execute on function app_public.coffees_sales_data(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
--- Subscribing to the queue: staff only (customers FORBIDDEN, anonymous
--- UNAUTHENTICATED).
-create or replace function app_hidden.assert_can_follow_queue() returns boolean
-language plpgsql stable as $$
-begin
-  perform app_hidden.require_staff();
-  return true;
-end;
+create function app_public.featured_coffee() returns app_public.coffees
+language sql stable security definer set search_path = pg_catalog as $$
+  select c.* from app_public.coffees c
+  left join lateral (
+    select coalesce(sum(oi.quantity), 0) as sold
+    from app_public.order_items oi join app_public.orders o on o.id = oi.order_id
+    where oi.coffee_id = c.id and o.time_ordered >= now() - interval '7 days'
+      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
+  ) s on true
+  where c.category = 'FEATURED' and c.available
+  order by s.sold desc, c.name
+  limit 1;
 $$;
+comment on function app_public.featured_coffee() is 'The FEATURED coffee on sale that sold most in the last 7 days (ties: by name).';
+grant execute on function app_public.featured_coffee() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
 
--- notificationAdded: the signed-in customer whose notifications the caller
--- follows (always their own); staff have none (42501), anonymous 28000.
-create or replace function app_hidden.notification_recipient() returns uuid
-language plpgsql stable as $$
-begin
-  perform app_hidden.require_signed_in();
-  if app_public.current_actor() <> 'customer' then
-    raise exception 'Only customers receive notifications.' using errcode = '42501';
-  end if;
-  return app_public.current_user_id();
-end;
-$$;
-
-create or replace function app_private.cafe_time_zone() returns text
+create function app_private.cafe_time_zone() returns text
 language sql stable security definer set search_path = pg_catalog as $$
   select app_private.text_setting('cafe_time_zone');
 $$;
 
 -- An ISO 8601 date (midnight in the café's zone), local date-time (in the
 -- café's zone) or date-time with an offset or Z. Anything else: 22023.
-create or replace function app_private.parse_report_time(p_value text, p_zone text, p_name text) returns timestamptz
+create function app_private.parse_report_time(p_value text, p_zone text, p_name text) returns timestamptz
 language plpgsql stable as $$
 begin
   if p_value ~ '^\d{4}-\d{2}-\d{2}$' then
@@ -3177,7 +3622,7 @@ $$;
 
 -- "2026-11-23T14:00+01:00": a bucket's start in the café's zone, with its
 -- offset (the two 01:00 hours of a DST change stay apart).
-create or replace function app_private.local_iso(p_at timestamptz, p_zone text, p_hour boolean) returns text
+create function app_private.local_iso(p_at timestamptz, p_zone text, p_hour boolean) returns text
 language sql stable as $$
   select case when p_hour then
     to_char(p_at at time zone p_zone, 'YYYY-MM-DD"T"HH24:MI')
@@ -3186,172 +3631,6 @@ language sql stable as $$
       || ':' || to_char(abs(extract(epoch from (p_at at time zone p_zone) - (p_at at time zone 'UTC')))::integer % 3600 / 60, 'FM00')
   else to_char(p_at at time zone p_zone, 'YYYY-MM-DD') end;
 $$;
-
-create table if not exists app_private.audit_log (
-  id bigint generated always as identity primary key,
-  at timestamptz not null default clock_timestamp(),
-  actor text not null,
-  action text not null,
-  entity text not null,
-  before jsonb,
-  after jsonb
-);
-create index if not exists audit_log_at_idx on app_private.audit_log (at desc, id desc);
-comment on table app_private.audit_log is
-  'Every change of a rule: who, when, what, before and after. No request role may read or write it directly (no grants, RLS on); admins read it through auditLog. A DBA''s retention job may delete old rows as the owner.';
-
--- Who made the change: the signed-in account (e-mail and role) for GraphQL;
--- the payment callback or the worker (both act as cafe_system: the callback
--- logs in as the API's authenticator, the worker as the owner); else the
--- database user of a DBA's own session.
-create or replace function app_private.audit_actor() returns text
-language plpgsql stable security definer set search_path = pg_catalog as $$
-declare
-  v_role text := nullif(current_setting('role', true), 'none');
-  v_user uuid := nullif(current_setting('jwt.claims.user_id', true), '')::uuid;
-  v_email text;
-begin
-  if v_role in ('cafe_customer', 'cafe_barista', 'cafe_admin') and v_user is not null then
-    select a.email::text into v_email from app_private.accounts a where a.id = v_user;
-    return coalesce(v_email, v_user::text) || ' (' || substr(v_role, 6) || ')';
-  elsif v_role = 'cafe_system' then
-    return case when session_user::text = 'cafe_authenticator' then 'payment callback (cafe_system)' else 'worker (cafe_system)' end;
-  elsif v_role is not null then
-    return session_user::text || ' as ' || v_role;
-  end if;
-  return session_user::text;
-end;
-$$;
-
--- One trigger function for every audited table. tg_argv[0]: the key columns
--- (comma-separated) that name the row in `entity`; tg_argv[1]: the columns
--- recorded ('*': all). An UPDATE records the changed columns only, and
--- nothing when none of the recorded columns changed.
-create or replace function app_private.tg_audit() returns trigger
-language plpgsql security definer set search_path = pg_catalog as $$
-declare
-  v_old jsonb := case when tg_op <> 'INSERT' then to_jsonb(old) end;
-  v_new jsonb := case when tg_op <> 'DELETE' then to_jsonb(new) end;
-  v_row jsonb := coalesce(v_new, v_old);
-  v_columns text[] := case when tg_argv[1] = '*' then null else string_to_array(tg_argv[1], ',') end;
-  v_key text;
-begin
-  if v_columns is not null then
-    v_old := case when v_old is not null then (select jsonb_object_agg(k, v_old -> k) from unnest(v_columns) k) end;
-    v_new := case when v_new is not null then (select jsonb_object_agg(k, v_new -> k) from unnest(v_columns) k) end;
-  end if;
-  if tg_op = 'UPDATE' then
-    select jsonb_object_agg(k, v_old -> k), jsonb_object_agg(k, v_new -> k) into v_old, v_new
-    from jsonb_object_keys(v_new) k
-    where v_new -> k is distinct from v_old -> k;
-    if v_new is null then
-      return null;
-    end if;
-  end if;
-  select string_agg(v_row ->> k, ' ') into v_key from unnest(string_to_array(tg_argv[0], ',')) k;
-  insert into app_private.audit_log (actor, action, entity, before, after)
-  values (app_private.audit_actor(), tg_op, tg_table_schema || '.' || tg_table_name || ' ' || coalesce(v_key, ''), v_old, v_new);
-  return null;
-end;
-$$;
-
-create trigger _950_audit after insert or update or delete on app_private.settings
-  for each row execute function app_private.tg_audit('key', 'key,value,text_value');
-
-create trigger _950_audit after insert or update or delete on app_private.role_limits
-  for each row execute function app_private.tg_audit('role', 'role,statement_timeout,lock_timeout');
-
-create trigger _950_audit after insert or update or delete on app_public.order_status_transitions
-  for each row execute function app_private.tg_audit('from_status,to_status,role', '*');
-
-create trigger _950_audit after insert or update or delete on app_private.alert_rules
-  for each row execute function app_private.tg_audit('kind', 'kind,threshold,window_seconds,block_seconds');
-
-create trigger _950_audit after insert or delete on app_public.coffees
-  for each row execute function app_private.tg_audit('id', 'id,name,price,available');
-
-create trigger _950_audit_update after update of price, available on app_public.coffees
-  for each row execute function app_private.tg_audit('id', 'price,available');
-
-create trigger _950_audit_staff_insert after insert on app_private.accounts
-  for each row when (new.role in ('barista', 'admin'))
-  execute function app_private.tg_audit('id', 'id,email,role,disabled_at');
-
-create trigger _950_audit_staff after update of role, disabled_at, email on app_private.accounts
-  for each row when (old.role in ('barista', 'admin') or new.role in ('barista', 'admin'))
-  execute function app_private.tg_audit('id', 'email,role,disabled_at');
-
-create trigger _950_audit_staff_delete after delete on app_private.accounts
-  for each row when (old.role in ('barista', 'admin'))
-  execute function app_private.tg_audit('id', 'id,email,role,disabled_at');
-
--- Schema-level rules (policies, grants, functions, tables' RLS switches):
--- an event trigger on ddl_command_end. Creating one needs a superuser, so
--- the service calls app_private.install_ddl_audit() when it has a superuser
--- URL; otherwise a DBA runs it once (README). A failure here never blocks
--- the DDL itself: it becomes a warning.
-create or replace function app_private.audit_ddl() returns event_trigger
-language plpgsql security definer set search_path = pg_catalog as $$
-declare
-  r record;
-  v_any boolean := false;
-begin
-  if tg_tag not in ('CREATE POLICY', 'ALTER POLICY', 'DROP POLICY', 'GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES',
-                    'CREATE FUNCTION', 'ALTER FUNCTION', 'DROP FUNCTION', 'CREATE PROCEDURE', 'ALTER PROCEDURE', 'DROP PROCEDURE',
-                    'ALTER TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER', 'CREATE EVENT TRIGGER', 'ALTER EVENT TRIGGER', 'DROP EVENT TRIGGER') then
-    return;
-  end if;
-  begin
-    for r in select * from pg_event_trigger_ddl_commands() loop
-      if r.schema_name is null or r.schema_name not in ('graphile_worker', 'graphile_migrate', 'pg_temp') and r.schema_name !~ '^pg_temp' then
-        v_any := true;
-        insert into app_private.audit_log (actor, action, entity, before, after)
-        values (app_private.audit_actor(), r.command_tag, coalesce(r.object_type, 'object') || ' ' || coalesce(r.object_identity, '?'),
-                null, jsonb_build_object('statement', left(current_query(), 2000)));
-      end if;
-    end loop;
-    if not v_any and tg_tag like 'DROP %' then
-      -- Drops are not among ddl_commands(): the statement names the object.
-      insert into app_private.audit_log (actor, action, entity, before, after)
-      values (app_private.audit_actor(), tg_tag, lower(substr(tg_tag, 6)), null, jsonb_build_object('statement', left(current_query(), 2000)));
-    end if;
-  exception when others then
-    raise warning 'audit of % failed: %', tg_tag, sqlerrm;
-  end;
-end;
-$$;
-
--- Idempotent; run by a superuser (the service with a superuser URL, or a DBA).
-create or replace function app_private.install_ddl_audit() returns void
-language plpgsql as $$
-begin
-  if not exists (select 1 from pg_catalog.pg_event_trigger where evtname = 'cafe_audit_ddl') then
-    create event trigger cafe_audit_ddl on ddl_command_end execute function app_private.audit_ddl();
-  end if;
-end;
-$$;
-
-create or replace function app_private.ddl_audit_installed() returns boolean
-language sql stable as $$
-  select exists (select 1 from pg_catalog.pg_event_trigger where evtname = 'cafe_audit_ddl' and evtenabled <> 'D');
-$$;
-
-create function app_hidden.audit_log(p_first integer, p_offset integer)
-returns table (at timestamptz, actor text, action text, entity text, before text, after text)
-language plpgsql stable security definer set search_path = pg_catalog as $$
-begin
-  perform app_hidden.require_admin();
-  if p_first < 0 or p_offset < 0 then
-    raise exception 'first and offset are 0 or more.' using errcode = '22023';
-  end if;
-  return query
-    select l.at, l.actor, l.action, l.entity, l.before::text, l.after::text
-    from app_private.audit_log l
-    order by l.at desc, l.id desc
-    limit least(coalesce(p_first, 100), 500) offset coalesce(p_offset, 0);
-end;
-$$;
-comment on function app_hidden.audit_log(integer, integer) is 'Admins only: the audit log, newest first; at most 500 rows (100 when p_first is null; the API passes its DEFAULT_LIST_SIZE).';
 
 create function app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer)
 returns table (bucket text, orders integer, cups integer, revenue double precision)
@@ -3402,192 +3681,77 @@ end;
 $$;
 comment on function app_hidden.sales_report(text, text, text, integer) is
   'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY of the café''s time zone, or per COFFEE; at most p_max_rows rows.';
-
---! split: 010-grants-and-rls.sql
--- Grants and row-level security: who may read which rows, and call what.
-
--- The menu is public.
--- Idempotency keys: only through app_hidden.idempotency_claim/_store (SECURITY DEFINER).
-alter table app_private.idempotency_keys enable row level security;
-
-alter table app_public.roasters enable row level security;
-create policy select_all on app_public.roasters for select using (true);
-alter table app_public.ingredients enable row level security;
-create policy select_all on app_public.ingredients for select using (true);
-alter table app_public.coffees enable row level security;
-create policy select_all on app_public.coffees for select using (true);
-alter table app_public.recipe_lines enable row level security;
-create policy select_all on app_public.recipe_lines for select using (true);
-alter table app_public.reviews enable row level security;
-create policy select_all on app_public.reviews for select using (true);
-
--- Suppliers: admins only.
-alter table app_public.suppliers enable row level security;
-create policy select_admin on app_public.suppliers for select to cafe_admin using (app_public.is_admin());
-
--- Stock: staff (and the system).
-alter table app_public.stock_items enable row level security;
-create policy select_staff on app_public.stock_items for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
-alter table app_public.stock_movements enable row level security;
-create policy select_staff on app_public.stock_movements for select to cafe_barista, cafe_admin using (app_public.is_staff());
-
--- Customers: staff read all; a customer reads their own row.
-alter table app_public.customers enable row level security;
-create policy select_staff on app_public.customers for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
-create policy select_own on app_public.customers for select to cafe_customer using (id = app_public.current_user_id());
-alter table app_public.profiles enable row level security;
-create policy select_staff on app_public.profiles for select to cafe_barista, cafe_admin using (app_public.is_staff());
-create policy select_own on app_public.profiles for select to cafe_customer using (customer_id = app_public.current_user_id());
-
--- Orders: staff read all; a customer reads their own.
-alter table app_public.orders enable row level security;
-create policy select_staff on app_public.orders for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
-create policy select_own on app_public.orders for select to cafe_customer using (customer_id = app_public.current_user_id());
-alter table app_public.order_items enable row level security;
-create policy select_staff on app_public.order_items for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
-create policy select_own on app_public.order_items for select to cafe_customer
-  using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
-alter table app_public.order_events enable row level security;
-create policy select_staff on app_public.order_events for select to cafe_barista, cafe_admin using (app_public.is_staff());
-create policy select_own on app_public.order_events for select to cafe_customer
-  using (exists (select 1 from app_public.orders o where o.id = order_id and o.customer_id = app_public.current_user_id()));
-
--- Staff: staff read each other; a customer reads the baristas of their orders.
-alter table app_public.baristas enable row level security;
-create policy select_staff on app_public.baristas for select to cafe_barista, cafe_admin, cafe_system using (app_public.current_actor() in ('barista', 'admin', 'system'));
-create policy select_own_orders on app_public.baristas for select to cafe_customer
-  using (exists (select 1 from app_public.orders o where o.barista_id = baristas.id and o.customer_id = app_public.current_user_id()));
-alter table app_public.order_status_transitions enable row level security;
-create policy select_staff on app_public.order_status_transitions for select to cafe_barista, cafe_admin using (app_public.is_staff());
-alter table app_public.coffee_price_changes enable row level security;
-create policy select_admin on app_public.coffee_price_changes for select to cafe_admin using (app_public.is_admin());
-alter table app_public.notifications enable row level security;
-create policy select_staff on app_public.notifications for select to cafe_barista, cafe_admin using (app_public.is_staff());
-create policy select_own on app_public.notifications for select to cafe_customer using (customer_id = app_public.current_user_id());
-alter table app_public.refunds enable row level security;
-create policy select_admin on app_public.refunds for select to cafe_admin using (app_public.is_admin());
-alter table app_public.payment_alerts enable row level security;
-create policy select_admin on app_public.payment_alerts for select to cafe_admin using (app_public.is_admin());
-
--- Nothing for the request roles: no grants, and RLS with no policy.
-alter table app_private.audit_log enable row level security;
-
--- Schemas: the API's roles reach app_public and app_hidden; cafe_system also
--- app_private (its entry points there are granted one by one).
-grant usage on schema app_public to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant usage on schema app_private to cafe_system;
-grant usage on schema app_hidden to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-
--- Tables: SELECT only (every write goes through a function); RLS decides
--- which rows.
-grant select on app_public.roasters to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant select on app_public.suppliers to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
-grant select on app_public.ingredients to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant select on app_public.coffees to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant select on app_public.recipe_lines to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant select on app_public.stock_items to cafe_barista, cafe_admin, cafe_system, cafe_anonymous, cafe_customer;
-grant select on app_public.customers to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
-grant select on app_public.profiles to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
-grant select on app_public.baristas to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
-grant select on app_public.reviews to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant select on app_public.orders to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
-grant select on app_public.order_items to cafe_customer, cafe_barista, cafe_admin, cafe_system, cafe_anonymous;
-grant select on app_public.order_status_transitions to cafe_barista, cafe_admin, cafe_anonymous, cafe_customer;
-grant select on app_public.order_events to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
-grant select on app_public.coffee_price_changes to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
-grant select on app_public.stock_movements to cafe_barista, cafe_admin, cafe_anonymous, cafe_customer;
-grant select on app_public.notifications to cafe_customer, cafe_barista, cafe_admin, cafe_anonymous;
-grant select on app_public.refunds to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
-grant select on app_public.payment_alerts to cafe_admin, cafe_anonymous, cafe_customer, cafe_barista;
-
--- Functions: no function is executable by PUBLIC (the default privileges at
--- the top); each role gets exactly what it calls. The request roles
--- (cafe_anonymous, cafe_customer, cafe_barista, cafe_admin) call app_public
--- functions through generated fields and mutations, app_hidden functions
--- through the plugins; RLS policies and SECURITY INVOKER functions call the
--- helpers as the same roles. cafe_system (the callback route, the worker's
--- tasks, /metrics, the subscriptions' re-reads) calls its app_private entry
--- points. Triggers and what SECURITY DEFINER functions call need no grant;
--- everything not listed is callable by its owner only.
-grant execute on function app_public.cancel_order(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffee_by_id(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffee_list(app_public.coffee_category) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_cost(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_ingredients(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_inventory(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_margin(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_reviews(app_public.coffees,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_sales_data(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_seasonal_ingredients(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.coffees_supplier(app_public.coffees) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.create_coffee(text,numeric,app_public.roast_level,app_public.coffee_category,uuid,text,text,boolean,boolean) to cafe_admin;
-grant execute on function app_public.create_order(jsonb,text,uuid,integer,text,uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.current_actor() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_public.current_customer() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.current_user_id() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_public.customer_by_email(text) to cafe_barista, cafe_admin;
-grant execute on function app_public.customers_recent_orders(app_public.customers,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.featured_coffee() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.is_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_public.is_staff() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_public.low_stock_items() to cafe_barista, cafe_admin;
-grant execute on function app_public.mark_order_paid(uuid,app_public.payment_method) to cafe_barista, cafe_admin;
-grant execute on function app_public.menu_items() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.open_refunds() to cafe_admin;
-grant execute on function app_public.order_by_id(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.order_status_message(app_public.order_status) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_public.orders_order(app_public.orders) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.payment_alert_list(integer) to cafe_admin;
-grant execute on function app_public.restock_ingredient(uuid,numeric,text) to cafe_admin;
-grant execute on function app_public.search_coffees(text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.search_customers(text) to cafe_barista, cafe_admin;
-grant execute on function app_public.seasonal_drinks() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.set_coffee_available(uuid,boolean) to cafe_admin;
-grant execute on function app_public.set_stock_alert_level(uuid,numeric) to cafe_admin;
-grant execute on function app_public.settle_refund(uuid) to cafe_admin;
-grant execute on function app_public.update_coffee_price(uuid,numeric) to cafe_admin;
-grant execute on function app_public.update_customer_profile(jsonb) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_public.update_order_status(uuid,app_public.order_status) to cafe_barista, cafe_admin;
-grant execute on function app_public.user_by_id(uuid) to cafe_barista, cafe_admin;
-grant execute on function app_private.blocked_source_list() to cafe_system;
-grant execute on function app_private.expire_pending_orders(integer) to cafe_system;
-grant execute on function app_private.is_source_blocked(text) to cafe_system;
-grant execute on function app_private.is_unauthenticated_failure(text) to cafe_system;
-grant execute on function app_private.job_counts() to cafe_system;
-grant execute on function app_private.log_delivery(text,integer,text,text,text,text,text,text,uuid) to cafe_system;
-grant execute on function app_private.notify_customer(uuid,text) to cafe_system;
-grant execute on function app_private.notification_webhook(uuid) to cafe_system;
-grant execute on function app_private.notification_webhook_delivered(uuid) to cafe_system;
-grant execute on function app_private.notification_webhook_failed(uuid,text) to cafe_system;
-grant execute on function app_private.process_payment_callback(text,text,text,text,text,text,text,numeric,jsonb,text) to cafe_system;
-grant execute on function app_private.purge_failed_deliveries() to cafe_system;
-grant execute on function app_private.purge_idempotency_keys() to cafe_system;
-grant execute on function app_private.purge_sign_in_logs() to cafe_system;
-grant select on app_private.role_limits to cafe_system;
-grant execute on function app_private.role_limit_settings() to cafe_system;
-grant execute on function app_private.apply_role_limits() to cafe_system;
-grant execute on function app_private.start_preparation(uuid) to cafe_system;
-grant execute on function app_private.take_inventory(uuid) to cafe_system;
-grant execute on function app_private.text_setting(text) to cafe_system;
-grant execute on function app_hidden.add_staff_account(text,text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.assert_can_follow_order(uuid) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.assert_can_follow_queue() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.notification_recipient() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.audit_log(integer,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.authenticate(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.change_password(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.disable_account(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.logout(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.idempotency_claim(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.idempotency_committed(text,text,json) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.idempotency_answer(text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.idempotency_store(text,text,json) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.note_registration_attempt(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.recent_revoked_sign_ins(integer) to cafe_system;
-grant execute on function app_hidden.refresh_session(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.register(text,text,text,text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
-grant execute on function app_hidden.signed_in_as(text) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_hidden.require_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_hidden.require_signed_in() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
-grant execute on function app_hidden.require_staff() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.sales_report(text,text,text,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 810 audit: schema changes and reading the log
+--------------------------------------------------------------------------------
+
+-- Schema-level rules (policies, grants, functions, tables' RLS switches):
+-- an event trigger on ddl_command_end. Creating one needs a superuser, so
+-- the service calls app_private.install_ddl_audit() when it has a superuser
+-- URL; otherwise a DBA runs it once (docs/api.md). A failure here never
+-- blocks the DDL itself: it becomes a warning.
+create function app_private.audit_ddl() returns event_trigger
+language plpgsql security definer set search_path = pg_catalog as $$
+declare
+  r record;
+  v_any boolean := false;
+begin
+  if tg_tag not in ('CREATE POLICY', 'ALTER POLICY', 'DROP POLICY', 'GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES',
+                    'CREATE FUNCTION', 'ALTER FUNCTION', 'DROP FUNCTION', 'CREATE PROCEDURE', 'ALTER PROCEDURE', 'DROP PROCEDURE',
+                    'ALTER TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER', 'CREATE EVENT TRIGGER', 'ALTER EVENT TRIGGER', 'DROP EVENT TRIGGER') then
+    return;
+  end if;
+  begin
+    for r in select * from pg_event_trigger_ddl_commands() loop
+      if r.schema_name is null or r.schema_name not in ('graphile_worker', 'graphile_migrate', 'pg_temp') and r.schema_name !~ '^pg_temp' then
+        v_any := true;
+        insert into app_private.audit_log (actor, action, entity, before, after)
+        values (app_private.audit_actor(), r.command_tag, coalesce(r.object_type, 'object') || ' ' || coalesce(r.object_identity, '?'),
+                null, jsonb_build_object('statement', left(current_query(), 2000)));
+      end if;
+    end loop;
+    if not v_any and tg_tag like 'DROP %' then
+      -- Drops are not among ddl_commands(): the statement names the object.
+      insert into app_private.audit_log (actor, action, entity, before, after)
+      values (app_private.audit_actor(), tg_tag, lower(substr(tg_tag, 6)), null, jsonb_build_object('statement', left(current_query(), 2000)));
+    end if;
+  exception when others then
+    raise warning 'audit of % failed: %', tg_tag, sqlerrm;
+  end;
+end;
+$$;
+
+-- Idempotent; run by a superuser (the service with a superuser URL, or a DBA).
+create function app_private.install_ddl_audit() returns void
+language plpgsql as $$
+begin
+  if not exists (select 1 from pg_catalog.pg_event_trigger where evtname = 'cafe_audit_ddl') then
+    create event trigger cafe_audit_ddl on ddl_command_end execute function app_private.audit_ddl();
+  end if;
+end;
+$$;
+
+create function app_private.ddl_audit_installed() returns boolean
+language sql stable as $$
+  select exists (select 1 from pg_catalog.pg_event_trigger where evtname = 'cafe_audit_ddl' and evtenabled <> 'D');
+$$;
+
+create function app_hidden.audit_log(p_first integer, p_offset integer)
+returns table (at timestamptz, actor text, action text, entity text, before text, after text)
+language plpgsql stable security definer set search_path = pg_catalog as $$
+begin
+  perform app_hidden.require_admin();
+  if p_first < 0 or p_offset < 0 then
+    raise exception 'first and offset are 0 or more.' using errcode = '22023';
+  end if;
+  return query
+    select l.at, l.actor, l.action, l.entity, l.before::text, l.after::text
+    from app_private.audit_log l
+    order by l.at desc, l.id desc
+    limit least(coalesce(p_first, 100), 500) offset coalesce(p_offset, 0);
+end;
+$$;
+comment on function app_hidden.audit_log(integer, integer) is 'Admins only: the audit log, newest first; at most 500 rows (100 when p_first is null; the API passes its DEFAULT_LIST_SIZE).';
+grant execute on function app_hidden.audit_log(integer,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;

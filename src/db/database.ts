@@ -380,7 +380,7 @@ export async function resetDatabase(urls: DatabaseUrls): Promise<void> {
 export const INSTALL_DDL_AUDIT = "select app_private.install_ddl_audit()";
 
 /**
- * The audit log's event trigger (baseline migration, section cafes-day) needs a superuser: with
+ * The audit log's event trigger (baseline migration, section 810) needs a superuser: with
  * one, install it (idempotent); without, say once that DDL is not audited.
  */
 async function installDdlAudit(urls: DatabaseUrls, owner: pg.Client): Promise<void> {
