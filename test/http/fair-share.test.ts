@@ -1,19 +1,18 @@
 import net from "node:net";
 import fc from "fast-check";
 import { sourceKey } from "../../src/http/clientAddress.ts";
-import { sendCallback } from "../support/paymentProvider.ts";
 import { startTestService, type TestService } from "../support/service.ts";
-import { sleep, waitUntil } from "../support/wait.ts";
+import { waitUntil } from "../support/wait.ts";
 
 // Fair share at the HTTP edge: one definition of "source" (an
 // IPv6 /64 is one, an IPv4-mapped address is its IPv4 address) for every
 // limiter; a signed-in request spends its sign-in's budget, not its
-// address's; TRUSTED_NETWORKS raises the per-source budget; the payment
-// callback refuses a blocked or over-the-limit source from memory, before
-// any transaction; slow clients are cut at their configured timeouts (to
-// within a second); at most HTTP_MAX_CONNECTIONS_PER_SOURCE connections per
-// source. The service trusts the loopback proxy, so each test is its own
-// source (X-Forwarded-For).
+// address's; TRUSTED_NETWORKS raises the per-source budget; slow clients
+// are cut at their configured timeouts (to within a second); at most
+// HTTP_MAX_CONNECTIONS_PER_SOURCE connections per source. The service
+// trusts the loopback proxy, so each test is its own source
+// (X-Forwarded-For). The payment callback's own limits:
+// test/http/payment-callback.before-io.test.ts.
 
 const HEADERS_TIMEOUT_MS = 2000;
 const REQUEST_TIMEOUT_MS = 3000;
@@ -31,7 +30,6 @@ beforeAll(async () => {
       GRAPHQL_RATE_BURST: "4",
       TRUSTED_NETWORKS: "203.0.113.0/24",
       TRUSTED_NETWORK_FACTOR: "3",
-      CALLBACK_RATE_LIMIT: "5",
       HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     },
@@ -41,8 +39,6 @@ beforeAll(async () => {
   await post("192.0.2.1", "{ __typename }");
 });
 afterAll(async () => {
-  await t?.db.query("delete from app_private.blocked_sources where source like '198.51.100.%'");
-  await t?.db.query("delete from app_private.payment_deliveries where source like '198.51.100.%'");
   await t?.stop();
   await plain?.stop();
 });
@@ -114,72 +110,6 @@ describe("who pays", () => {
   test("TRUSTED_NETWORKS: an anonymous source inside it gets TRUSTED_NETWORK_FACTOR times the budget; one outside does not", async () => {
     expect(await statuses(13, () => post("203.0.113.5", "{ __typename }"))).toEqual([...Array(12).fill(200), 429]);
     expect(await statuses(5, () => post("198.51.100.15", "{ __typename }"))).toEqual([200, 200, 200, 200, 429]);
-  });
-});
-
-describe("payment callback: refused before any I/O", () => {
-  /** Counts the connections both pools hand out while `fn` runs. */
-  async function acquisitions(fn: () => Promise<void>): Promise<{ api: number; callback: number }> {
-    const api = t.service.api!;
-    const n = { api: 0, callback: 0 };
-    const onApi = () => n.api++;
-    const onCallback = () => n.callback++;
-    api.pool.on("acquire", onApi);
-    api.callbackPool.on("acquire", onCallback);
-    try {
-      await fn();
-    } finally {
-      api.pool.off("acquire", onApi);
-      api.callbackPool.off("acquire", onCallback);
-    }
-    return n;
-  }
-
-  test("a flood from a blocked source (no token, a wrong one, oversized bodies, from another address of its /64) takes no connection and writes nothing; the provider's signed delivery from it still goes through, on the route's own pool", async () => {
-    const source = "198.51.100.20";
-    await t.db.query("insert into app_private.blocked_sources (source, blocked_until, reason) values ($1, now() + interval '10 minutes', 'test')", [source]);
-    await t.db.query("insert into app_private.blocked_sources (source, blocked_until, reason) values ('2001:db8:9:9::/64', now() + interval '10 minutes', 'test')");
-    // The service learns of blocks by notification.
-    await t.service.api!.subscriber.flush();
-    await sleep(10);
-    const big = JSON.stringify({ padding: "x".repeat(70_000) });
-    const answers: number[] = [];
-    const used = await acquisitions(async () => {
-      for (let i = 0; i < 100; i++) {
-        const from = i % 4 === 3 ? `2001:db8:9:9::${i.toString(16)}` : source;
-        const options = i % 4 === 0 ? { token: null } : i % 4 === 1 ? { token: "wrong-token-0123456789" } : { token: null, signature: null };
-        answers.push((await sendCallback(t.url, i % 4 === 2 ? big : { event: "payment.completed" }, { ...options, headers: { "x-forwarded-for": from } })).status);
-      }
-    });
-    expect(new Set(answers)).toEqual(new Set([429]));
-    // The health probe (every 2 s) is the API pool's only user meanwhile.
-    expect(used.callback).toBe(0);
-    expect(used.api).toBeLessThanOrEqual(3);
-    const { rows } = await t.db.query("select count(*)::int as n from app_private.payment_deliveries where source in ($1, '2001:db8:9:9::/64')", [source]);
-    expect(rows[0].n).toBe(0);
-
-    const signed = await acquisitions(async () => {
-      const r = await sendCallback(t.url, { event: "something.else", data: { amount: "1.00", customer: "alice@example.com" } }, { headers: { "x-forwarded-for": source } });
-      expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { status: "ignored" } });
-    });
-    expect(signed.callback).toBeGreaterThanOrEqual(1);
-  });
-
-  test("CALLBACK_RATE_LIMIT: past it a source's deliveries are refused 429 from memory (nothing written); a validly signed one still goes through", async () => {
-    const source = "198.51.100.21";
-    const answers = await Promise.all(
-      Array.from({ length: 30 }, () => sendCallback(t.url, { event: "payment.completed" }, { token: null, headers: { "x-forwarded-for": source } })),
-    );
-    const refused = answers.filter((a) => a.status === 429).length;
-    const unauthorized = answers.filter((a) => a.status === 401).length;
-    expect(refused + unauthorized).toBe(30);
-    expect(unauthorized).toBeLessThanOrEqual(10); // 5 a second (a window may turn meanwhile)
-    expect(refused).toBeGreaterThanOrEqual(20);
-    expect(answers.find((a) => a.status === 429)?.body?.error?.code).toBe("RATE_LIMITED");
-    const { rows } = await t.db.query("select count(*)::int as n from app_private.payment_deliveries where source = $1", [source]);
-    expect(rows[0].n).toBe(unauthorized);
-    const r = await sendCallback(t.url, { event: "something.else", data: { amount: "1.00", customer: "alice@example.com" } }, { headers: { "x-forwarded-for": source } });
-    expect(r.status).toBe(200);
   });
 });
 
