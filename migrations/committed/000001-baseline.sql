@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:0933b2146dc2374170cb84d7a219f9b8ccd84b5c
+--! Hash: sha1:5ba90b082992bb281a67a24adbfe1016d49be9a1
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -9,7 +9,7 @@
 -- functions the API's plugins call (callable by the API roles, never
 -- introspected); app_private holds credentials, logs and internals.
 --
--- Roles (created by the bootstrap, src/database.ts, because roles are
+-- Roles (created by the bootstrap, src/db/database.ts, because roles are
 -- cluster-wide): cafe_anonymous, cafe_customer, cafe_barista, cafe_admin for
 -- requests; cafe_system for the payment route and the worker; a DBA's own
 -- session (no SET ROLE) acts as "dba".
