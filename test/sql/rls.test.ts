@@ -50,12 +50,12 @@ beforeAll(async () => {
   ]);
 });
 
-/** An answer that may refuse with a listed code, but must not leak rows or fail internally. */
 /** A generated connection's query (`{ <field> { nodes { <column> } } }`) and where its rows are in the data. */
 function connection(field: string, column: string): [string, (d: any) => unknown[] | undefined] {
   return [`{ ${field} { nodes { ${column} } } }`, (d) => d[field]?.nodes];
 }
 
+/** An answer that may refuse with a listed code, but must not leak rows or fail internally. */
 function expectRefusedOrEmpty(r: GraphQLResponse, rowsOf: (data: any) => unknown[] | null | undefined, allowed: string[]) {
   const rows = r.body.data ? (rowsOf(r.body.data) ?? []) : [];
   expect(rows).toEqual([]);
