@@ -34,7 +34,7 @@ export const OrdersFieldPlugin = extendSchema((build) => {
             // uses the queue index (orders_queue_idx); a generic plan (after
             // five runs of the prepared statement) can still use
             // orders_status_idx, where `$1 is null or status = any($1)` left it
-            // only a sequential scan (158 ms at 1,000,000 orders). No status:
+            // only a sequential scan (figures: docs/performance.md). No status:
             // every status.
             $orders.where(
               sql`${$orders.alias}.status = any(coalesce(${statuses}, enum_range(null::${statusCodec.sqlType})))`,

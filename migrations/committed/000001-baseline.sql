@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:5ba90b082992bb281a67a24adbfe1016d49be9a1
+--! Hash: sha1:a6d02e702da4c8d43f3824c9239114ba134b92d3
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -136,8 +136,8 @@ $$;
 --
 -- 1. random_page_cost 1.1 for this database. The default (4) models spinning
 --    disks; with it the planner hash-joined all 200 coffees for every order of
---    the barista queue (13 ms at 10,000 orders) instead of looking each coffee
---    up by key (3 ms). A database setting, so a DBA can still change it; it
+--    the barista queue instead of looking each coffee up by key (figures:
+--    docs/performance.md). A database setting, so a DBA can still change it; it
 --    applies to sessions opened afterwards. Only the database's owner may set
 --    it: when the migrations run as another role, say so and go on.
 do $$

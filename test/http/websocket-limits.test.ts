@@ -8,7 +8,7 @@ import { sleep, waitUntil } from "../support/wait.ts";
 // over a real `ws` socket, so the test controls pings, ids and timing.
 
 // Long enough that a stalled event loop (the client and the server share this
-// process; a 600 ms stall was seen once in a CI run) is small beside it.
+// process, on a machine that may be busy) is small beside it.
 const PING_MS = 1500;
 const ALLOWED_ORIGIN = "https://dashboard.example";
 

@@ -2,7 +2,7 @@ import { useTestService } from "../support/service.ts";
 import { sleep } from "../support/wait.ts";
 
 // Crashed workers: the jobs a worker held when it was
-// killed with SIGKILL run again within 10 s (they took ~30 s). What a killed
+// killed with SIGKILL run again within 10 s. What a killed
 // worker leaves in the database is a job locked by it and a heartbeat that
 // stops; a live worker (this file's, in this process) notices the silence
 // at its next beat, unlocks the job and runs it.
