@@ -1,8 +1,8 @@
 // The documentation stays true to the code: the generated pages
 // (docs/configuration.md, docs/errors.md: scripts/docs.ts) are what `npm run
 // docs` writes now, .env.example lists every variable, the README's front
-// page stays short, and every relative link in README.md and docs/ leads
-// to a file that exists.
+// page stays short, every relative link in README.md and docs/ leads
+// to a file that exists, and test/README.md's index names every test file.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { CONFIG_SCHEMA } from "../../src/config.ts";
@@ -46,4 +46,17 @@ test("every relative link in README.md and docs/*.md leads to a file that exists
   for (const topic of ["clients", "trusted-documents", "subscriptions", "payments", "security", "operations", "configuration", "performance", "schema-evolution", "errors"]) {
     expect(readme).toContain(`](docs/${topic}.md)`);
   }
+});
+
+test("test/README.md's index names every test file outside test/drills, and each file it names exists", () => {
+  const testFiles = (dir: string): string[] =>
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? (["drills", "support"].includes(e.name) ? [] : testFiles(`${dir}/${e.name}`)) : e.name.endsWith(".test.ts") ? [`${dir}/${e.name}`] : [],
+    );
+  const files = testFiles("test").map((f) => f.slice("test/".length, -".test.ts".length));
+  const index = read("test/README.md").split("## Index")[1] ?? "";
+  const named = [...index.matchAll(/`([a-z]+\/[\w.-]+)`/g)].map((m) => m[1]!);
+  expect(files.filter((f) => !named.includes(f))).toEqual([]);
+  expect(named.filter((f) => !files.includes(f))).toEqual([]);
+  expect(files.length).toBeGreaterThan(50);
 });
