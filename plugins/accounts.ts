@@ -3,6 +3,13 @@ import type { PgClient } from "postgraphile/@dataplan/pg";
 import { context, lambda, object, SafeError, sideEffect, type FieldArgs } from "postgraphile/grafast";
 import type { AccountRole, CafeServices } from "./services.ts";
 
+interface SessionRow {
+  user_id: string | null;
+  role: AccountRole | null;
+  refresh_token: string | null;
+  sign_in_id: string | null;
+}
+
 /**
  * Accounts: login, register, refreshToken, logout, changePassword, and the
  * admins' addStaffAccount and disableAccount. Postgres checks passwords
@@ -11,13 +18,6 @@ import type { AccountRole, CafeServices } from "./services.ts";
  * which sign-ins are revoked (app_hidden.*); the server only signs the
  * short-lived access token (`signSession`, from the preset's `schema.cafe`).
  */
-interface SessionRow {
-  user_id: string | null;
-  role: AccountRole | null;
-  refresh_token: string | null;
-  sign_in_id: string | null;
-}
-
 export const AccountsPlugin = extendSchema((build) => {
   const executor = build.input.pgRegistry.pgExecutors.main!;
   const services: CafeServices | undefined = build.options.cafe;

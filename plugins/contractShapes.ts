@@ -1,5 +1,7 @@
 import { TYPES } from "postgraphile/@dataplan/pg";
 
+const CONTRACT_INPUT_TYPES = new Set(["OrderItemInput", "CreateOrderInput", "ProfileInput"]);
+
 /**
  * The contract's scalar and naming shapes, applied to everything generated:
  * - uuid columns and arguments are `ID` (the row's UUID as text; no Relay
@@ -9,8 +11,6 @@ import { TYPES } from "postgraphile/@dataplan/pg";
  * - a function tagged `@behavior +list` keeps its own name (`coffees`, not
  *   `coffeesList`): the contract's list fields are all such functions.
  */
-const CONTRACT_INPUT_TYPES = new Set(["OrderItemInput", "CreateOrderInput", "ProfileInput"]);
-
 export const ContractShapesPlugin: GraphileConfig.Plugin = {
   name: "ContractShapesPlugin",
   version: "1.0.0",

@@ -4,15 +4,15 @@ import { lambda } from "postgraphile/grafast";
 import { sql } from "postgraphile/pg-sql2";
 import { pageArgument, pageSizeOf, type PageSize } from "./pageSize.ts";
 
+/** The whole barista queue by default; read by the query cost (plugins/pageSize.ts). */
+export const ORDERS_PAGE_SIZE: PageSize = { default: 500, max: 500 };
+
 /**
  * `orders(status: [OrderStatus!]): [Order!]!`: the contract wants a list of
  * non-null statuses, which a SQL array argument cannot express, so this field
  * is planned here. Which orders a caller sees is RLS's business (staff: all;
  * customers: their own; anonymous: none). Oldest first: the barista queue.
  */
-/** The whole barista queue by default; read by the query cost (plugins/pageSize.ts). */
-export const ORDERS_PAGE_SIZE: PageSize = { default: 500, max: 500 };
-
 export const OrdersFieldPlugin = extendSchema((build) => {
   const orders = build.input.pgRegistry.pgResources.orders;
   const statusCodec = orders.codec.attributes.status.codec;
@@ -34,7 +34,7 @@ export const OrdersFieldPlugin = extendSchema((build) => {
             // uses the queue index (orders_queue_idx); a generic plan (after
             // five runs of the prepared statement) can still use
             // orders_status_idx, where `$1 is null or status = any($1)` left it
-            // only a sequential scan (158 ms at 1,000,000 orders). No status:
+            // only a sequential scan (figures: docs/performance.md). No status:
             // every status.
             $orders.where(
               sql`${$orders.alias}.status = any(coalesce(${statuses}, enum_range(null::${statusCodec.sqlType})))`,

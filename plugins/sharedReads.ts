@@ -18,7 +18,7 @@ import { heldTransaction, type HeldTransaction } from "./heldTransaction.ts";
 // - customers (and anyone not staff): byte-identical pgSettings (role, user
 //   id, sign-in id), so RLS that depends on the user decides, per user;
 // - staff (cafe_barista, cafe_admin): every RLS policy that applies to them
-//   is `using (true)` (test/shared-reads.test.ts checks pg_policies), and
+//   is `using (true)` (test/graphql/shared-reads.test.ts checks pg_policies), and
 //   grants are per role, so what a table shows them depends on the role
 //   alone: the user id and sign-in id are left out of the key. Not when the
 //   statement calls a function (`"schema"."fn"(`) or reads a setting

@@ -3,7 +3,7 @@
 // them, src/subscriber.ts LISTENs). The triggers that publish on them are in
 // the migrations (app_private.tg_orders__notify, tg_order_items__notify,
 // tg_coffees__notify_new, tg_notifications__publish, app_private.raise_alert);
-// test/subscriptions.test.ts checks that the payloads below are the
+// test/graphql/subscriptions.test.ts checks that the payloads below are the
 // triggers' own.
 
 /** Every change of an order or its lines: `{"id"}`. */

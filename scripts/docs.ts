@@ -3,7 +3,7 @@
 //   docs/configuration.md  from src/config.ts's schema (each variable's
 //                          `.describe()` text, type, range and default);
 //   docs/errors.md         from plugins/errorCodes.ts's catalogue.
-// test/docs.test.ts fails while a committed page differs from what this
+// test/project/docs.test.ts fails while a committed page differs from what this
 // writes. `npm run docs -- --check` exits 1 instead of writing.
 import "../src/envDefaults.ts";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";

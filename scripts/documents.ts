@@ -16,7 +16,7 @@
 // retired on the record, `npm run documents -- --retire <id> --reason "..."`,
 // which writes documents/retired.json. A run that would lose an id of the
 // committed manifest (git HEAD) that is not retired fails, naming it.
-// test/trusted-documents.test.ts fails when the committed file is stale.
+// test/graphql/trusted-documents.test.ts fails when the committed file is stale.
 import "../src/envDefaults.ts";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";

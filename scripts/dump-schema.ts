@@ -4,7 +4,7 @@
 //   node scripts/node.mjs scripts/dump-schema.ts postgres://...   (npm run schema:dump -- URL)
 //
 // graphile-migrate runs it after migrating the shadow database (.gmrc,
-// afterAllMigrations, GM_DBURL); test/schema-dump.test.ts compares a fresh
+// afterAllMigrations, GM_DBURL); test/project/schema-dump.test.ts compares a fresh
 // database's dump with the committed file. Left out, because they differ
 // between a shadow database and one the service prepared: graphile-migrate's
 // and graphile-worker's own schemas, owners, and the DDL-audit event

@@ -1,6 +1,6 @@
 // Prints the served GraphQL schema (sorted, with applied directives) to
 // stdout. `npm run schema:snapshot` writes it to data/schema.graphql, the
-// reviewable snapshot that test/contract.test.ts compares with the server.
+// reviewable snapshot that test/clients/contract.test.ts compares with the server.
 import { makeSchema } from "postgraphile";
 import { printSchemaWithDirectives } from "@graphql-tools/utils";
 import { lexicographicSortSchema } from "postgraphile/graphql";

@@ -1,7 +1,7 @@
 // Rewrites the `--! Hash:` header of each committed migration after an edit
 // (graphile-migrate refuses a migration whose body no longer matches its
 // hash). Only for migrations no database outside this repository has applied:
-// today the baseline (migrations/README.md). `npm run migrate:rehash`.
+// today the baseline (docs/schema-evolution.md). `npm run migrate:rehash`.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import path from "node:path";

@@ -135,9 +135,9 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   };
   // Slow clients may not hold connections for ever (slow-loris): the headers
   // and the whole request must arrive in time. Node checks these every
-  // connectionsCheckingInterval (30 s by default, which let requests live
-  // 33-38 s against 15 s / 30 s); checked every 250 ms they hold to within
-  // a second.
+  // connectionsCheckingInterval (30 s by default, so a request could outlive
+  // its timeout by up to that much); checked every 250 ms they hold to
+  // within a second.
   const timeouts = {
     headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,

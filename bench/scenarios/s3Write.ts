@@ -15,11 +15,6 @@ import { summarize, type Summary } from "../lib/stats.ts";
 
 const SET_CONFIG = "select set_config(el->>0, el->>1, true) from json_array_elements($1::json) el";
 
-/**
- * create_order() timed one call at a time through pg, as a customer, in the
- * service's transaction shape: what the SQL function costs with no
- * concurrency, for the open orders and the history present now.
- */
 /** Vacuums what create_order() reads, and the catalogs (where a temporary table per call would leave dead rows). */
 export async function vacuumForProbe(ctx: Ctx): Promise<void> {
   for (const t of [
@@ -38,6 +33,11 @@ async function createOrderProbeKeepingOpen(ctx: Ctx): Promise<Summary> {
   return probe(ctx, ctx.opts.probeCalls, false);
 }
 
+/**
+ * create_order() timed one call at a time through pg, as a customer, in the
+ * service's transaction shape: what the SQL function costs with no
+ * concurrency, for the open orders and the history present now.
+ */
 export async function createOrderProbe(ctx: Ctx, calls: number): Promise<Summary> {
   return probe(ctx, calls, true);
 }

@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:7eabe5435be3fbcf77556ce461e839b7cfaf6529
+--! Hash: sha1:52f13887172e9d0aec9d257cf998666f09ff88b2
 --! Message: baseline
 
 -- The whole schema, one section per table (with its indexes, triggers, row
@@ -59,8 +59,8 @@ alter default privileges revoke execute on functions from public;
 
 -- Performance note 1: random_page_cost 1.1 for this database. The default (4)
 -- models spinning disks; with it the planner hash-joined all 200 coffees for
--- every order of the barista queue (13 ms at 10,000 orders) instead of
--- looking each coffee up by key (3 ms). A database setting, so a DBA can
+-- every order of the barista queue instead of looking each coffee up by key
+-- (figures: docs/performance.md). A database setting, so a DBA can
 -- still change it; it applies to sessions opened afterwards. Only the
 -- database's owner may set it: when the migrations run as another role, say
 -- so and go on.

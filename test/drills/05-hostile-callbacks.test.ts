@@ -72,7 +72,7 @@ test(
     withLogsOnFailure(
       () => [api],
       async () => {
-        // Hostile bodies from one source, faster than CALLBACK_RATE_LIMIT: the limit has its own test (test/fair-share-http.test.ts).
+        // Hostile bodies from one source, faster than CALLBACK_RATE_LIMIT: the limit has its own test (test/http/payment-callback.before-io.test.ts).
         api = await ChildService.start({ name: "api", mode: "api", databaseUrl: d.url, env: { DATABASE_POOL_SIZE: "6", CALLBACK_RATE_LIMIT: "1000000" } });
         const url = api.url;
         const target = `${url}${CALLBACK_PATH}`;

@@ -51,8 +51,8 @@ async function recreateDatabase(url: string, name: string, notSuperuser: string,
  * accounts in many times from 127.0.0.1; the caps on a customer's unpaid
  * orders and cups, on their share of an ingredient's stock, and on
  * successful sign-ins per account and per source are raised for them.
- * test/order-expiry-and-caps.test.ts, test/fair-stock.test.ts and
- * test/sign-in-budget.test.ts set the values they test.
+ * test/sql/unpaid-orders.test.ts, test/sql/fair-stock.test.ts and
+ * test/sql/sign-in-budget.test.ts set the values they test.
  */
 export async function liftOpenOrderCaps(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });

@@ -31,7 +31,7 @@ const TEST_SERVICE_ENV = {
   RUN_WORKER: "false",
   // Tests send bursts from one address; the rate limit has its own test.
   GRAPHQL_RATE_LIMIT: "0",
-  // Likewise the callback route's (test/fair-share-http.test.ts tests it).
+  // Likewise the callback route's (test/http/payment-callback.before-io.test.ts tests it).
   CALLBACK_RATE_LIMIT: "1000000",
 } as const;
 

@@ -1,0 +1,62 @@
+// The documentation stays true to the code: the generated pages
+// (docs/configuration.md, docs/errors.md: scripts/docs.ts) are what `npm run
+// docs` writes now, .env.example lists every variable, the README's front
+// page stays short, every relative link in README.md and docs/ leads
+// to a file that exists, and test/README.md's index names every test file.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { CONFIG_SCHEMA } from "../../src/config.ts";
+import { GENERATED, ROOT, TEST_VARIABLES } from "../../scripts/docs.ts";
+
+const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
+
+test.each(Object.keys(GENERATED))("%s is what `npm run docs` writes (run it after changing its source)", (file) => {
+  expect(read(file)).toBe(GENERATED[file]!());
+});
+
+test("every variable of the config schema has a description and is in .env.example, and docs/configuration.md names each", () => {
+  const example = read(".env.example");
+  const page = read("docs/configuration.md");
+  const names = [...Object.keys(CONFIG_SCHEMA.shape), ...Object.keys(TEST_VARIABLES)];
+  expect(names.filter((n) => !new RegExp(`^${n}=`, "m").test(example))).toEqual([]);
+  expect(names.filter((n) => !page.includes(`| \`${n}\` |`))).toEqual([]);
+  expect(Object.entries(CONFIG_SCHEMA.shape).filter(([, f]) => !f.description).map(([n]) => n)).toEqual([]);
+  // and nothing in .env.example that the service does not read
+  const listed = [...example.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((m) => m[1]!);
+  expect(listed.filter((n) => !names.includes(n))).toEqual([]);
+});
+
+test("the README's front page is at most 10 KB", () => {
+  expect(statSync(path.join(ROOT, "README.md")).size).toBeLessThanOrEqual(10 * 1024);
+});
+
+test("every relative link in README.md and docs/*.md leads to a file that exists", () => {
+  const pages = ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+  const broken: string[] = [];
+  for (const page of pages) {
+    for (const [, target] of read(page).matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^(https?:|mailto:|#)/.test(target!)) continue;
+      const file = target!.split("#")[0]!;
+      if (!existsSync(path.resolve(ROOT, path.dirname(page), decodeURI(file)))) broken.push(`${page}: ${target}`);
+    }
+  }
+  expect(broken).toEqual([]);
+  // The README links one page per topic.
+  const readme = read("README.md");
+  for (const topic of ["clients", "trusted-documents", "subscriptions", "payments", "security", "operations", "configuration", "performance", "schema-evolution", "errors"]) {
+    expect(readme).toContain(`](docs/${topic}.md)`);
+  }
+});
+
+test("test/README.md's index names every test file outside test/drills, and each file it names exists", () => {
+  const testFiles = (dir: string): string[] =>
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? (["drills", "support"].includes(e.name) ? [] : testFiles(`${dir}/${e.name}`)) : e.name.endsWith(".test.ts") ? [`${dir}/${e.name}`] : [],
+    );
+  const files = testFiles("test").map((f) => f.slice("test/".length, -".test.ts".length));
+  const index = read("test/README.md").split("## Index")[1] ?? "";
+  const named = [...index.matchAll(/`([a-z]+\/[\w.-]+)`/g)].map((m) => m[1]!);
+  expect(files.filter((f) => !named.includes(f))).toEqual([]);
+  expect(named.filter((f) => !files.includes(f))).toEqual([]);
+  expect(files.length).toBeGreaterThan(50);
+});
