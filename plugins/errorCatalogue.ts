@@ -1,7 +1,11 @@
 // The error catalogue: every code a client may meet, with its HTTP status,
-// the SQLSTATEs it is raised with and when it happens. A data module (no
-// imports): plugins and src/ both read it; docs/errors.md is written from it
-// (npm run docs).
+// the SQLSTATEs it is raised with and when it happens: GraphQL's
+// (ERROR_CATALOGUE), the payment callback's (CALLBACK_ERRORS), the other
+// routes' (ROUTE_ERRORS), the WebSocket close codes (WS_CLOSE_CODES), and
+// the SQLSTATEs no client sees (INTERNAL_SQLSTATES, UNUSED_SQLSTATES). A data
+// module (no imports): plugins and src/ both read it; docs/errors.md is
+// written from it (npm run docs); test/error-catalogue.test.ts holds it to
+// the SQL and the code.
 
 /** One entry of the catalogue: the HTTP status when the refusal is the whole answer (null: only ever an execution or validation error, whose status is grafserv's), the SQLSTATEs it is raised with (our SQL's own `CTnnn`, or PostgreSQL's), and when it happens. */
 export interface ErrorEntry {
@@ -121,6 +125,24 @@ export const ROUTE_ERRORS = {
   NOT_FOUND: { status: 404, when: "A path no route serves (other than `/graphql`)." },
   UNAUTHORIZED: { status: 401, when: "`GET /metrics` without `Authorization: Bearer <METRICS_TOKEN>` (when `METRICS_TOKEN` is set)." },
 } as const satisfies Record<string, { status: number; when: string }>;
+
+/**
+ * Close codes of a `/graphql` WebSocket: graphql-ws's `CloseCode` (`name`;
+ * test/error-catalogue.test.ts checks the numbers against it) and the
+ * WebSocket standard's 1001. `by`: src/http/websocket.ts closes with it, or
+ * graphql-ws does, for a fault of the protocol.
+ */
+export const WS_CLOSE_CODES = {
+  1001: { name: "GoingAway", by: "ours", when: "The server is shutting down: reconnect." },
+  4400: { name: "BadRequest", by: "graphql-ws", when: "A message that is not one of the `graphql-transport-ws` protocol." },
+  4401: { name: "Unauthorized", by: "graphql-ws", when: "A `subscribe` before the server acknowledged `connection_init`." },
+  4403: { name: "Forbidden", by: "ours", when: "A bad, expired or revoked token in `connection_init`, or the socket's sign-in ended (signed out, revoked): sign in again and reconnect." },
+  4406: { name: "SubprotocolNotAcceptable", by: "graphql-ws", when: "The socket did not ask for the `graphql-transport-ws` subprotocol." },
+  4408: { name: "ConnectionInitialisationTimeout", by: "graphql-ws", when: "No `connection_init` within 3 s of opening." },
+  4409: { name: "SubscriberAlreadyExists", by: "graphql-ws", when: "A `subscribe` with an id already running on this socket." },
+  4429: { name: "TooManyInitialisationRequests", by: "graphql-ws", when: "A second `connection_init` on one socket." },
+  4500: { name: "InternalServerError", by: "ours", when: "Handling a message failed unexpectedly." },
+} as const satisfies Record<number, { name: string; by: "ours" | "graphql-ws"; when: string }>;
 
 /** A GraphQL answer that is one refusal. */
 export function refusalBody(code: ErrorCode, message: string) {

@@ -7,12 +7,14 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { CloseCode } from "graphql-ws";
 import {
   CALLBACK_ERRORS,
   ERROR_CATALOGUE,
   INTERNAL_SQLSTATES,
   ROUTE_ERRORS,
   UNUSED_SQLSTATES,
+  WS_CLOSE_CODES,
   type ErrorEntry,
 } from "../plugins/errorCatalogue.ts";
 
@@ -164,4 +166,19 @@ test("every `code:` our TypeScript answers with is on one of the lists, and the 
   const used = new Set([...TS.matchAll(/\bcode:\s*"([A-Z][A-Z0-9_]+)"/g)].map((m) => m[1]!));
   expect([...used].filter((code) => !listed.has(code))).toEqual([]);
   expect(Object.keys(ROUTE_ERRORS).filter((code) => !named(code))).toEqual([]);
+});
+
+test("the WebSocket close codes are graphql-ws's numbers, and every one the server closes with is listed", () => {
+  const listed = WS_CLOSE_CODES as Record<string, { name: string; by: "ours" | "graphql-ws" }>;
+  const library = CloseCode as unknown as Record<string, number>;
+  expect(Object.entries(listed).filter(([n, e]) => e.name in library && library[e.name] !== Number(n))).toEqual([]);
+  expect(Object.entries(listed).filter(([n, e]) => !(e.name in library) && Number(n) >= 4000)).toEqual([]); // 4xxx: graphql-ws's
+  const socket = read("src/http/websocket.ts");
+  const used = [
+    ...[...socket.matchAll(/\bCloseCode\.(\w+)/g)].map((m) => library[m[1]!]),
+    ...[...socket.matchAll(/\.close\((\d{4})\b/g)].map((m) => Number(m[1])),
+  ];
+  expect(used.length).toBeGreaterThan(0);
+  expect(used.filter((n) => n === undefined || listed[String(n)]?.by !== "ours")).toEqual([]);
+  expect(Object.keys(listed).filter((n) => listed[n]!.by === "ours" && !used.includes(Number(n)))).toEqual([]);
 });
