@@ -11,6 +11,8 @@
 export interface ErrorEntry {
   status: number | null;
   sqlstates?: readonly string[];
+  /** The SQL's DETAIL (JSON) goes to the client as `extensions.details` (src/errors.ts). */
+  details?: true;
   /** The library that makes the refusal (a module name: test/error-catalogue.test.ts checks it is installed); the code itself is added by plugins/errorCodes.ts or src/errors.ts. */
   by?: string;
   when: string;
@@ -29,12 +31,12 @@ export const ERROR_CATALOGUE = {
   FORBIDDEN: { status: null, sqlstates: ["42501"], when: "A signed-in caller whose role may not do this (e.g. a customer following the barista queue)." },
   BAD_USER_INPUT: { status: 400, sqlstates: ["22023", "22P02", "22003", "23514", "23502", "22001", "22021", "22P05"], when: "An argument the rules refuse: invalid value (22023), malformed text such as an id that is not a UUID (22P02), a number out of range (22003), a check (23514) or not-null (23502) constraint, a value too long (22001), a character that cannot be stored such as NUL (22021, 22P05); also a negative `first`/`last`/`offset`/`limit`, a cursor the server did not hand out, `documentId` and `query` together." },
   NOT_FOUND: { status: null, sqlstates: ["P0002"], when: "No such row, or one the caller may not see (e.g. another customer's order)." },
-  INVALID_TRANSITION: { status: null, sqlstates: ["CT001"], when: "An order status change that `app_public.order_status_transitions` does not allow for this role; `extensions.details` holds `from` and `to`." },
+  INVALID_TRANSITION: { status: null, sqlstates: ["CT001"], details: true, when: "An order status change that `app_public.order_status_transitions` does not allow for this role; `extensions.details` holds `from` and `to`." },
   OUT_OF_STOCK: { status: null, sqlstates: ["CT002"], when: "An order needs more of an ingredient than is in stock (less what open orders hold)." },
   NOT_AVAILABLE: { status: null, sqlstates: ["CT003"], when: "An order names a coffee that is not on sale." },
   CONFLICT: { status: null, sqlstates: ["23505"], when: "A unique value taken, e.g. registering an e-mail that has an account (ignoring case)." },
-  RATE_LIMITED: { status: 429, sqlstates: ["CT004"], when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`)." },
-  TOO_MANY_OPEN_ORDERS: { status: null, sqlstates: ["CT011"], when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps." },
+  RATE_LIMITED: { status: 429, sqlstates: ["CT004"], details: true, when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`; `extensions.details` holds `retry_after_seconds` for sign-ins)." },
+  TOO_MANY_OPEN_ORDERS: { status: null, sqlstates: ["CT011"], details: true, when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps." },
   QUERY_TIMEOUT: { status: null, sqlstates: ["57014", "55P03"], when: "A statement ran past its role's statement timeout, or waited past its lock timeout for a row another request holds (app_private.role_limits)." },
   SERVICE_UNAVAILABLE: { status: 503, when: "The database is unreachable (its own health connection cannot connect); retry after `Retry-After` (2 s). `/readyz` answers 503 meanwhile; requests that need no SQL still answer." },
   SERVICE_BUSY: { status: 503, when: "The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full): retry after `Retry-After` (1 s). Not \"down\": `/readyz` stays ready." },

@@ -6,7 +6,7 @@ import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
 import { currentRequestId } from "./http/requestScope.ts";
 import { isDatabaseBusy, isDatabaseUnavailable } from "./db/dbHealth.ts";
-import { ERROR_CODES, SQLSTATE_CODES, type ErrorCode } from "../plugins/errorCatalogue.ts";
+import { ERROR_CATALOGUE, ERROR_CODES, SQLSTATE_CODES, type ErrorCode, type ErrorEntry } from "../plugins/errorCatalogue.ts";
 
 for (const code of ERROR_CODES) graphqlErrors.inc({ code }, 0);
 
@@ -50,7 +50,7 @@ function mask(error: GraphQLError): GraphQLError {
   const code = original.code ? SQLSTATE_CODES[original.code] : undefined;
   if (code) {
     let details: unknown;
-    if ((code === "INVALID_TRANSITION" || code === "TOO_MANY_OPEN_ORDERS" || code === "RATE_LIMITED") && original.detail) {
+    if ((ERROR_CATALOGUE[code] as ErrorEntry).details && original.detail) {
       try {
         details = JSON.parse(original.detail);
       } catch {

@@ -129,6 +129,13 @@ test("every SQLSTATE of ours in the catalogue is raised by the SQL; the unused n
   expect(all.filter((s, i) => all.indexOf(s) !== i)).toEqual([]);
 });
 
+test("a raise's DETAIL reaches the client only for a code marked `details`, and each such code is raised with one", () => {
+  const withDetail = RAISES.filter((r) => /\bdetail\s*=/i.test(r.statement));
+  const detailed = ENTRIES.filter(([, e]) => e.details);
+  expect(withDetail.filter((r) => !detailed.some(([, e]) => e.sqlstates?.includes(r.sqlstate!))).map((r) => `${r.file}: ${r.statement}`)).toEqual([]);
+  expect(detailed.filter(([, e]) => !withDetail.some((r) => e.sqlstates?.includes(r.sqlstate!))).map(([code]) => code)).toEqual([]);
+});
+
 test("every code of the GraphQL catalogue has a producer: code of ours that names it, SQL that raises it, PostgreSQL itself, or the library it is marked with", () => {
   const unproduced = ENTRIES.filter(
     ([code, e]) => !named(code) && !(e.sqlstates ?? []).some((s) => RAISED.has(s) || !isOurs(s)) && e.by === undefined,
