@@ -4,7 +4,7 @@ import { GraphQLError, print, type DocumentNode } from "postgraphile/graphql";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
 import { operationOf, singleMutationField, type MutationTransaction } from "./mutationTransaction.ts";
 import { MutationsPlugin } from "./mutations.ts";
-import { ERROR_CATALOGUE, ERROR_STATUS } from "./errorCodes.ts";
+import { ERROR_CATALOGUE, ERROR_STATUS } from "./errorCatalogue.ts";
 
 /**
  * Idempotent mutations: a client names an attempt with a key (HTTP: the

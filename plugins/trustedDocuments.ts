@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { SafeError } from "postgraphile/grafast";
 import { BREAK, Kind, parse, print, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema, type SelectionNode, type SelectionSetNode } from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
-import { ERROR_STATUS } from "./errorCodes.ts";
+import { ERROR_STATUS } from "./errorCatalogue.ts";
 
 /**
  * Trusted documents (contract/trusted-documents.json, made by `npm run

@@ -6,7 +6,7 @@ import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
 import { currentRequestId } from "./http/requestScope.ts";
 import { isDatabaseBusy, isDatabaseUnavailable } from "./db/dbHealth.ts";
-import { ERROR_CODES, SQLSTATE_CODES, type ErrorCode } from "../plugins/errorCodes.ts";
+import { ERROR_CATALOGUE, ERROR_CODES, SQLSTATE_CODES, type ErrorCode, type ErrorEntry } from "../plugins/errorCatalogue.ts";
 
 for (const code of ERROR_CODES) graphqlErrors.inc({ code }, 0);
 
@@ -16,9 +16,8 @@ export function codedError(code: ErrorCode, message: string): GraphQLError {
 }
 
 // Refusals raised in SQL become stable client codes by their SQLSTATE
-// (SQLSTATE_CODES, from the catalogue in plugins/errorCodes.ts); anything
+// (SQLSTATE_CODES, from the catalogue in plugins/errorCatalogue.ts); anything
 // else is masked: the client gets an id to quote, the log gets the details.
-export { SQLSTATE_CODES };
 
 /** Messages of @dataplan/pg's and grafast's SafeErrors about paging arguments. */
 const PAGING_REFUSAL = /cursor|'(first|last|offset)'/i;
@@ -51,7 +50,7 @@ function mask(error: GraphQLError): GraphQLError {
   const code = original.code ? SQLSTATE_CODES[original.code] : undefined;
   if (code) {
     let details: unknown;
-    if ((code === "INVALID_TRANSITION" || code === "TOO_MANY_OPEN_ORDERS" || code === "RATE_LIMITED") && original.detail) {
+    if ((ERROR_CATALOGUE[code] as ErrorEntry).details && original.detail) {
       try {
         details = JSON.parse(original.detail);
       } catch {

@@ -25,6 +25,7 @@ import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeGraphQLRoute, makeRateLimiter } from "./http/graphqlRoute.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { installMetricsRoute } from "./http/metricsRoute.ts";
+import { ROUTE_ERRORS } from "../plugins/errorCatalogue.ts";
 import { installHealthRoutes } from "./http/healthRoutes.ts";
 import { installHomeRoute, isBrowserVisit, redirectToIde } from "./http/homeRoute.ts";
 import { installWebSocket } from "./http/websocket.ts";
@@ -107,7 +108,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   installMetricsRoute(app, config);
   installHomeRoute(app, config);
   app.use((_req, res) => {
-    res.status(404).json({ error: { code: "NOT_FOUND", message: "No such route." } });
+    res.status(ROUTE_ERRORS.NOT_FOUND.status).json({ error: { code: "NOT_FOUND", message: "No such route." } });
   });
 
   // The HTTP server: /graphql's checks, the other routes' headers and body limit.

@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:52f13887172e9d0aec9d257cf998666f09ff88b2
+--! Hash: sha1:f7ec10372cc89289e00710dd0f748eb1111d1ef8
 --! Message: baseline
 
 -- The whole schema, one section per table (with its indexes, triggers, row
@@ -245,15 +245,10 @@ $$;
 comment on function app_public.is_admin() is E'@behavior -queryField -mutationField -typeField';
 grant execute on function app_public.is_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
--- Refusals raise these SQLSTATEs; the catalogue (plugins/errorCodes.ts) names
--- each one's extensions.code, src/errors.ts maps them:
---   28000 UNAUTHENTICATED   42501 FORBIDDEN         22023 BAD_USER_INPUT
---   P0002 NOT_FOUND         23505 CONFLICT          CT001 INVALID_TRANSITION
---   CT002 OUT_OF_STOCK      CT003 NOT_AVAILABLE     CT004 RATE_LIMITED
---   CT011 TOO_MANY_OPEN_ORDERS
--- CT900 (a setting is missing) is a fault, not a refusal: it is not in the
--- catalogue, so clients get a masked error. CTI01 never leaves
--- app_hidden.idempotency_claim.
+-- Refusals raise a SQLSTATE of the error catalogue (plugins/errorCatalogue.ts;
+-- docs/errors.md lists each with its extensions.code). CT900 (a setting is
+-- missing) is a fault, not a refusal: clients get a masked error. CTI01 never
+-- leaves app_hidden.idempotency_claim.
 create function app_hidden.require_signed_in() returns void
 language plpgsql stable as $$
 begin

@@ -15,7 +15,7 @@ import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefu
 // `{ __typename }`) answers whatever the database does; one that needs it
 // fails fast while the database is down (src/db/pool.ts) and is answered 503
 // SERVICE_UNAVAILABLE, or 503 SERVICE_BUSY when the pool stayed full
-// (plugins/errorCodes.ts).
+// (plugins/errorCatalogue.ts).
 
 type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;

@@ -2,6 +2,7 @@ import type express from "express";
 import type { Config } from "../config.ts";
 import { registry } from "../metrics.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
+import { ROUTE_ERRORS } from "../../plugins/errorCatalogue.ts";
 
 // GET /metrics (Prometheus). With METRICS_TOKEN set, only for a scraper
 // that sends it as a bearer token; in production, off (404) without one, so
@@ -15,7 +16,7 @@ export function installMetricsRoute(app: express.Express, config: Config): void 
       const given = bearerToken(req.headers.authorization);
       if (given === undefined || !sameSecret(given, token)) {
         res.setHeader("www-authenticate", 'Bearer realm="metrics"');
-        res.status(401).json({ error: { code: "UNAUTHORIZED", message: "A valid Authorization: Bearer <metrics token> is required." } });
+        res.status(ROUTE_ERRORS.UNAUTHORIZED.status).json({ error: { code: "UNAUTHORIZED", message: "A valid Authorization: Bearer <metrics token> is required." } });
         return;
       }
     }

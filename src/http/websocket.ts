@@ -9,7 +9,7 @@ import type { GraphQLError } from "postgraphile/graphql";
 import type { Config } from "../config.ts";
 import type { Viewer } from "../../plugins/services.ts";
 import { codedError } from "../errors.ts";
-import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCodes.ts";
+import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCatalogue.ts";
 import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";

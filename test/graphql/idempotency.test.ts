@@ -1,4 +1,4 @@
-import { ERROR_CATALOGUE } from "../../plugins/errorCodes.ts";
+import { ERROR_CATALOGUE } from "../../plugins/errorCatalogue.ts";
 import { SERVER_FAULTS } from "../../plugins/idempotency.ts";
 import { DEMO, request, type Caller } from "../support/client.ts";
 import { stockedCoffee, type StockedCoffee } from "../support/fixtures.ts";

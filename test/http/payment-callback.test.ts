@@ -1076,4 +1076,5 @@ test("the callback route answers only POST", async () => {
   const r = await fetch(`${t.url}${CALLBACK}`);
   expect(r.status).toBe(405);
   expect(r.headers.get("allow")).toBe("POST");
+  expect(((await r.json()) as { error: { code: string } }).error.code).toBe("METHOD_NOT_ALLOWED");
 });
