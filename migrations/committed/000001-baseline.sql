@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:0933b2146dc2374170cb84d7a219f9b8ccd84b5c
+--! Hash: sha1:f861ff95cbf09038109c66704f3a5519f46a7b6f
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -3591,3 +3591,38 @@ grant execute on function app_hidden.require_admin() to cafe_anonymous, cafe_cus
 grant execute on function app_hidden.require_signed_in() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.require_staff() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 grant execute on function app_hidden.sales_report(text,text,text,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+-- Live cache: the API keeps answers to public reads (the menu, a coffee,
+-- search; src/http/liveCache.ts PUBLIC_READS) in memory and drops them all
+-- when a table those answers are made of changes. One statement-level
+-- trigger per table announces the change on one channel (plugins/topics.ts
+-- PUBLIC_READS_TOPIC), payload the table's name; Postgres folds identical
+-- notifications of one transaction into one, after commit.
+create function app_private.tg__announce_public_reads() returns trigger
+language plpgsql as $$
+begin
+  perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  return null;
+end;
+$$;
+
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.coffees
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.roasters
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.ingredients
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.recipe_lines
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.reviews
+  for each statement execute function app_private.tg__announce_public_reads();
+-- coffee.inventory: stock on the shelf less what open orders hold.
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.stock_items
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_private.stock_reserved
+  for each statement execute function app_private.tg__announce_public_reads();
+-- featuredCoffee: what sold most in the last 7 days.
+create trigger _900_live_cache after insert or update of status, time_ordered or delete or truncate on app_public.orders
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.order_items
+  for each statement execute function app_private.tg__announce_public_reads();
