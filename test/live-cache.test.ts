@@ -62,7 +62,7 @@ describe("the store (unit)", () => {
 });
 
 describe("against the database", () => {
-  const t = useTestService({ sandbox: true, deleteNewOrders: true, worker: true, cleanup: async (s) => restore(s) });
+  const t = useTestService({ sandbox: true, deleteNewOrders: true, worker: true, env: { LIVE_CACHE_MAX_ENTRIES: "1000" }, cleanup: async (s) => restore(s) });
   const KIOSK = operationsOf("kiosk");
   let coffee: { id: string; name: string; price: string };
   let restore: (s: typeof t) => Promise<void> = async () => {};
@@ -131,7 +131,10 @@ describe("against the database", () => {
     expect(src[0].prosrc).toContain(`'${PUBLIC_READS_TOPIC}'`);
   });
 
+  const scrapedHits = async () => Number(/^cafe_live_cache_hits_total (\d+)$/m.exec(await (await fetch(`${t.url}/metrics`)).text())?.[1]);
+
   test("a repeated read is answered from memory, byte for byte, with no SQL; anonymous callers and customers each get their own", async () => {
+    const scraped = await scrapedHits();
     const alice = await t.token("alice");
     const bob = await t.token("bob");
     for (const [first, second] of [
@@ -152,6 +155,7 @@ describe("against the database", () => {
       expect(cached.headers["x-request-id"]).toBeDefined();
       expect(cached.json.extensions).toEqual(uncached.json.extensions);
     }
+    expect(await scrapedHits()).toBeGreaterThan(scraped); // GET /metrics shows them
   });
 
   test("staff, mutations and caller-specific reads are never cached", async () => {
