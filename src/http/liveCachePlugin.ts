@@ -25,6 +25,7 @@ interface GraphQLBody {
 
 export function makeLiveCachePlugin(cache: LiveCache, viewerSymbol: symbol, trustedDocuments: Readonly<Record<string, string>>): GraphileConfig.Plugin {
   const verdicts = new Map<string, { schema: GraphQLSchema; publicRead: boolean; operationName: string | undefined }>();
+  let servedSchema: GraphQLSchema | null = null;
   const verdict = (schema: GraphQLSchema, key: string, text: string, operationName: string | null) => {
     const known = verdicts.get(key);
     if (known && known.schema === schema) return known;
@@ -69,6 +70,12 @@ export function makeLiveCachePlugin(cache: LiveCache, viewerSymbol: symbol, trus
           const operationName = typeof body.operationName === "string" ? body.operationName : null;
           const document = typeof body.documentId === "string" ? body.documentId : documentKey(text);
           const key = cacheKey(document, operationName, body.variables, visibility, String(request.getHeader("accept") ?? ""));
+          // A new schema (watch mode) answers differently: nothing kept before it is served.
+          const schema = await event.instance.getSchema();
+          if (schema !== servedSchema) {
+            if (servedSchema) cache.invalidate();
+            servedSchema = schema;
+          }
           const hit = cache.lookup(key);
           if (hit) {
             liveCacheEvents.hits += 1;
@@ -77,7 +84,6 @@ export function makeLiveCachePlugin(cache: LiveCache, viewerSymbol: symbol, trus
             return { type: "buffer", statusCode: hit.statusCode, headers: { ...hit.headers }, buffer: hit.body };
           }
           const generation = cache.generation;
-          const schema = await event.instance.getSchema();
           const { publicRead, operationName: name } = verdict(schema, `${document}\n${operationName ?? ""}`, text, operationName);
           const result = await next();
           if (!publicRead) return result;
