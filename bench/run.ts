@@ -1,6 +1,6 @@
 // `npm run bench` (full), `npm run bench -- --quick` (a minute or two),
 // `npm run bench -- --smoke` (seconds, tiny data): starts the service on a
-// fresh database with a generated data set, runs the scenarios S1-S7 (and S2
+// fresh database with a generated data set, runs the scenarios S1-S8 (and S2
 // at larger scales), writes bench/results/<date>.json and prints a Markdown
 // table on stdout (progress goes to stderr). See bench/README.md.
 import "./lib/env.ts";
@@ -26,6 +26,7 @@ import { s4 } from "./scenarios/s4Callbacks.ts";
 import { s5 } from "./scenarios/s5Jobs.ts";
 import { s6 } from "./scenarios/s6Fanout.ts";
 import { s7 } from "./scenarios/s7Cost.ts";
+import { s8 } from "./scenarios/s8Cache.ts";
 
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -117,6 +118,8 @@ async function main() {
       // S6 opens 1,000 sockets from one address.
       WS_MAX_SOCKETS_PER_SOURCE: "1000000",
       HTTP_MAX_CONNECTIONS_PER_SOURCE: "1000000",
+      // S1-S7 measure uncached reads; S8 starts a service with the live cache on.
+      LIVE_CACHE_MAX_ENTRIES: "0",
     };
     const benchEnv: Record<string, string> = {
       NODE_ENV: "production",
@@ -184,6 +187,7 @@ async function main() {
       // S5 leaves paid and PREPARING orders behind: the later scenarios see the base data only.
       ["S6", "fan-out", async () => (await closeBenchOrders(ctx.root), s6(ctx))],
       ["S7", "cost check", async () => (await closeBenchOrders(ctx.root), s7(ctx))],
+      ["S8", "live cache", async () => (await closeBenchOrders(ctx.root), s8(ctx))],
     ];
     for (const [id, title, fn] of plan) {
       if (!wanted(id) && !(id === "S4" && wanted("S5"))) continue;

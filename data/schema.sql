@@ -1996,6 +1996,19 @@ end;
 $$;
 
 --
+-- Name: tg__announce_public_reads(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__announce_public_reads() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  return null;
+end;
+$$;
+
+--
 -- Name: tg__timestamps(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -5018,6 +5031,12 @@ CREATE TRIGGER _800_revoke_sign_ins_deleted BEFORE DELETE ON app_private.account
 CREATE TRIGGER _900_announce AFTER INSERT OR UPDATE ON app_private.role_limits FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_role_limits__announce();
 
 --
+-- Name: stock_reserved _900_live_cache; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_private.stock_reserved FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: revoked_sign_ins _900_notify; Type: TRIGGER; Schema: app_private; Owner: -
 --
 
@@ -5106,6 +5125,54 @@ CREATE TRIGGER _550_release_stock_on_delete BEFORE DELETE ON app_public.orders F
 --
 
 CREATE TRIGGER _600_notify_customer AFTER UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__notify_customer();
+
+--
+-- Name: coffees _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.ingredients FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: order_items _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.order_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: orders _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OF status, time_ordered OR TRUNCATE ON app_public.orders FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.recipe_lines FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.reviews FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.roasters FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stock_items _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.stock_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: order_items _900_notify; Type: TRIGGER; Schema: app_public; Owner: -
@@ -6326,6 +6393,12 @@ GRANT ALL ON FUNCTION app_private.take_inventory(p_order_id uuid) TO cafe_system
 
 REVOKE ALL ON FUNCTION app_private.text_setting(k text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.text_setting(k text) TO cafe_system;
+
+--
+-- Name: FUNCTION tg__announce_public_reads(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__announce_public_reads() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg__timestamps(); Type: ACL; Schema: app_private; Owner: -

@@ -24,6 +24,8 @@ export const PAYMENT_SOURCE_BLOCKED_TOPIC = "payment_source_blocked";
 export const SIGN_IN_REVOKED_TOPIC = "sign_in_revoked";
 /** Each change of app_private.role_limits (app_private.tg_role_limits__announce). */
 export const ROLE_LIMITS_TOPIC = "role_limits_changed";
+/** Each statement that changes a table public reads are made of: `"schema.table"` (app_private.tg__announce_public_reads; src/http/liveCache.ts). */
+export const PUBLIC_READS_TOPIC = "public_reads_changed";
 
 /** The order id of an order or order_status topic, else null. */
 export function orderIdOfTopic(topic: string): string | null {

@@ -170,6 +170,8 @@ const schema = z.object({
   // Who may send documents that are not trusted (docs/trusted-documents.md).
   AD_HOC_QUERIES: z.enum(AD_HOC_POLICIES).optional().describe("Who may send a document that is not in `contract/trusted-documents.json` (and introspect): `any` (everyone), `staff` (baristas and admins: Ruru keeps working for them; anonymous callers and customers may not introspect), `none` (nobody). Default: `any`, `staff` when `NODE_ENV=production` (docs/trusted-documents.md)."),
   MAX_LIST_SIZE: int(1, 10_000).default(100).describe("The most rows a list or connection returns with `first`/`last`/`limit` (a larger value is cut to it, and priced as asked); at least `DEFAULT_LIST_SIZE`. `@pageSize` overrides it too."),
+  LIVE_CACHE_MAX_ENTRIES: int(0, 1_000_000).default(1000).describe("Answers to public reads (the menu, a coffee, search) kept in memory, least recently used dropped first (0: no cache; docs/live-cache.md)."),
+  LIVE_CACHE_MAX_BYTES: int(0, 1_073_741_824).default(16 * 1024 * 1024).describe("The most bytes those answers may take together (0: no cache)."),
 });
 
 /** The schema itself, for docs/configuration.md (scripts/docs.ts). */

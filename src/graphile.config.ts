@@ -30,6 +30,8 @@ import { OperationNamePlugin } from "../plugins/operationName.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
+import type { LiveCache } from "./http/liveCache.ts";
+import { makeLiveCachePlugin } from "./http/liveCachePlugin.ts";
 
 /** Where a request's verified viewer is kept (set before grafserv sees it). */
 export const VIEWER = Symbol("viewer");
@@ -58,6 +60,8 @@ export interface PresetOptions {
   watch?: { superuserPool: Pool };
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
+  /** Answers public reads from memory (src/http/liveCache.ts). */
+  liveCache?: LiveCache;
 }
 
 /** contract/trusted-documents.json (`npm run documents`): id -> document text. */
@@ -79,7 +83,8 @@ function servicesFor(config: Config): CafeServices {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT, tableRows, watch }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT, tableRows, watch, liveCache }: PresetOptions): GraphileConfig.Preset {
+  const onCommit = liveCache ? () => liveCache.invalidate() : undefined;
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -95,6 +100,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       ComplexityDirectivePlugin,
       ErrorCodesPlugin,
       OperationNamePlugin,
+      ...(liveCache ? [makeLiveCachePlugin(liveCache, VIEWER, TRUSTED_DOCUMENTS)] : []),
       makePageSizePlugin(
         { default: config.DEFAULT_LIST_SIZE, max: config.MAX_LIST_SIZE },
         {
@@ -164,7 +170,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         // (app_private.source_limit_factor() reads this setting).
         const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
-        return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, pgSettings, idempotency: idempotencyState(req) };
+        return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
       },
     },
   };

@@ -9,6 +9,7 @@ import { viewerFromAuthorization } from "./auth.ts";
 import { makePreset } from "./graphile.config.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
+import { followPublicReads, LiveCache } from "./http/liveCache.ts";
 import { RevokedSignIns } from "./db/revocations.ts";
 import { RoleLimits } from "./db/roleLimits.ts";
 import { TableSizes } from "./db/tableSizes.ts";
@@ -95,7 +96,10 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     config.NODE_ENV === "development" && urls.root ? new pg.Pool({ connectionString: onDatabase(urls.root, databaseName(urls.owner)), max: 1, idleTimeoutMillis: 100 }) : null;
   watchPool?.on("error", (e) => logger.debug({ err: e }, "watch-mode superuser connection closed"));
   const watch = watchPool ? { superuserPool: watchPool } : undefined;
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes, watch }));
+  // Public reads answered from memory, emptied by NOTIFY (src/http/liveCache.ts).
+  const liveCache = new LiveCache({ maxEntries: config.LIVE_CACHE_MAX_ENTRIES, maxBytes: config.LIVE_CACHE_MAX_BYTES });
+  const stopLiveCache = followPublicReads(liveCache, subscriber, (text, values) => pool.query(text, values));
+  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes, watch, liveCache }));
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
 
@@ -215,6 +219,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
         revokedSignIns.stop();
         roleLimits.stop();
         tableSizes.stop();
+        stopLiveCache();
         subscriber.release();
         await health.stop();
         apiPool.stop();

@@ -4,6 +4,20 @@
 import { base, gqlBody, postJson, trustedBody, type Ctx, type ScenarioResult } from "../lib/context.ts";
 import { peakThenLatency } from "../lib/measureVariants.ts";
 
+/** Makes S1's floor (bench/servers/floorHttp.ts) answer `text` to every POST. */
+export function setFloorAnswer(ctx: Ctx, text: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("the floor did not take the answer")), 5000);
+    ctx.floorHttp.onMessage((m) => {
+      if (m?.type === "answer-ok") {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+    ctx.floorHttp.send({ type: "answer", text });
+  });
+}
+
 export async function s1(ctx: Ctx): Promise<ScenarioResult> {
   const body = gqlBody("{ __typename }");
   const answer = await postJson(base(ctx.service.port), "/graphql", body);
@@ -12,17 +26,7 @@ export async function s1(ctx: Ctx): Promise<ScenarioResult> {
   const trusted = trustedBody("Ping");
   const trustedAnswer = await postJson(base(ctx.service.port), "/graphql", trusted);
   if (trustedAnswer.text !== answer.text) throw new Error(`the trusted Ping answered differently: ${trustedAnswer.status} ${trustedAnswer.text.slice(0, 200)}`);
-  const floor = ctx.floorHttp;
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("the floor did not take the answer")), 5000);
-    floor.onMessage((m) => {
-      if (m?.type === "answer-ok") {
-        clearTimeout(t);
-        resolve();
-      }
-    });
-    floor.send({ type: "answer", text: answer.text });
-  });
+  await setFloorAnswer(ctx, answer.text);
   const request = { path: "/graphql", body };
   const rows = await peakThenLatency(ctx, "S1", "{ __typename }", [
     {
@@ -40,7 +44,7 @@ export async function s1(ctx: Ctx): Promise<ScenarioResult> {
       pid: ctx.service.proc.pid,
       request: { path: "/graphql", body: trusted },
     },
-    { variant: "floor", label: "bare node:http, same JSON", baseUrl: base(floor.port), pid: ctx.floorHttp.proc.pid, request },
+    { variant: "floor", label: "bare node:http, same JSON", baseUrl: base(ctx.floorHttp.port), pid: ctx.floorHttp.proc.pid, request },
     { variant: "peer", label: "stock PostGraphile V5 (Amber)", baseUrl: base(ctx.stock.port), pid: ctx.stock.proc.pid, request },
   ]);
   return {

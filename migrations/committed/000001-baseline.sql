@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:f7ec10372cc89289e00710dd0f748eb1111d1ef8
+--! Hash: sha1:1c8d8831ef058c7e48945fa6fff2c193d308b04b
 --! Message: baseline
 
 -- The whole schema, one section per table (with its indexes, triggers, row
@@ -3750,3 +3750,42 @@ end;
 $$;
 comment on function app_hidden.audit_log(integer, integer) is 'Admins only: the audit log, newest first; at most 500 rows (100 when p_first is null; the API passes its DEFAULT_LIST_SIZE).';
 grant execute on function app_hidden.audit_log(integer,integer) to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin;
+
+--------------------------------------------------------------------------------
+-- 900 live cache: announcing changes to public reads
+--------------------------------------------------------------------------------
+
+-- The API keeps answers to public reads (the menu, a coffee,
+-- search; src/http/liveCache.ts PUBLIC_READS) in memory and drops them all
+-- when a table those answers are made of changes. One statement-level
+-- trigger per table announces the change on one channel (plugins/topics.ts
+-- PUBLIC_READS_TOPIC), payload the table's name; Postgres folds identical
+-- notifications of one transaction into one, after commit.
+create function app_private.tg__announce_public_reads() returns trigger
+language plpgsql as $$
+begin
+  perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  return null;
+end;
+$$;
+
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.coffees
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.roasters
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.ingredients
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.recipe_lines
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.reviews
+  for each statement execute function app_private.tg__announce_public_reads();
+-- coffee.inventory: stock on the shelf less what open orders hold.
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.stock_items
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_private.stock_reserved
+  for each statement execute function app_private.tg__announce_public_reads();
+-- featuredCoffee: what sold most in the last 7 days.
+create trigger _900_live_cache after insert or update of status, time_ordered or delete or truncate on app_public.orders
+  for each statement execute function app_private.tg__announce_public_reads();
+create trigger _900_live_cache after insert or update or delete or truncate on app_public.order_items
+  for each statement execute function app_private.tg__announce_public_reads();

@@ -33,6 +33,10 @@ const TEST_SERVICE_ENV = {
   GRAPHQL_RATE_LIMIT: "0",
   // Likewise the callback route's (test/http/payment-callback.before-io.test.ts tests it).
   CALLBACK_RATE_LIMIT: "1000000",
+  // Suites change rows by SQL and read them back at once, before the NOTIFY
+  // that empties the live cache may have arrived; test/live-cache.test.ts
+  // turns it on and waits for it.
+  LIVE_CACHE_MAX_ENTRIES: "0",
 } as const;
 
 // ---------------------------------------------------------------------------

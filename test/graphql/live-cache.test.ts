@@ -1,0 +1,220 @@
+import { LiveCache, PUBLIC_READ_TABLES, publicReadsViolations, type CachedAnswer } from "../../src/http/liveCache.ts";
+import { liveCacheEvents } from "../../src/metrics.ts";
+import { PUBLIC_READS_TOPIC } from "../../plugins/topics.ts";
+import { request, type RawResponse } from "../support/client.ts";
+import { operationsOf } from "../support/contract.ts";
+import pg from "pg";
+import { SqlRecorder, testDatabaseUrl, tryInRollback } from "../support/db.ts";
+import { insertOrders } from "../support/fixtures.ts";
+import { listenerPid, useTestService } from "../support/service.ts";
+import { waitUntil } from "../support/wait.ts";
+import { DEMO } from "../support/client.ts";
+
+// The live cache (src/http/liveCache.ts): public reads answered from
+// memory, shared only by callers whose visibility is the same (held to
+// pg_policies here), dropped by every change of the tables they are made of
+// (a GraphQL mutation, the worker, a DBA's SQL) and by a reconnection,
+// bounded in entries and bytes.
+
+const answer = (bytes: number): CachedAnswer => ({ statusCode: 200, headers: {}, body: Buffer.alloc(bytes), operationName: undefined });
+const openCache = (maxEntries: number, maxBytes: number) => {
+  const cache = new LiveCache({ maxEntries, maxBytes });
+  cache.refuse([]); // as if the database had been checked
+  return cache;
+};
+
+describe("the store (unit)", () => {
+  test("keeps at most maxEntries answers, the least recently used dropped first", () => {
+    const cache = openCache(2, 1_000_000);
+    const g = cache.generation;
+    cache.store("a", g, answer(1));
+    cache.store("b", g, answer(1));
+    expect(cache.lookup("a")).toBeDefined(); // a is now the most recent
+    cache.store("c", g, answer(1));
+    expect([cache.lookup("a"), cache.lookup("b"), cache.lookup("c")].map(Boolean)).toEqual([true, false, true]);
+    expect(cache.size).toBe(2);
+  });
+
+  test("keeps at most maxBytes (body and key), and never an answer larger than that alone", () => {
+    const cache = openCache(100, 250);
+    const g = cache.generation;
+    expect(cache.store("a", g, answer(100))).toBe(true);
+    expect(cache.store("b", g, answer(100))).toBe(true);
+    expect(cache.store("c", g, answer(100))).toBe(true);
+    expect(cache.bytes).toBeLessThanOrEqual(250);
+    expect(cache.lookup("a")).toBeUndefined();
+    expect(cache.store("huge", g, answer(300))).toBe(false);
+    expect(cache.lookup("huge")).toBeUndefined();
+  });
+
+  test("an answer computed while an invalidation arrived is not stored; off while refused or with a zero limit", () => {
+    const cache = openCache(10, 1000);
+    const before = cache.generation;
+    cache.invalidate();
+    expect(cache.store("a", before, answer(1))).toBe(false);
+    expect(cache.store("a", cache.generation, answer(1))).toBe(true);
+    cache.refuse(["a user-dependent policy"]);
+    expect(cache.enabled).toBe(false);
+    expect(cache.lookup("a")).toBeUndefined();
+    expect(cache.store("b", cache.generation, answer(1))).toBe(false);
+    expect(new LiveCache({ maxEntries: 0, maxBytes: 1000 }).configured).toBe(false);
+  });
+});
+
+describe("against the database", () => {
+  const t = useTestService({ sandbox: true, deleteNewOrders: true, worker: true, env: { LIVE_CACHE_MAX_ENTRIES: "1000" }, cleanup: async (s) => restore(s) });
+  const KIOSK = operationsOf("kiosk");
+  let coffee: { id: string; name: string; price: string };
+  let restore: (s: typeof t) => Promise<void> = async () => {};
+  let sql: SqlRecorder;
+
+  beforeAll(async () => {
+    // A coffee on the menu with a recipe whose every ingredient is stocked (its inventory is a number).
+    const { rows } = await t.db.query(
+      `select c.id, c.name, c.price::text from app_public.coffees c
+        where c.available and exists (select 1 from app_public.recipe_lines rl where rl.coffee_id = c.id)
+          and not exists (select 1 from app_public.recipe_lines rl left join app_public.stock_items s using (ingredient_id)
+                           where rl.coffee_id = c.id and s.ingredient_id is null)
+        order by c.category, c.name limit 1`,
+    );
+    coffee = rows[0];
+    restore = async (s) => void (await s.db.query("update app_public.coffees set name = $2, price = $3 where id = $1", [coffee.id, coffee.name, coffee.price]));
+    sql = new SqlRecorder(decodeURIComponent(new URL(t.urls.authenticator).username));
+    sql.install();
+    // On once the service has checked the database's policies.
+    await waitUntil("the live cache on", async () => {
+      const hits = liveCacheEvents.hits;
+      await menu();
+      await menu();
+      return liveCacheEvents.hits > hits;
+    });
+    await t.db.query("update app_public.coffees set name = name where false"); // a change: nothing cached now
+    await told();
+  });
+  afterAll(() => sql?.uninstall());
+
+  const post = (query: string, token?: string, operationName?: string, variables?: Record<string, unknown>): Promise<RawResponse> =>
+    request(`${t.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ query, operationName, variables }),
+    });
+  const menu = (token?: string) => post(KIOSK, token, "KioskMenu");
+  const menuItem = (r: RawResponse) => r.json.data.menuItems.find((c: { id: string }) => c.id === coffee.id);
+  /** A round trip on the API's LISTEN connection: every NOTIFY committed before has reached it. */
+  const told = () => t.service.api!.subscriber.flush();
+
+  test("every SELECT policy on a table public reads use as the caller is `using (true)` for cafe_anonymous and cafe_customer, and their functions look at nobody", async () => {
+    expect(await publicReadsViolations((text, values) => t.db.query(text, values))).toEqual([]);
+  });
+
+  test("a DBA's user-dependent policy on a cached table is caught (and turns the cache off)", async () => {
+    let violations: string[] = [];
+    const error = await tryInRollback(t, async (c) => {
+      await c.query("create policy select_own_coffees on app_public.coffees for select to cafe_customer using (app_public.current_user_id() is not null)");
+      violations = await publicReadsViolations((text, values) => c.query(text, values));
+    });
+    expect(error).toBeNull();
+    expect(violations).toEqual([expect.stringMatching(/select_own_coffees on app_public\.coffees/)]);
+    const cache = openCache(10, 1000);
+    cache.refuse(violations);
+    expect(cache.enabled).toBe(false);
+  });
+
+  test("every table a public read is made of announces its changes on the topic", async () => {
+    const { rows } = await t.db.query(
+      `select n.nspname || '.' || c.relname as t from pg_trigger g join pg_class c on c.oid = g.tgrelid join pg_namespace n on n.oid = c.relnamespace
+        where g.tgfoid = 'app_private.tg__announce_public_reads'::regproc order by 1`,
+    );
+    expect(rows.map((r) => r.t)).toEqual(expect.arrayContaining([...PUBLIC_READ_TABLES]));
+    const { rows: src } = await t.db.query("select prosrc from pg_proc where oid = 'app_private.tg__announce_public_reads'::regproc");
+    expect(src[0].prosrc).toContain(`'${PUBLIC_READS_TOPIC}'`);
+  });
+
+  const scrapedHits = async () => Number(/^cafe_live_cache_hits_total (\d+)$/m.exec(await (await fetch(`${t.url}/metrics`)).text())?.[1]);
+
+  test("a repeated read is answered from memory, byte for byte, with no SQL; anonymous callers and customers each get their own", async () => {
+    const scraped = await scrapedHits();
+    const alice = await t.token("alice");
+    const bob = await t.token("bob");
+    for (const [first, second] of [
+      [undefined, undefined],
+      [alice, bob],
+    ]) {
+      const hits = liveCacheEvents.hits;
+      const misses = liveCacheEvents.misses;
+      const uncached = await menu(first);
+      expect(uncached.status).toBe(200);
+      expect(uncached.json.errors).toBeUndefined();
+      expect(liveCacheEvents.misses).toBe(misses + 1);
+      const { result: cached, statements } = await sql.record(() => menu(second));
+      expect(liveCacheEvents.hits).toBe(hits + 1);
+      expect(statements).toEqual([]);
+      expect(cached.text).toBe(uncached.text);
+      expect(cached.headers["content-type"]).toBe(uncached.headers["content-type"]);
+      expect(cached.headers["x-request-id"]).toBeDefined();
+      expect(cached.json.extensions).toEqual(uncached.json.extensions);
+    }
+    expect(await scrapedHits()).toBeGreaterThan(scraped); // GET /metrics shows them
+  });
+
+  test("staff, mutations and caller-specific reads are never cached", async () => {
+    const barista = await t.token("barista");
+    const alice = await t.token("alice");
+    const hits = liveCacheEvents.hits;
+    await menu(barista);
+    await menu(barista);
+    await post("query Me { customer { id name } menuItems { id } }", alice);
+    await post("query Me { customer { id name } menuItems { id } }", alice);
+    await post('query Filtered { menuItems(filter: { name: { startsWith: "A" } }) { id } }');
+    await post('query Filtered { menuItems(filter: { name: { startsWith: "A" } }) { id } }');
+    expect(liveCacheEvents.hits).toBe(hits);
+  });
+
+  test("a GraphQL mutation (an admin's new price) shows in the next read", async () => {
+    await menu(); // cached
+    expect(menuItem(await menu())).toMatchObject({ price: Number(coffee.price) });
+    const admin = await t.token("admin");
+    const newPrice = Number(coffee.price) + 1;
+    const r = await post(operationsOf("admin"), admin, "Reprice", { id: coffee.id, newPrice });
+    expect(r.json.errors).toBeUndefined();
+    await told();
+    expect(menuItem(await menu())).toMatchObject({ price: newPrice });
+  });
+
+  test("a DBA's plain UPDATE shows in the next read", async () => {
+    await menu();
+    await t.db.query("update app_public.coffees set name = name || ' (new)' where id = $1", [coffee.id]);
+    await told();
+    expect(menuItem(await menu()).name).toBe(`${coffee.name} (new)`);
+  });
+
+  test("the worker taking an order's ingredients from stock shows in the next read (inventory)", async () => {
+    const [orderId] = await insertOrders(t, [{ customerId: DEMO.alice.id, status: "PAID", lines: [{ coffeeId: coffee.id, quantity: 1 }] }]);
+    // Not yet taken, and nothing reserved for it: taking it lowers what the menu says is left.
+    await t.db.query("update app_public.orders set inventory_taken_at = null where id = $1", [orderId]);
+    await told();
+    const before = menuItem(await menu()).inventory as number;
+    expect(menuItem(await menu()).inventory).toBe(before); // from the cache
+    expect(before).toBeGreaterThan(0);
+    await t.db.query("select graphile_worker.add_job('update_inventory', json_build_object('orderId', $1::uuid))", [orderId]);
+    await waitUntil("the worker took the stock", async () => (await t.db.query("select inventory_taken_at from app_public.orders where id = $1", [orderId])).rows[0].inventory_taken_at !== null);
+    await told();
+    expect(menuItem(await menu()).inventory).toBeLessThan(before);
+  });
+
+  test("after the LISTEN connection comes back, nothing cached before is served", async () => {
+    await menu();
+    const hits = liveCacheEvents.hits;
+    await menu();
+    expect(liveCacheEvents.hits).toBe(hits + 1);
+    const invalidations = liveCacheEvents.invalidations;
+    const su = new pg.Client({ connectionString: testDatabaseUrl() });
+    await su.connect();
+    await su.query("select pg_terminate_backend($1)", [listenerPid(t)]);
+    await su.end();
+    await waitUntil("the cache emptied after the reconnection", () => liveCacheEvents.invalidations > invalidations && t.service.api!.subscriber.reconnects > 0);
+    await menu();
+    expect(liveCacheEvents.hits).toBe(hits + 1);
+  });
+});
