@@ -21,24 +21,22 @@ import { makePreset, VIEWER } from "../../src/graphile.config.ts";
 import { queryCost } from "../../plugins/queryCost.ts";
 import type { Viewer } from "../../plugins/services.ts";
 import { summarize } from "../lib/stats.ts";
+import { DEMO } from "../lib/context.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const DEMO_IDS = {
-  alice: "00000000-0000-4000-8000-00000000a11c",
-  barista: "00000000-0000-4000-8000-0000000ba415",
-  admin: "00000000-0000-4000-8000-0000000ad314",
-};
+const viewer = (role: Viewer["role"], userId: string): Viewer => ({ role, userId, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 });
+/** Who sends each contract file's operations. */
 const VIEWER_OF: Record<string, Viewer | null> = {
-  admin: { role: "admin", userId: DEMO_IDS.admin, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
-  barista: { role: "barista", userId: DEMO_IDS.barista, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
-  pos: { role: "barista", userId: DEMO_IDS.barista, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
-  mobile: { role: "customer", userId: DEMO_IDS.alice, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
+  admin: viewer("admin", DEMO.admin),
+  barista: viewer("barista", DEMO.barista),
+  pos: viewer("barista", DEMO.barista),
+  mobile: viewer("customer", DEMO.alice),
   kiosk: null,
 };
 const SAMPLE_VARIABLES: Record<string, Record<string, unknown>> = {
   CoffeeDetail: { id: "40000000-0000-4000-8000-000000000003" },
   OneOrder: { id: "00000000-0000-4000-8000-0000000a0002" },
-  PosCustomer: { id: DEMO_IDS.alice },
+  PosCustomer: { id: DEMO.alice },
   Search: { q: "latte" },
   TrackOrder: { id: "00000000-0000-4000-8000-0000000a0002" },
   StatusFeed: { orderId: "00000000-0000-4000-8000-0000000a0002" },
@@ -126,33 +124,20 @@ async function main() {
   const specMs = summarize(timeIt(() => validate(schema, largest.document, specifiedRules), Math.min(iterations, 200)));
 
   // 3. The largest query, executed with and without the cost check.
-  const withCheck = (() => {
+  const middlewareOf = (plugins: readonly GraphileConfig.Plugin[]) => {
     let mw: Middleware<any> | null = null;
     orderedApply(
-      resolvedPreset.plugins,
+      plugins,
       (p) => p.grafast?.middleware,
-      (name, fn) => {
-        mw ??= new Middleware();
-        mw.register(name as any, fn as any);
-      },
+      (name, fn) => (mw ??= new Middleware()).register(name as any, fn as any),
     );
     return mw;
-  })();
-  const withoutCheck = (() => {
-    let mw: Middleware<any> | null = null;
-    orderedApply(
-      resolvedPreset.plugins.filter((p) => p.name !== "QueryCostPlugin"),
-      (p) => p.grafast?.middleware,
-      (name, fn) => {
-        mw ??= new Middleware();
-        mw.register(name as any, fn as any);
-      },
-    );
-    return mw;
-  })();
-  const viewer = VIEWER_OF[largest.file] ?? null;
+  };
+  const withCheck = middlewareOf(resolvedPreset.plugins ?? []);
+  const withoutCheck = middlewareOf((resolvedPreset.plugins ?? []).filter((p) => p.name !== "QueryCostPlugin"));
+  const asViewer = VIEWER_OF[largest.file] ?? null;
   const run = async (middleware: Middleware<any> | null) => {
-    const req: any = { headers: {}, socket: { remoteAddress: "127.0.0.1" }, connection: { remoteAddress: "127.0.0.1" }, [VIEWER]: viewer };
+    const req: any = { headers: {}, socket: { remoteAddress: "127.0.0.1" }, connection: { remoteAddress: "127.0.0.1" }, [VIEWER]: asViewer };
     const t = process.hrtime.bigint();
     const result: any = await grafast({
       schema,
@@ -188,7 +173,7 @@ async function main() {
     type: "result",
     result: {
       operations: operations.map(({ file, name, kind, cost, costMs, error }) => ({ file, name, kind, cost, costMs, error })),
-      largest: { file: largest.file, name: largest.name, cost: largest.cost, viewer: viewer?.role ?? "anonymous" },
+      largest: { file: largest.file, name: largest.name, cost: largest.cost, viewer: asViewer?.role ?? "anonymous" },
       queryCostMs: largest.costMs,
       documentRulesMs: rulesMs,
       documentRules: rules.length,

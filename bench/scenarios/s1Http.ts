@@ -3,6 +3,7 @@
 // no plugins, the same grafserv node:http adaptor) on the same database.
 import { base, gqlBody, postJson, trustedBody, type Ctx, type ScenarioResult } from "../lib/context.ts";
 import { peakThenLatency } from "../lib/measureVariants.ts";
+import { ask } from "../lib/proc.ts";
 
 export async function s1(ctx: Ctx): Promise<ScenarioResult> {
   const body = gqlBody("{ __typename }");
@@ -13,16 +14,7 @@ export async function s1(ctx: Ctx): Promise<ScenarioResult> {
   const trustedAnswer = await postJson(base(ctx.service.port), "/graphql", trusted);
   if (trustedAnswer.text !== answer.text) throw new Error(`the trusted Ping answered differently: ${trustedAnswer.status} ${trustedAnswer.text.slice(0, 200)}`);
   const floor = ctx.floorHttp;
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("the floor did not take the answer")), 5000);
-    floor.onMessage((m) => {
-      if (m?.type === "answer-ok") {
-        clearTimeout(t);
-        resolve();
-      }
-    });
-    floor.send({ type: "answer", text: answer.text });
-  });
+  await ask(floor, { type: "answer", text: answer.text }, "answer-ok");
   const request = { path: "/graphql", body };
   const rows = await peakThenLatency(ctx, "S1", "{ __typename }", [
     {

@@ -12,7 +12,7 @@ import { peakThenLatency, type VariantSpec } from "../lib/measureVariants.ts";
 import { ROOT, captureSql, countSql, type CapturedQuery } from "../lib/proc.ts";
 import { analyze, generateOrders, tableCounts } from "../lib/db.ts";
 import { explainStatement, planVerdict, type Plans } from "../lib/explain.ts";
-import { logLogSlope, sig, type Summary } from "../lib/stats.ts";
+import { logLogSlope, sig } from "../lib/stats.ts";
 import { createOrderProbe, vacuumForProbe } from "./s3Write.ts";
 
 const ops = (file: string) => readFileSync(path.join(ROOT, "contract/operations", file), "utf8");
@@ -124,17 +124,11 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
   const cStatements = c.queries.filter((x) => !isControl(x));
   const settingsOf = (list: CapturedQuery[]) => JSON.parse(String(list.find((x) => /set_config\(/.test(x.text))?.values[0] ?? "[]"));
   const itemCount = (q.result.json.data.orders as any[]).reduce((n, o) => n + o.items.length, 0);
-  const coffeesStmt = qStatements[1] ?? null;
-  const coffeeIdsSent = coffeesStmt ? (JSON.parse(String(coffeesStmt.values[0])) as unknown[]).length : 0;
+  const statement = (x: CapturedQuery) => ({ text: x.text, values: x.values, name: x.name });
   const spec = {
-    BaristaQueue: {
-      orders: { text: qStatements[0]!.text, values: qStatements[0]!.values, name: qStatements[0]!.name },
-      coffees: coffeesStmt ? { text: coffeesStmt.text, values: [], name: coffeesStmt.name } : null,
-      dedupe: coffeesStmt ? coffeeIdsSent < itemCount : false,
-      extensions: q.result.json.extensions ?? null,
-    },
+    BaristaQueue: { orders: statement(qStatements[0]!), extensions: q.result.json.extensions ?? null },
     CoffeeDetail: {
-      select: { text: cStatements[0]!.text, values: cStatements[0]!.values, name: cStatements[0]!.name },
+      select: statement(cStatements[0]!),
       idIndex: cStatements[0]!.values.findIndex((v) => v === sampleCoffee),
       extensions: c.result.json.extensions ?? null,
     },
@@ -142,8 +136,8 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
   notes.push(
     `the service sends its statements ${qStatements.every((x) => x.name) && cStatements.every((x) => x.name) ? "as named prepared statements (after 5 executions PostgreSQL may switch to a generic plan); the floor does the same" : "unnamed"}`,
   );
-  if (qStatements.length > 2 || cStatements.length > 1)
-    notes.push(`the service sent more statements than the floor replays (${qStatements.length} and ${cStatements.length}); the floor replays the first ones`);
+  if (qStatements.length > 1 || cStatements.length > 1)
+    notes.push(`the service sent more statements than the floor replays (${qStatements.length} and ${cStatements.length}); the floor replays the first one`);
   await sendFloorSpec(ctx, spec);
 
   // Same JSON?
@@ -155,7 +149,7 @@ async function prepare(ctx: Ctx): Promise<Prepared> {
   if (!sameQ) notes.push(`BaristaQueue floor answer differs: ${fq.text.slice(0, 200)}`);
   if (!sameC) notes.push(`CoffeeDetail floor answer differs: ${fc.text.slice(0, 200)} vs ${c.result.text.slice(0, 200)}`);
   notes.push(
-    `BaristaQueue returns ${q.result.json.data.orders.length} orders with ${itemCount} lines (${q.result.text.length} bytes) in ${qStatements.length} statement(s)${coffeesStmt ? `; the coffee names come from a second statement in a second transaction (${coffeeIdsSent} ids sent)` : ""}; CoffeeDetail in ${cStatements.length} statement(s)`,
+    `BaristaQueue returns ${q.result.json.data.orders.length} orders with ${itemCount} lines (${q.result.text.length} bytes) in ${qStatements.length} statement(s); CoffeeDetail in ${cStatements.length} statement(s)`,
   );
 
   // The peer's and the floor's SQL (counts only).
@@ -290,93 +284,43 @@ export async function s2(ctx: Ctx): Promise<ScenarioResult> {
 /** S2 again at each larger scale (after the other scenarios: it only adds history). */
 export async function s2Scale(ctx: Ctx, first: ScenarioResult): Promise<ScenarioResult> {
   const p: Prepared = ctx.shared.s2;
-  if (!p) throw new Error("S2 did not run");
   const o = ctx.opts;
-  const size = { coffees: o.coffees, customers: o.customers, orders: o.orders, queue: o.queue, pending: o.pending, reviewsPerCoffee: o.reviewsPerCoffee };
-  const points: Array<{
-    scale: number;
-    orders: number;
-    rows: Row[];
-    plans: Record<string, Plans[]>;
-    generateSeconds: number;
-    createOrder?: Summary;
-    probeOrders?: number;
-  }> = [];
-  const firstOrders = (first.counts as Record<string, number> | undefined)?.orders ?? o.orders;
-  points.push({
-    scale: 1,
-    orders: firstOrders,
-    rows: first.rows,
-    plans: first.plans as Record<string, Plans[]>,
-    generateSeconds: 0,
-    probeOrders: (await tableCounts(ctx.root)).orders,
-    createOrder: await vacuumForProbe(ctx).then(() => createOrderProbe(ctx, o.probeCalls)),
-  });
-  let generated = o.orders;
+  const probe = async () => (await vacuumForProbe(ctx), createOrderProbe(ctx, o.probeCalls));
+  const firstOrders = (first.counts as Record<string, number>).orders;
+  const points = [{ scale: 1, orders: firstOrders, rows: first.rows, plans: first.plans as Record<string, Plans[]>, createOrderMs: await probe() }];
   const rows: Row[] = [];
-  for (const scale of o.scales.filter((s) => s > 1)) {
-    const target = o.orders * scale;
-    const t0 = Date.now();
+  const notes: string[] = [];
+  for (let i = 1, generated = o.orders; i < o.scales.length; i++) {
+    const [scale, target, t0] = [o.scales[i]!, o.orders * o.scales[i]!, Date.now()];
     ctx.log(`S2 scale ${scale}x: generating orders ${generated + 1}..${target}`);
     // In slices, so one statement never holds millions of rows in memory.
-    for (let from = generated + 1; from <= target; from += 200_000) await generateOrders(ctx.root, size, from, Math.min(target, from + 199_999));
+    for (let from = generated + 1; from <= target; from += 200_000) await generateOrders(ctx.root, o, from, Math.min(target, from + 199_999));
     generated = target;
     await analyze(ctx.root);
-    const generateSeconds = (Date.now() - t0) / 1000;
-    const counts = await tableCounts(ctx.root);
+    const orders = (await tableCounts(ctx.root)).orders!;
+    notes.push(`generating up to ${orders} orders took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const r = await measureAt(ctx, p, o.profile === "full", ` @${scale}x`);
     rows.push(...r);
-    points.push({
-      scale,
-      orders: counts.orders,
-      rows: r,
-      plans: await explainAll(ctx, p),
-      generateSeconds,
-      probeOrders: counts.orders,
-      createOrder: await vacuumForProbe(ctx).then(() => createOrderProbe(ctx, o.probeCalls)),
-    });
+    points.push({ scale, orders, rows: r, plans: await explainAll(ctx, p), createOrderMs: await probe() });
   }
-  const notes: string[] = [];
-  const slopes: Record<string, unknown> = {};
-  // Per-request cost is 1 / closed-loop throughput; latencies are at each
-  // scale's own half-peak rate, so their slope says little: the EXPLAIN time
-  // (unloaded, the statement alone) is the other measure.
+  // Per-request cost is 1 / closed-loop throughput (latencies are at each
+  // scale's own half-peak rate, so their slope says little); the EXPLAIN
+  // time (the statement alone, unloaded) is the other measure.
+  type Pts = Array<{ x: number; y: number | null }>;
+  const slopes: Record<string, { points: Pts; slope: number | null }> = {};
+  const slope = (name: string, pts: Pts) => (slopes[name] = { points: pts, slope: logLogSlope(pts) }).slope;
+  const list = (pts: Pts, unit: string) => pts.map((x) => `${x.x} orders: ${sig(x.y)} ${unit}`).join("; ");
   for (const op of ["BaristaQueue", "CoffeeDetail"] as const) {
     for (const variant of ["service", "floor"] as const) {
-      const pts = points.map((pt) => {
-        const row = pt.rows.find((r) => r.case.startsWith(op) && r.variant === variant);
-        return { orders: pt.orders, ops: row?.opsPerSec ?? null, p50: row?.p50 ?? null };
-      });
-      const slopeCost = logLogSlope(pts.map((x) => ({ x: x.orders, y: x.ops ? 1 / x.ops : null })));
-      slopes[`${op} ${variant}: cost per request (1 / req/s)`] = { points: pts, slope: slopeCost };
-      notes.push(
-        `${op} ${variant}: ${pts.map((x) => `${x.orders} orders: ${sig(x.ops)} req/s`).join("; ")}; cost per request grows as orders^${sig(slopeCost, 2) ?? "n/a"} (0 = flat, 1 = linear)`,
-      );
+      const ops = points.map((pt) => ({ x: pt.orders, y: pt.rows.find((r) => r.case.startsWith(op) && r.variant === variant)?.opsPerSec ?? null }));
+      const s = slope(`${op} ${variant}: cost per request (1 / req/s)`, ops.map((x) => ({ x: x.x, y: x.y && 1 / x.y })));
+      notes.push(`${op} ${variant}: ${list(ops, "req/s")}; cost per request grows as orders^${sig(s, 2) ?? "n/a"} (0 = flat, 1 = linear)`);
     }
-    const sqlPts = points.map((pt) => ({ x: pt.orders, y: pt.plans[op]?.[0]?.custom.executionMs ?? null }));
-    const slopeSql = logLogSlope(sqlPts);
-    slopes[`${op} SQL: EXPLAIN ANALYZE time (custom plan)`] = { points: sqlPts, slope: slopeSql };
-    notes.push(
-      `${op} SQL alone (EXPLAIN ANALYZE): ${sqlPts.map((x) => `${x.x} orders: ${x.y?.toFixed(2)} ms`).join("; ")}; grows as orders^${sig(slopeSql, 2) ?? "n/a"}`,
-    );
+    const sql = points.map((pt) => ({ x: pt.orders, y: pt.plans[op]?.[0]?.custom.executionMs ?? null }));
+    notes.push(`${op} SQL alone (EXPLAIN ANALYZE): ${list(sql, "ms")}; grows as orders^${sig(slope(`${op} SQL: EXPLAIN ANALYZE time (custom plan)`, sql), 2) ?? "n/a"}`);
   }
-  notes.push(
-    `create_order() alone, one call at a time, by history size: ${points.map((pt) => `${pt.probeOrders} orders: p50 ${pt.createOrder?.p50.toFixed(1)} ms`).join("; ")}; log-log slope ${
-      sig(logLogSlope(points.map((pt) => ({ x: pt.probeOrders ?? pt.orders, y: pt.createOrder?.p50 ?? null }))), 2) ?? "n/a"
-    } (vacuumed first)`,
-  );
-  for (const pt of points) {
-    for (const [op, list] of Object.entries(pt.plans)) {
-      list.forEach((pl, i) => notes.push(`EXPLAIN at ${pt.orders} orders, ${op} statement ${i + 1}: ${planVerdict(pl)}`));
-    }
-    if (pt.generateSeconds) notes.push(`generating up to ${pt.orders} orders took ${pt.generateSeconds.toFixed(1)} s`);
-  }
-  return {
-    id: "S2x",
-    title: "nested read at larger scales",
-    rows,
-    notes,
-    slopes,
-    points: points.map((p) => ({ scale: p.scale, orders: p.orders, plans: p.plans, createOrderMs: p.createOrder, probeOrders: p.probeOrders })),
-  };
+  const probes = points.map((pt) => ({ x: pt.orders, y: pt.createOrderMs.p50 }));
+  notes.push(`create_order() alone, one call at a time, by history size (vacuumed first), p50: ${list(probes, "ms")}; log-log slope ${sig(logLogSlope(probes), 2) ?? "n/a"}`);
+  for (const pt of points) for (const [op, l] of Object.entries(pt.plans)) l.forEach((pl, i) => notes.push(`EXPLAIN at ${pt.orders} orders, ${op} statement ${i + 1}: ${planVerdict(pl)}`));
+  return { id: "S2x", title: "nested read at larger scales", rows, notes, slopes, points: points.map(({ rows: _rows, ...pt }) => pt) };
 }

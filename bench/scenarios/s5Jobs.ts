@@ -11,7 +11,7 @@ import { base, type Ctx, type Row, type ScenarioResult } from "../lib/context.ts
 import { ROOT, readyByIpc, startChild, type Child } from "../lib/proc.ts";
 import { makePendingOrders } from "../lib/db.ts";
 import { runLoad } from "../lib/load.ts";
-import { callbackStream } from "../lib/callbacks.ts";
+import { callbackStream } from "./s4Callbacks.ts";
 import { sleep, summarize } from "../lib/stats.ts";
 import { cpuMeter, type CpuShare } from "../lib/cpu.ts";
 
