@@ -93,9 +93,11 @@ export async function postJson(baseUrl: string, path: string, body: string, head
   return { status: res.status, text, json };
 }
 
+let manifest: Record<string, string> | undefined;
+
 /** A POST body that runs a trusted document (contract/trusted-documents.json) by its id. */
 export function trustedBody(operation: string, variables?: Record<string, unknown>): string {
-  const manifest: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../contract/trusted-documents.json"), "utf8"));
+  manifest ??= JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../contract/trusted-documents.json"), "utf8")) as Record<string, string>;
   // print()'s multi-line form (Codegen's one-line form is there too), the
   // newest: an edited operation's earlier ids stay in the manifest before it.
   const found = Object.entries(manifest).filter(([, text]) => text.includes("\n") && new RegExp(`^(query|mutation|subscription) ${operation}\\b`).test(text));

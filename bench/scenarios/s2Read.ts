@@ -85,168 +85,103 @@ fragment QueueItem on OrderItem { ${itemCoffee} { name } quantity specialInstruc
   return { queue, coffee };
 }
 
+type Op = "BaristaQueue" | "CoffeeDetail";
+const OPS: Op[] = ["BaristaQueue", "CoffeeDetail"];
+
 interface Prepared {
-  variants: Record<"BaristaQueue" | "CoffeeDetail", VariantSpec[]>;
-  statements: Record<"BaristaQueue" | "CoffeeDetail", { settings: Array<[string, string]>; list: CapturedQuery[] }>;
+  variants: Record<Op, VariantSpec[]>;
+  statements: Record<Op, { settings: Array<[string, string]>; list: CapturedQuery[] }>;
   notes: string[];
 }
 
 const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback)\b|set_config\(/i.test(q.text);
 
 async function prepare(ctx: Ctx): Promise<Prepared> {
-  const svc = base(ctx.service.port);
-  const floor = base(ctx.floorSql.port);
-  const stock = base(ctx.stock.port);
-  const barista = { authorization: `Bearer ${ctx.tokens.barista}` };
-  const alice = { authorization: `Bearer ${ctx.tokens.alice}` };
-  const notes: string[] = [];
-  const queueBody = gqlBody(ops("barista.graphql"), "BaristaQueue");
-  const coffeeDoc = ops("mobile.graphql");
-  const sampleCoffee = ctx.coffeeIds[0]!;
-  const coffeeBody = (id: string) => gqlBody(coffeeDoc, "CoffeeDetail", { id });
-
-  // The service's SQL, one request each.
-  const q = await captureSql(ctx.service, () => postJson(svc, "/graphql", queueBody, barista));
-  if (q.result.status !== 200 || q.result.json?.errors) throw new Error(`BaristaQueue failed: ${q.result.text.slice(0, 300)}`);
-  const c = await captureSql(ctx.service, () => postJson(svc, "/graphql", coffeeBody(sampleCoffee), alice));
-  if (c.result.status !== 200 || c.result.json?.errors) throw new Error(`CoffeeDetail failed: ${c.result.text.slice(0, 300)}`);
-  // The same two by documentId (trusted documents): the same answers.
-  const trustedQueue = trustedBody("BaristaQueue");
-  const trustedCoffee = (id: string) => trustedBody("CoffeeDetail", { id });
-  for (const [name, body, headers, adHoc] of [
-    ["BaristaQueue", trustedQueue, barista, q.result],
-    ["CoffeeDetail", trustedCoffee(sampleCoffee), alice, c.result],
-  ] as const) {
-    const r = await postJson(svc, "/graphql", body, headers);
-    if (!isDeepStrictEqual(r.json?.data, adHoc.json.data)) throw new Error(`${name} by documentId answered differently: ${r.status} ${r.text.slice(0, 300)}`);
-  }
-  const qStatements = q.queries.filter((x) => !isControl(x));
-  const cStatements = c.queries.filter((x) => !isControl(x));
-  const settingsOf = (list: CapturedQuery[]) => JSON.parse(String(list.find((x) => /set_config\(/.test(x.text))?.values[0] ?? "[]"));
-  const itemCount = (q.result.json.data.orders as any[]).reduce((n, o) => n + o.items.length, 0);
-  const statement = (x: CapturedQuery) => ({ text: x.text, values: x.values, name: x.name });
-  const spec = {
-    BaristaQueue: { orders: statement(qStatements[0]!), extensions: q.result.json.extensions ?? null },
+  const headers = { BaristaQueue: { authorization: `Bearer ${ctx.tokens.barista}` }, CoffeeDetail: { authorization: `Bearer ${ctx.tokens.alice}` } };
+  const stockDocs = await stockDocuments(base(ctx.stock.port), headers.BaristaQueue);
+  const [queue, mobile] = [ops("barista.graphql"), ops("mobile.graphql")];
+  // Each variant's request for one coffee id (BaristaQueue takes none).
+  const variants = [
+    { variant: "service", child: ctx.service, label: () => "cafe-api", path: () => "/graphql" },
+    { variant: "extra", child: ctx.service, label: () => "cafe-api, trusted document by documentId", path: () => "/graphql" },
+    { variant: "floor", child: ctx.floorSql, label: () => "node:http + pg, the service's SQL", path: (op: Op) => `/s2/${op}` },
+    {
+      variant: "peer",
+      child: ctx.stock,
+      label: (op: Op) => `stock PostGraphile V5: ${op === "BaristaQueue" ? "allOrders(condition: {status}) x2 + order_items relation" : "coffeeByRowId + relations"}`,
+      path: () => "/graphql",
+    },
+  ] as const;
+  const bodies: Record<Op, Record<(typeof variants)[number]["variant"], (id: string) => string>> = {
+    BaristaQueue: { service: () => gqlBody(queue, "BaristaQueue"), extra: () => trustedBody("BaristaQueue"), floor: () => "{}", peer: () => gqlBody(stockDocs.queue) },
     CoffeeDetail: {
-      select: statement(cStatements[0]!),
-      idIndex: cStatements[0]!.values.findIndex((v) => v === sampleCoffee),
-      extensions: c.result.json.extensions ?? null,
+      service: (id) => gqlBody(mobile, "CoffeeDetail", { id }),
+      extra: (id) => trustedBody("CoffeeDetail", { id }),
+      floor: (id) => JSON.stringify({ variables: { id } }),
+      peer: (id) => gqlBody(stockDocs.coffee, undefined, { id }),
     },
   };
-  notes.push(
-    `the service sends its statements ${qStatements.every((x) => x.name) && cStatements.every((x) => x.name) ? "as named prepared statements (after 5 executions PostgreSQL may switch to a generic plan); the floor does the same" : "unnamed"}`,
-  );
-  if (qStatements.length > 1 || cStatements.length > 1)
-    notes.push(`the service sent more statements than the floor replays (${qStatements.length} and ${cStatements.length}); the floor replays the first one`);
-  await sendFloorSpec(ctx, spec);
+  const sample = ctx.coffeeIds[0]!;
+  const send = (v: (typeof variants)[number], op: Op) => postJson(base(v.child.port), v.path(op), bodies[op][v.variant](sample), headers[op]);
+  const captured = (v: (typeof variants)[number], op: Op) => captureSql(v.child, () => send(v, op));
+  const notes: string[] = [];
 
-  // Same JSON?
-  const fq = await postJson(floor, "/s2/BaristaQueue", "{}", barista);
-  const fc = await postJson(floor, "/s2/CoffeeDetail", JSON.stringify({ variables: { id: sampleCoffee } }), alice);
-  const sameQ = isDeepStrictEqual(fq.json, q.result.json);
-  const sameC = isDeepStrictEqual(fc.json, c.result.json);
-  notes.push(`floor answers the same JSON as the service: BaristaQueue ${sameQ ? "yes" : "NO"}, CoffeeDetail ${sameC ? "yes" : "NO"}`);
-  if (!sameQ) notes.push(`BaristaQueue floor answer differs: ${fq.text.slice(0, 200)}`);
-  if (!sameC) notes.push(`CoffeeDetail floor answer differs: ${fc.text.slice(0, 200)} vs ${c.result.text.slice(0, 200)}`);
-  notes.push(
-    `BaristaQueue returns ${q.result.json.data.orders.length} orders with ${itemCount} lines (${q.result.text.length} bytes) in ${qStatements.length} statement(s); CoffeeDetail in ${cStatements.length} statement(s)`,
-  );
-
-  // The peer's and the floor's SQL (counts only).
-  const { queue: STOCK_QUEUE, coffee: STOCK_COFFEE } = await stockDocuments(stock, barista);
-  ctx.shared.stockDocuments = { queue: STOCK_QUEUE, coffee: STOCK_COFFEE };
-  const pq = await captureSql(ctx.stock, () => postJson(stock, "/graphql", gqlBody(STOCK_QUEUE), barista));
-  const pc = await captureSql(ctx.stock, () => postJson(stock, "/graphql", gqlBody(STOCK_COFFEE, undefined, { id: sampleCoffee }), alice));
-  for (const [name, r] of [
-    ["BaristaQueue", pq.result],
-    ["CoffeeDetail", pc.result],
-  ] as const) {
-    if (r.status !== 200 || r.json?.errors) notes.push(`peer ${name} failed: ${r.text.slice(0, 200)}`);
+  // The service's SQL, one request each; the same by documentId answers the same.
+  const svc = { BaristaQueue: await captured(variants[0], "BaristaQueue"), CoffeeDetail: await captured(variants[0], "CoffeeDetail") };
+  const statements = {} as Prepared["statements"];
+  for (const op of OPS) {
+    const { result, queries } = svc[op];
+    if (result.status !== 200 || result.json?.errors) throw new Error(`${op} failed: ${result.text.slice(0, 300)}`);
+    const trusted = await send(variants[1], op);
+    if (!isDeepStrictEqual(trusted.json?.data, result.json.data)) throw new Error(`${op} by documentId answered differently: ${trusted.status} ${trusted.text.slice(0, 300)}`);
+    const settings = JSON.parse(String(queries.find((x) => /set_config\(/.test(x.text))?.values[0] ?? "[]"));
+    statements[op] = { settings, list: queries.filter((x) => !isControl(x)) };
   }
-  const fqs = await captureSql(ctx.floorSql, () => postJson(floor, "/s2/BaristaQueue", "{}", barista));
-  const fcs = await captureSql(ctx.floorSql, () => postJson(floor, "/s2/CoffeeDetail", JSON.stringify({ variables: { id: sampleCoffee } }), alice));
+  const [q, c] = [statements.BaristaQueue.list, statements.CoffeeDetail.list];
+  const statement = (x: CapturedQuery) => ({ text: x.text, values: x.values, name: x.name });
+  await sendFloorSpec(ctx, {
+    BaristaQueue: { orders: statement(q[0]!), extensions: svc.BaristaQueue.result.json.extensions ?? null },
+    CoffeeDetail: { select: statement(c[0]!), idIndex: c[0]!.values.indexOf(sample), extensions: svc.CoffeeDetail.result.json.extensions ?? null },
+  });
+  const named = [...q, ...c].every((x) => x.name);
+  notes.push(`the service sends its statements ${named ? "as named prepared statements (after 5 executions PostgreSQL may switch to a generic plan); the floor does the same" : "unnamed"}`);
+  if (q.length > 1 || c.length > 1) notes.push(`the service sent more statements than the floor replays (${q.length} and ${c.length}); the floor replays the first one`);
+  const orders = svc.BaristaQueue.result.json.data.orders as any[];
+  const lines = orders.reduce((n, o) => n + o.items.length, 0);
+  notes.push(`BaristaQueue returns ${orders.length} orders with ${lines} lines (${svc.BaristaQueue.result.text.length} bytes) in ${q.length} statement(s); CoffeeDetail in ${c.length} statement(s)`);
+
+  // The floor answers the same JSON; the peer's and the floor's SQL (counts only).
+  const sql: Record<string, ReturnType<typeof countSql>> = {};
+  for (const op of OPS) {
+    sql[`${op} service`] = countSql(svc[op].queries);
+    for (const v of [variants[2], variants[3]]) {
+      const { result, queries } = await captured(v, op);
+      sql[`${op} ${v.variant}`] = countSql(queries);
+      if (v.variant === "floor") notes.push(`floor answers the same JSON as the service, ${op}: ${isDeepStrictEqual(result.json, svc[op].result.json) ? "yes" : `NO: ${result.text.slice(0, 200)}`}`);
+      else if (result.status !== 200 || result.json?.errors) notes.push(`peer ${op} failed: ${result.text.slice(0, 200)}`);
+    }
+  }
 
   const randomCoffee = () => ctx.coffeeIds[Math.floor(Math.random() * ctx.coffeeIds.length)]!;
-  return {
-    notes,
-    statements: {
-      BaristaQueue: { settings: settingsOf(q.queries), list: qStatements },
-      CoffeeDetail: { settings: settingsOf(c.queries), list: cStatements },
-    },
-    variants: {
-      BaristaQueue: [
-        {
-          variant: "service",
-          label: "cafe-api",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", body: queueBody, headers: barista },
-          sql: countSql(q.queries),
-        },
-        {
-          variant: "extra",
-          label: "cafe-api, trusted document by documentId",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", body: trustedQueue, headers: barista },
-        },
-        {
-          variant: "floor",
-          label: "node:http + pg, the service's SQL",
-          baseUrl: floor,
-          pid: ctx.floorSql.proc.pid,
-          request: { path: "/s2/BaristaQueue", body: "{}", headers: barista },
-          sql: countSql(fqs.queries),
-        },
-        {
-          variant: "peer",
-          label: "stock PostGraphile V5: allOrders(condition: {status}) x2 + order_items relation",
-          baseUrl: stock,
-          pid: ctx.stock.proc.pid,
-          request: { path: "/graphql", body: gqlBody(STOCK_QUEUE), headers: barista },
-          sql: countSql(pq.queries),
-        },
-      ],
-      CoffeeDetail: [
-        {
-          variant: "service",
-          label: "cafe-api",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", headers: alice, setup: () => ({ body: coffeeBody(randomCoffee()) }) },
-          sql: countSql(c.queries),
-        },
-        {
-          variant: "extra",
-          label: "cafe-api, trusted document by documentId",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", headers: alice, setup: () => ({ body: trustedCoffee(randomCoffee()) }) },
-        },
-        {
-          variant: "floor",
-          label: "node:http + pg, the service's SQL",
-          baseUrl: floor,
-          pid: ctx.floorSql.proc.pid,
-          request: { path: "/s2/CoffeeDetail", headers: alice, setup: () => ({ body: JSON.stringify({ variables: { id: randomCoffee() } }) }) },
-          sql: countSql(fcs.queries),
-        },
-        {
-          variant: "peer",
-          label: "stock PostGraphile V5: coffeeByRowId + relations",
-          baseUrl: stock,
-          pid: ctx.stock.proc.pid,
-          request: { path: "/graphql", headers: alice, setup: () => ({ body: gqlBody(STOCK_COFFEE, undefined, { id: randomCoffee() }) }) },
-          sql: countSql(pc.queries),
-        },
-      ],
-    },
-  };
+  const specs = (op: Op): VariantSpec[] =>
+    variants.map((v) => ({
+      variant: v.variant,
+      label: v.label(op),
+      baseUrl: base(v.child.port),
+      pid: v.child.proc.pid,
+      request: {
+        path: v.path(op),
+        headers: headers[op],
+        ...(op === "CoffeeDetail" ? { setup: () => ({ body: bodies[op][v.variant](randomCoffee()) }) } : { body: bodies[op][v.variant]("") }),
+      },
+      sql: sql[`${op} ${v.variant}`],
+    }));
+  return { notes, statements, variants: { BaristaQueue: specs("BaristaQueue"), CoffeeDetail: specs("CoffeeDetail") } };
 }
 
 async function explainAll(ctx: Ctx, p: Prepared): Promise<Record<string, Plans[]>> {
   const out: Record<string, Plans[]> = {};
-  for (const op of ["BaristaQueue", "CoffeeDetail"] as const) {
+  for (const op of OPS) {
     const { settings, list } = p.statements[op];
     out[op] = [];
     for (const st of list) out[op].push(await explainStatement(ctx.db.urls.authenticator, settings, st.text, st.values));

@@ -12,15 +12,13 @@
 import http from "node:http";
 import { createHmac, timingSafeEqual, createHash } from "node:crypto";
 import pg from "pg";
-import jwt from "jsonwebtoken";
 import { parse as parseArray } from "postgres-array";
 import { findArray, findColumn, selectLayout } from "../lib/sqlLayout.ts";
 import { asSystem, inTransaction } from "../../src/db/asSystem.ts";
-import { stopOn } from "./child.ts";
+import { pgSettingsFor, stopOn } from "./child.ts";
 
 const port = Number(process.env.PORT ?? 0);
 const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
-const secret = process.env.JWT_SECRET!;
 const webhookToken = process.env.WEBHOOK_TOKEN!;
 const signingSecret = process.env.SIGNING_SECRET!;
 const reader = new pg.Pool({ connectionString: process.env.BENCH_AUTHENTICATOR_URL, max: poolSize });
@@ -48,16 +46,7 @@ process.on("message", (m: any) => {
 
 const SET_CONFIG = "select set_config(el->>0, el->>1, true) from json_array_elements($1::json) el";
 
-function settingsFor(authorization: string | undefined): Array<[string, string]> {
-  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
-  if (!token) return [["role", "cafe_anonymous"]];
-  const claims = jwt.verify(token, secret, { algorithms: ["HS256"], audience: "cafe-api" }) as { role: string; user_id: string };
-  return [
-    ["role", `cafe_${claims.role}`],
-    ["jwt.claims.user_id", claims.user_id],
-    ["jwt.claims.role", claims.role],
-  ];
-}
+const settingsFor = (authorization: string | undefined) => Object.entries(pgSettingsFor(authorization));
 
 /** A pooled connection, in the service's transaction shape (BEGIN, set_config of role and claims, ..., COMMIT). */
 async function withSettings<T>(pool: pg.Pool, settings: Array<[string, string]> | null, fn: (c: pg.ClientBase) => Promise<T>): Promise<T> {
