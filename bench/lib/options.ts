@@ -66,6 +66,7 @@ export const HELP = `npm run bench [-- options]
 
   --smoke | --quick      profile (default: full)
   --orders N             orders at 1x (S2 also runs at --scales multiples of it, e.g. 1,10,100)
+  --s6 10,100,1000       S6's subscriber counts
   --connections N        closed-loop connections (default 16)
   --peak-seconds S --latency-seconds S
   --pool-size N          DATABASE_POOL_SIZE of the service, the floors and the peer (default 10)
@@ -86,6 +87,7 @@ export function parseOptions(args: string[]): Options {
       quick: { type: "boolean" },
       orders: { type: "string" },
       scales: { type: "string" },
+      s6: { type: "string" },
       connections: { type: "string" },
       "peak-seconds": { type: "string" },
       "latency-seconds": { type: "string" },
@@ -112,6 +114,7 @@ export function parseOptions(args: string[]): Options {
   const o: Options = { profile, ...structuredClone(PROFILES[profile]), keepDatabase: Boolean(v.keep), logLevel: v["log-level"], poolSize: 10 };
   if (v.orders) o.orders = num(v.orders);
   if (v.scales) o.scales = [...new Set([1, ...v.scales.split(",").map(num)])].sort((a, b) => a - b);
+  if (v.s6) o.s6Subscribers = v.s6.split(",").map(num);
   if (v.connections) o.connections = num(v.connections);
   if (v["peak-seconds"]) o.peakSeconds = num(v["peak-seconds"]);
   if (v["latency-seconds"]) o.latencySeconds = num(v["latency-seconds"]);

@@ -141,7 +141,7 @@ export async function s4(ctx: Ctx): Promise<ScenarioResult> {
   for (const r of rows) {
     const i = integrity[r.variant as "service" | "floor"];
     r.notes = [...(r.notes ?? []), `sent ${i.sent}, accepted ${i.accepted}, lost ${i.lost}, duplicated ${i.duplicated}`];
-    if (svcStream.used() >= svcOrders.length || floorStream.used() >= floorOrders.length) r.notes.push("ran out of distinct orders: raise --s4-orders");
+    if (svcStream.used() >= svcOrders.length || floorStream.used() >= floorOrders.length) r.notes.push("ran out of distinct orders: raise s4Orders in bench/lib/options.ts");
     const refused = (r.variant === "service" ? svcStream : floorStream).refused;
     if (refused.length) r.notes.push(`${refused.length} refused, e.g. ${refused.slice(0, 2).join(" | ")}`);
   }

@@ -1,5 +1,5 @@
 // S5 jobs. (a) jobs/s: the backlog S4 queued (3 jobs per accepted callback,
-// cut to --s5-backlog) drained by the service's worker (src/main.ts
+// cut to the profile's s5Backlog) drained by the service's worker (src/main.ts
 // --worker, a process of its own); (b) callback answered -> order PREPARING
 // (start_preparation done, seen by LISTEN on order_status:<id>) at a fixed
 // callback rate, API and worker running. Floor: graphile-worker running a
@@ -41,12 +41,13 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
   const notes: string[] = [];
   const count = Math.max(5, Math.round(o.s5Rate * o.s5Seconds));
   const concurrency = ctx.serviceEnv.WORKER_CONCURRENCY ?? "4";
-  // The backlog: the jobs of the first accepted orders, at most --s5-backlog.
+  // The backlog: the jobs of the first accepted orders, at most s5Backlog.
   const keep: string[] = (ctx.shared.s4?.serviceAccepted ?? []).slice(0, Math.max(1, Math.floor(o.s5Backlog / 3)));
   await root.query(
-    `delete from graphile_worker._private_jobs j where not exists (
-       select 1 from unnest($1::text[]) u(order_id) where j.key in ('start_preparation:' || u.order_id, 'update_inventory:' || u.order_id)
-          or j.key in (select 'notification__send_webhook:' || n.id from app_public.notifications n where n.order_id::text = u.order_id))`,
+    `with kept as (
+       select k || ':' || u.id as key from unnest($1::text[]) u(id), unnest(array['start_preparation', 'update_inventory']) k
+       union all select 'notification__send_webhook:' || n.id from app_public.notifications n where n.order_id::text = any($1))
+     delete from graphile_worker._private_jobs j where j.key is null or j.key not in (select key from kept)`,
     [keep],
   );
   const backlog = (await root.query("select count(*)::int as n from graphile_worker._private_jobs")).rows[0].n as number;
