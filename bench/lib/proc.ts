@@ -149,9 +149,11 @@ export async function captureSql<T>(child: Child, fn: () => Promise<T>): Promise
   return { result, queries };
 }
 
+/** Transaction control and settings (set_config, and SET, e.g. on a new connection). */
+export const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback|start transaction)\b|set_config\(|^\s*set\s/i.test(q.text);
+
 /** Statements other than transaction control and settings; round trips = every query sent. */
 export function countSql(queries: CapturedQuery[]) {
-  const control = /^\s*(begin|commit|rollback|start transaction)\b|set_config\(|^\s*set\s+(local\s+)?role\b/i;
   const transactions = queries.filter((q) => /^\s*(begin|start transaction)\b/i.test(q.text)).length;
-  return { roundTrips: queries.length, statements: queries.filter((q) => !control.test(q.text)).length, transactions };
+  return { roundTrips: queries.length, statements: queries.filter((q) => !isControl(q)).length, transactions };
 }

@@ -9,7 +9,7 @@ import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { base, gqlBody, postJson, sendFloorSpec, trustedBody, type Ctx, type Row, type ScenarioResult } from "../lib/context.ts";
 import { peakThenLatency, type VariantSpec } from "../lib/measureVariants.ts";
-import { ROOT, captureSql, countSql, type CapturedQuery } from "../lib/proc.ts";
+import { ROOT, captureSql, countSql, isControl, type CapturedQuery } from "../lib/proc.ts";
 import { analyze, generateOrders, tableCounts } from "../lib/db.ts";
 import { explainStatement, planVerdict, type Plans } from "../lib/explain.ts";
 import { logLogSlope, sig } from "../lib/stats.ts";
@@ -94,7 +94,6 @@ interface Prepared {
   notes: string[];
 }
 
-const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback)\b|set_config\(/i.test(q.text);
 
 async function prepare(ctx: Ctx): Promise<Prepared> {
   const headers = { BaristaQueue: { authorization: `Bearer ${ctx.tokens.barista}` }, CoffeeDetail: { authorization: `Bearer ${ctx.tokens.alice}` } };
