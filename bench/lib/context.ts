@@ -1,34 +1,33 @@
-// What every scenario gets: options, the database, the processes under test,
-// tokens, and where results go.
+// What every scenario gets (options, the database, the processes under test,
+// tokens) and the shape of what it returns.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type pg from "pg";
 import type { Options } from "./options.ts";
 import type { BenchDatabase } from "./db.ts";
-import type { Child } from "./proc.ts";
+import { ask, type Child } from "./proc.ts";
+import type { CpuShare } from "./cpu.ts";
 
 export type Variant = "service" | "floor" | "peer" | "extra";
 
+/** One line of the table: a variant of a case, its throughput and its latency at a stated load. */
 export interface Row {
   scenario: string;
-  /** What is measured (e.g. "BaristaQueue as barista"). */
   case: string;
   variant: Variant;
   /** Who answers (e.g. "cafe-api", "node:http + pg"). */
   label: string;
   opsPerSec: number | null;
-  /** Unit and how throughput was measured. */
   opsUnit: string;
   throughputHow: string;
   p50: number | null;
   p99: number | null;
-  /** The load the latency was measured at. */
   latencyLoad: string;
   ratioOps?: number | null;
   ratioP50?: number | null;
   sql?: { statements: number; roundTrips: number; transactions: number } | null;
-  /** CPU during the closed-loop run, percent of one core (bench/lib/cpu.ts). */
-  cpu?: { server: number | null; postgres: number; bench: number; machineBusy: number | null; other: number | null };
+  /** CPU during the closed-loop run (bench/lib/cpu.ts). */
+  cpu?: CpuShare;
   errors?: number;
   notes?: string[];
   raw?: Record<string, unknown>;
@@ -56,15 +55,13 @@ export interface Ctx {
   /** Superuser connection to the bench database (arranging and checking rows). */
   root: pg.Client;
   secrets: Secrets;
-  /** Environment of the service's processes. */
+  /** Environment of the service's processes, and of the floors and the peer. */
   serviceEnv: Record<string, string>;
-  /** Environment of the floors and the peer. */
   benchEnv: Record<string, string>;
   logDir: string;
   service: Child;
   stock: Child;
   floorSql: Child;
-  /** S1's floor (a bare node:http server), started with the others. */
   floorHttp: Child;
   tokens: { barista: string; alice: string; admin: string; customers: Array<{ id: string; token: string }> };
   coffeeIds: string[];
@@ -80,16 +77,11 @@ export const DEMO = {
   admin: "00000000-0000-4000-8000-0000000ad314",
 } as const;
 
-export function gqlBody(query: string, operationName?: string, variables?: Record<string, unknown>): string {
-  return JSON.stringify({ query, ...(operationName ? { operationName } : {}), ...(variables ? { variables } : {}) });
-}
+export const base = (port: number) => `http://127.0.0.1:${port}`;
 
-export async function postJson(
-  baseUrl: string,
-  path: string,
-  body: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; text: string; json: any }> {
+export const gqlBody = (query: string, operationName?: string, variables?: Record<string, unknown>) => JSON.stringify({ query, operationName, variables });
+
+export async function postJson(baseUrl: string, path: string, body: string, headers: Record<string, string> = {}) {
   const res = await fetch(baseUrl + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
   const text = await res.text();
   let json: any = null;
@@ -101,36 +93,20 @@ export async function postJson(
   return { status: res.status, text, json };
 }
 
-/** The id of a trusted document (contract/trusted-documents.json) by its operation's name. */
-export function trustedDocumentId(operation: string): string {
-  const manifest: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../contract/trusted-documents.json"), "utf8"));
+let manifest: Record<string, string> | undefined;
+
+/** A POST body that runs a trusted document (contract/trusted-documents.json) by its id. */
+export function trustedBody(operation: string, variables?: Record<string, unknown>): string {
+  manifest ??= JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../contract/trusted-documents.json"), "utf8")) as Record<string, string>;
   // print()'s multi-line form (Codegen's one-line form is there too), the
   // newest: an edited operation's earlier ids stay in the manifest before it.
   const found = Object.entries(manifest).filter(([, text]) => text.includes("\n") && new RegExp(`^(query|mutation|subscription) ${operation}\\b`).test(text));
   if (!found.length) throw new Error(`no trusted document named ${operation}`);
-  return found.at(-1)![0];
+  return JSON.stringify({ documentId: found.at(-1)![0], variables });
 }
-
-/** A POST body that runs a trusted document by its id. */
-export function trustedBody(operation: string, variables?: Record<string, unknown>): string {
-  return JSON.stringify({ documentId: trustedDocumentId(operation), ...(variables ? { variables } : {}) });
-}
-
-export const base = (port: number) => `http://127.0.0.1:${port}`;
 
 /** Merges `patch` into the SQL spec of the floor server (bench/servers/floorSql.ts) and waits until it has it. */
 export function sendFloorSpec(ctx: Ctx, patch: Record<string, unknown>): Promise<void> {
-  ctx.shared.floorSpec = { ...(ctx.shared.floorSpec ?? {}), ...patch };
-  return new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("the floor server did not take the captured SQL")), 5000);
-    let done = false;
-    ctx.floorSql.onMessage((m) => {
-      if (!done && m?.type === "spec-ok") {
-        done = true;
-        clearTimeout(t);
-        resolve();
-      }
-    });
-    ctx.floorSql.send({ type: "spec", spec: ctx.shared.floorSpec });
-  });
+  ctx.shared.floorSpec = { ...ctx.shared.floorSpec, ...patch };
+  return ask(ctx.floorSql, { type: "spec", spec: ctx.shared.floorSpec }, "spec-ok");
 }

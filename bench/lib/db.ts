@@ -10,7 +10,7 @@ import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgr
 import { liftOpenOrderCaps } from "../../test/support/db.ts";
 import type { Options } from "./options.ts";
 
-export const DEV_ROLE_PASSWORD = loadConfig({ NODE_ENV: "development" }).DATABASE_ROLE_PASSWORD;
+const DEV_ROLE_PASSWORD = loadConfig({ NODE_ENV: "development" }).DATABASE_ROLE_PASSWORD;
 
 export interface BenchDatabase {
   /** Superuser URL of the bench database. */
@@ -21,43 +21,20 @@ export interface BenchDatabase {
   stopServer(): Promise<void>;
 }
 
-async function answers(url: string): Promise<boolean> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
-  try {
-    await c.connect();
-    await c.query("select 1");
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-
-export function withDatabaseName(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
 export async function openBenchDatabase(given: string | undefined, defaultName: string): Promise<BenchDatabase> {
-  let url: string;
-  let server: BenchDatabase["server"];
+  let url = given;
+  let server: BenchDatabase["server"] = "given";
   let stopServer = async () => {};
-  if (given) {
-    url = given;
-    server = "given";
-  } else if (await answers("postgres://postgres@127.0.0.1:5432/postgres")) {
-    url = `postgres://postgres@127.0.0.1:5432/${defaultName}`;
-    server = "system";
-  } else {
-    const embedded = await startEmbeddedPostgres({ EMBEDDED_PG_DIR: ".data/bench-pg", EMBEDDED_PG_PORT: 54359 });
-    url = embedded.url.replace(/\/postgres$/, `/${defaultName}`);
-    server = "embedded";
-    stopServer = embedded.stop;
+  if (!url) {
+    const probe = new pg.Client({ connectionString: "postgres://postgres@127.0.0.1:5432/postgres", connectionTimeoutMillis: 1500 });
+    const answers = await probe.connect().then(() => probe.end().then(() => true), () => false);
+    if (answers) [url, server] = [`postgres://postgres@127.0.0.1:5432/${defaultName}`, "system"];
+    else {
+      const embedded = await startEmbeddedPostgres({ EMBEDDED_PG_DIR: ".data/bench-pg", EMBEDDED_PG_PORT: 54359 });
+      [url, server, stopServer] = [embedded.url.replace(/\/postgres$/, `/${defaultName}`), "embedded", embedded.stop];
+    }
   }
-  const config = loadConfig({ NODE_ENV: "development", DATABASE_ROLE_PASSWORD: DEV_ROLE_PASSWORD });
-  const urls = await resolveDatabaseUrls(config, url);
+  const urls = await resolveDatabaseUrls(loadConfig({ NODE_ENV: "development", DATABASE_ROLE_PASSWORD: DEV_ROLE_PASSWORD }), url);
   if (!urls.root) throw new Error(`the bench needs a superuser URL (it creates and drops its database): ${redact(url)}`);
   const name = decodeURIComponent(new URL(url).pathname.slice(1));
   if (!/^[a-z0-9_]+$/i.test(name) || /^(postgres|template[01])$/.test(name)) throw new Error(`refusing to use database "${name}" for the bench`);
@@ -77,7 +54,7 @@ export function redact(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
 }
 
-export type DataSize = Pick<Options, "coffees" | "customers" | "orders" | "queue" | "pending" | "reviewsPerCoffee">;
+type DataSize = Pick<Options, "coffees" | "customers" | "orders" | "queue" | "pending" | "reviewsPerCoffee">;
 
 /** Deterministic ids: md5 of a label, cast to uuid. */
 const id = (label: string, n: string) => `md5('${label}-' || ${n})::uuid`;

@@ -25,23 +25,12 @@ export async function peakThenLatency(ctx: Ctx, scenario: string, caseName: stri
   for (const v of variants) {
     await v.before?.();
     ctx.log(`${scenario} ${caseName}: ${v.variant} (${v.label}) closed loop, ${o.connections} connections, ${o.peakSeconds} s`);
-    let meter: (() => CpuShare) | null = null;
-    peaks.push(
-      await measure({
-        baseUrl: v.baseUrl,
-        request: v.request,
-        connections: o.connections,
-        seconds: o.peakSeconds,
-        warmupSeconds: o.warmupSeconds,
-        onStart: () => (meter = cpuMeter(v.pid)),
-      }),
-    );
-    cpu.push(meter ? (meter as () => CpuShare)() : { server: null, postgres: 0, bench: 0, machineBusy: null, other: null });
+    let meter = () => ({ server: null, postgres: 0, bench: 0, machineBusy: null, other: null }) as CpuShare;
+    const request = { baseUrl: v.baseUrl, request: v.request, connections: o.connections, seconds: o.peakSeconds, warmupSeconds: o.warmupSeconds };
+    peaks.push(await measure({ ...request, onStart: () => (meter = cpuMeter(v.pid)) }));
+    cpu.push(meter());
   }
-  const serviceIndex = Math.max(
-    0,
-    variants.findIndex((v) => v.variant === "service"),
-  );
+  const serviceIndex = Math.max(0, variants.findIndex((v) => v.variant === "service"));
   const rate = Math.max(1, Math.round(o.latencyLoad * (peaks[serviceIndex]!.opsPerSec || 1)));
   const rows: Row[] = [];
   for (const [i, v] of variants.entries()) {
@@ -54,18 +43,8 @@ export async function peakThenLatency(ctx: Ctx, scenario: string, caseName: stri
     if ((lat.generatorLagMs?.p99 ?? 0) > 20) notes.push(`the load generator sent late (p99 ${lat.generatorLagMs!.p99.toFixed(1)} ms behind schedule)`);
     if (peak.badSample || lat.badSample) notes.push(`bad answer: ${(peak.badSample ?? lat.badSample)!.slice(0, 160)}`);
     rows.push({
-      scenario,
-      case: caseName,
-      variant: v.variant,
-      label: v.label,
-      opsPerSec: peak.opsPerSec,
-      opsUnit,
-      throughputHow: `closed loop, ${o.connections} connections`,
-      p50: lat.latency.p50,
-      p99: lat.latency.p99,
-      latencyLoad: `${rate} ${opsUnit} fixed`,
-      sql: v.sql ?? null,
-      cpu: cpu[i],
+      ...{ scenario, case: caseName, variant: v.variant, label: v.label, opsPerSec: peak.opsPerSec, opsUnit, throughputHow: `closed loop, ${o.connections} connections` },
+      ...{ p50: lat.latency.p50, p99: lat.latency.p99, latencyLoad: `${rate} ${opsUnit} fixed`, sql: v.sql ?? null, cpu: cpu[i] },
       errors: peak.bad + lat.bad + peak.errors + lat.errors + peak.timeouts + lat.timeouts,
       notes,
       raw: { peak, latency: lat },

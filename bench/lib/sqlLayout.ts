@@ -2,8 +2,8 @@
 // (by position) holds which table's column, including the nested
 // `array(select array[...]::text[] ...)` lists it uses for one-to-many
 // selections. The S2 floor builds its JSON from this, so it keeps working
-// when the service's SQL changes shape (a relation instead of a function, a
-// join instead of a second statement, columns in another order).
+// when the service's SQL changes shape (columns in another order, a join
+// instead of a function).
 
 export interface ColumnRef {
   /** Table alias without the underscores, e.g. "orders", "order_items", "coffee_by_id". */
@@ -12,54 +12,29 @@ export interface ColumnRef {
 }
 
 export interface SelectColumn {
-  position: number;
   ref: ColumnRef | null;
   /** For array(select array[...]) columns: the element layout. */
   elements?: Array<ColumnRef | null>;
 }
 
-function splitTopLevel(s: string): string[] {
-  const parts: string[] = [];
+/** Calls `at(i)` for each character of `s` outside quotes and brackets; stops when it returns true. */
+function topLevel(s: string, at: (i: number) => boolean | void): void {
   let depth = 0;
   let quote: string | null = null;
-  let start = 0;
   for (let i = 0; i < s.length; i++) {
     const ch = s[i]!;
-    if (quote) {
-      if (ch === quote) {
-        if (s[i + 1] === quote) i++;
-        else quote = null;
-      }
-      continue;
-    }
-    if (ch === "'" || ch === '"') quote = ch;
+    if (quote) quote = ch === quote ? null : quote; // a doubled quote closes and reopens
+    else if (ch === "'" || ch === '"') quote = ch;
     else if (ch === "(" || ch === "[") depth++;
     else if (ch === ")" || ch === "]") depth--;
-    else if (ch === "," && depth === 0) {
-      parts.push(s.slice(start, i));
-      start = i + 1;
-    }
+    else if (depth === 0 && at(i)) return;
   }
-  parts.push(s.slice(start));
-  return parts.map((p) => p.trim()).filter(Boolean);
 }
 
-/** The index of the keyword `word` at nesting depth 0, outside quotes, from `from`. */
-function topLevelIndex(s: string, word: RegExp, from = 0): number {
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = from; i < s.length; i++) {
-    const ch = s[i]!;
-    if (quote) {
-      if (ch === quote) quote = null;
-      continue;
-    }
-    if (ch === "'" || ch === '"') quote = ch;
-    else if (ch === "(" || ch === "[") depth++;
-    else if (ch === ")" || ch === "]") depth--;
-    else if (depth === 0 && word.test(s.slice(i, i + 8)) && /\s/.test(s[i - 1] ?? " ")) return i;
-  }
-  return -1;
+function splitTopLevel(s: string): string[] {
+  const cuts = [-1];
+  topLevel(s, (i) => void (s[i] === "," && cuts.push(i)));
+  return cuts.map((c, k) => s.slice(c + 1, cuts[k + 1] ?? s.length).trim()).filter(Boolean);
 }
 
 const refOf = (expr: string): ColumnRef | null => {
@@ -67,48 +42,26 @@ const refOf = (expr: string): ColumnRef | null => {
   return m ? { alias: m[1]!, column: m[2]! } : null;
 };
 
-/** The select list of the outermost SELECT of `sql`. */
+/** The select list of the outermost SELECT of `sql`, in order. */
 export function selectLayout(sql: string): SelectColumn[] {
   const text = sql.trim();
-  const begin = /^select\s/i.exec(text) ? 6 : -1;
-  if (begin < 0) return [];
-  const end = topLevelIndex(text, /^from\s/i, begin);
-  const list = text.slice(begin, end < 0 ? undefined : end);
-  return splitTopLevel(list).map((item, position) => {
-    const asMatch = /\sas\s+"(\d+)"\s*$/i.exec(item);
-    const expr = asMatch ? item.slice(0, asMatch.index) : item;
+  if (!/^select\s/i.test(text)) return [];
+  let end = text.length;
+  topLevel(text, (i) => i > 6 && /^\sfrom\s/i.test(text.slice(i - 1, i + 5)) && ((end = i), true));
+  return splitTopLevel(text.slice(6, end)).map((item) => {
+    const expr = item.replace(/\sas\s+"\d+"\s*$/i, "");
     const arr = /^array\s*\(\s*select\s+array\s*\[/i.exec(expr);
-    if (arr) {
-      let depth = 1;
-      let i = arr[0].length;
-      for (; i < expr.length && depth > 0; i++) {
-        if (expr[i] === "[") depth++;
-        else if (expr[i] === "]") depth--;
-      }
-      const inner = expr.slice(arr[0].length, i - 1);
-      return { position: asMatch ? Number(asMatch[1]) : position, ref: null, elements: splitTopLevel(inner).map(refOf) };
-    }
-    return { position: asMatch ? Number(asMatch[1]) : position, ref: refOf(expr) };
+    if (!arr) return { ref: refOf(expr) };
+    let depth = 1;
+    let i = arr[0].length;
+    for (; i < expr.length && depth > 0; i++) depth += expr[i] === "[" ? 1 : expr[i] === "]" ? -1 : 0;
+    return { ref: null, elements: splitTopLevel(expr.slice(arr[0].length, i - 1)).map(refOf) };
   });
 }
 
-export type Convert = "text" | "int" | "float" | "bool" | "array";
+/** The position of the column `column` of a table aliased as one of `aliases`. */
+export const findColumn = (layout: SelectColumn[], src: { aliases: string[]; column: string }) =>
+  layout.findIndex((c) => c.ref && src.aliases.includes(c.ref.alias) && c.ref.column === src.column);
 
-/** Where a field comes from: a column of a table (any of `aliases`), converted. */
-export interface FieldSource {
-  aliases: string[];
-  column: string;
-  convert?: Convert;
-}
-
-export function findColumn(layout: SelectColumn[], src: FieldSource): number {
-  return layout.findIndex((c) => c.ref && src.aliases.includes(c.ref.alias) && c.ref.column === src.column);
-}
-
-export function findArray(layout: SelectColumn[], aliasTest: (alias: string) => boolean): number {
-  return layout.findIndex((c) => c.elements?.some((e) => e && aliasTest(e.alias)));
-}
-
-export function findElement(elements: Array<ColumnRef | null>, src: FieldSource): number {
-  return elements.findIndex((e) => e && src.aliases.includes(e.alias) && e.column === src.column);
-}
+/** The position of the first array column with an element from a table whose alias passes `aliasTest`. */
+export const findArray = (layout: SelectColumn[], aliasTest: (alias: string) => boolean) => layout.findIndex((c) => c.elements?.some((e) => e && aliasTest(e.alias)));

@@ -20,25 +20,23 @@ import { loadConfig } from "../../src/config.ts";
 import { makePreset, VIEWER } from "../../src/graphile.config.ts";
 import { queryCost } from "../../plugins/queryCost.ts";
 import type { Viewer } from "../../plugins/services.ts";
-import { summarize } from "../lib/stats.ts";
+import { summarize, type Summary } from "../lib/stats.ts";
+import { DEMO } from "../lib/context.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const DEMO_IDS = {
-  alice: "00000000-0000-4000-8000-00000000a11c",
-  barista: "00000000-0000-4000-8000-0000000ba415",
-  admin: "00000000-0000-4000-8000-0000000ad314",
-};
+const viewer = (role: Viewer["role"], userId: string): Viewer => ({ role, userId, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 });
+/** Who sends each contract file's operations. */
 const VIEWER_OF: Record<string, Viewer | null> = {
-  admin: { role: "admin", userId: DEMO_IDS.admin, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
-  barista: { role: "barista", userId: DEMO_IDS.barista, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
-  pos: { role: "barista", userId: DEMO_IDS.barista, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
-  mobile: { role: "customer", userId: DEMO_IDS.alice, signInId: "00000000-0000-4000-8000-000000000000", exp: 4e9 },
+  admin: viewer("admin", DEMO.admin),
+  barista: viewer("barista", DEMO.barista),
+  pos: viewer("barista", DEMO.barista),
+  mobile: viewer("customer", DEMO.alice),
   kiosk: null,
 };
 const SAMPLE_VARIABLES: Record<string, Record<string, unknown>> = {
   CoffeeDetail: { id: "40000000-0000-4000-8000-000000000003" },
   OneOrder: { id: "00000000-0000-4000-8000-0000000a0002" },
-  PosCustomer: { id: DEMO_IDS.alice },
+  PosCustomer: { id: DEMO.alice },
   Search: { q: "latte" },
   TrackOrder: { id: "00000000-0000-4000-8000-0000000a0002" },
   StatusFeed: { orderId: "00000000-0000-4000-8000-0000000a0002" },
@@ -75,16 +73,8 @@ async function main() {
   const { schema, resolvedPreset } = await pgl.getSchemaResult();
 
   // 1. Every operation's cost, and the time queryCost() takes.
-  const operations: Array<{
-    file: string;
-    name: string;
-    kind: string;
-    source: string;
-    document: DocumentNode;
-    cost: number | null;
-    costMs: ReturnType<typeof summarize> | null;
-    error?: string;
-  }> = [];
+  type Operation = { file: string; name: string; kind: string; source: string; document: DocumentNode; cost: number | null; costMs: Summary | null; error?: string };
+  const operations: Operation[] = [];
   const dir = path.join(ROOT, "contract/operations");
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".graphql"))) {
     const source = readFileSync(path.join(dir, file), "utf8");
@@ -126,33 +116,20 @@ async function main() {
   const specMs = summarize(timeIt(() => validate(schema, largest.document, specifiedRules), Math.min(iterations, 200)));
 
   // 3. The largest query, executed with and without the cost check.
-  const withCheck = (() => {
+  const middlewareOf = (plugins: readonly GraphileConfig.Plugin[]) => {
     let mw: Middleware<any> | null = null;
     orderedApply(
-      resolvedPreset.plugins,
+      plugins,
       (p) => p.grafast?.middleware,
-      (name, fn) => {
-        mw ??= new Middleware();
-        mw.register(name as any, fn as any);
-      },
+      (name, fn) => (mw ??= new Middleware()).register(name as any, fn as any),
     );
     return mw;
-  })();
-  const withoutCheck = (() => {
-    let mw: Middleware<any> | null = null;
-    orderedApply(
-      resolvedPreset.plugins.filter((p) => p.name !== "QueryCostPlugin"),
-      (p) => p.grafast?.middleware,
-      (name, fn) => {
-        mw ??= new Middleware();
-        mw.register(name as any, fn as any);
-      },
-    );
-    return mw;
-  })();
-  const viewer = VIEWER_OF[largest.file] ?? null;
+  };
+  const withCheck = middlewareOf(resolvedPreset.plugins ?? []);
+  const withoutCheck = middlewareOf((resolvedPreset.plugins ?? []).filter((p) => p.name !== "QueryCostPlugin"));
+  const asViewer = VIEWER_OF[largest.file] ?? null;
   const run = async (middleware: Middleware<any> | null) => {
-    const req: any = { headers: {}, socket: { remoteAddress: "127.0.0.1" }, connection: { remoteAddress: "127.0.0.1" }, [VIEWER]: viewer };
+    const req: any = { headers: {}, socket: { remoteAddress: "127.0.0.1" }, connection: { remoteAddress: "127.0.0.1" }, [VIEWER]: asViewer };
     const t = process.hrtime.bigint();
     const result: any = await grafast({
       schema,
@@ -167,38 +144,26 @@ async function main() {
     if (result?.errors?.length) throw new Error(`${largest.name} failed: ${JSON.stringify(result.errors).slice(0, 300)}`);
     return { ms, hasCost: Boolean(result?.extensions?.cost) };
   };
-  for (let i = 0; i < Math.min(20, iterations); i++) {
-    await run(withCheck);
-    await run(withoutCheck);
-  }
-  const a: number[] = [];
-  const b: number[] = [];
-  let costSeen = false;
-  let costSeenWithout = false;
+  // Warm-up, then alternating runs; extensions.cost in one and not the other proves the switch.
+  for (let i = 0; i < Math.min(20, iterations); i++) await run(withCheck).then(() => run(withoutCheck));
+  const runs: Array<[Awaited<ReturnType<typeof run>>, Awaited<ReturnType<typeof run>>]> = [];
   const n = Math.max(10, Math.round(iterations / 4));
-  for (let i = 0; i < n; i++) {
-    const x = await run(withCheck);
-    const y = await run(withoutCheck);
-    a.push(x.ms);
-    b.push(y.ms);
-    costSeen ||= x.hasCost;
-    costSeenWithout ||= y.hasCost;
-  }
+  for (let i = 0; i < n; i++) runs.push([await run(withCheck), await run(withoutCheck)]);
   process.send?.({
     type: "result",
     result: {
       operations: operations.map(({ file, name, kind, cost, costMs, error }) => ({ file, name, kind, cost, costMs, error })),
-      largest: { file: largest.file, name: largest.name, cost: largest.cost, viewer: viewer?.role ?? "anonymous" },
+      largest: { file: largest.file, name: largest.name, cost: largest.cost, viewer: asViewer?.role ?? "anonymous" },
       queryCostMs: largest.costMs,
       documentRulesMs: rulesMs,
       documentRules: rules.length,
       specifiedRulesMs: specMs,
       execution: {
-        withCheck: summarize(a),
-        withoutCheck: summarize(b),
+        withCheck: summarize(runs.map(([x]) => x.ms)),
+        withoutCheck: summarize(runs.map(([, y]) => y.ms)),
         iterations: n,
-        costInExtensionsWith: costSeen,
-        costInExtensionsWithout: costSeenWithout,
+        costInExtensionsWith: runs.some(([x]) => x.hasCost),
+        costInExtensionsWithout: runs.some(([, y]) => y.hasCost),
       },
     },
   });

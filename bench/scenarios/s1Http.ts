@@ -3,6 +3,7 @@
 // no plugins, the same grafserv node:http adaptor) on the same database.
 import { base, gqlBody, postJson, trustedBody, type Ctx, type ScenarioResult } from "../lib/context.ts";
 import { peakThenLatency } from "../lib/measureVariants.ts";
+import { ask } from "../lib/proc.ts";
 
 /** Makes S1's floor (bench/servers/floorHttp.ts) answer `text` to every POST. */
 export function setFloorAnswer(ctx: Ctx, text: string): Promise<void> {
@@ -26,7 +27,8 @@ export async function s1(ctx: Ctx): Promise<ScenarioResult> {
   const trusted = trustedBody("Ping");
   const trustedAnswer = await postJson(base(ctx.service.port), "/graphql", trusted);
   if (trustedAnswer.text !== answer.text) throw new Error(`the trusted Ping answered differently: ${trustedAnswer.status} ${trustedAnswer.text.slice(0, 200)}`);
-  await setFloorAnswer(ctx, answer.text);
+  const floor = ctx.floorHttp;
+  await ask(floor, { type: "answer", text: answer.text }, "answer-ok");
   const request = { path: "/graphql", body };
   const rows = await peakThenLatency(ctx, "S1", "{ __typename }", [
     {

@@ -9,10 +9,10 @@ import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { base, gqlBody, postJson, sendFloorSpec, trustedBody, type Ctx, type Row, type ScenarioResult } from "../lib/context.ts";
 import { peakThenLatency, type VariantSpec } from "../lib/measureVariants.ts";
-import { ROOT, captureSql, countSql, type CapturedQuery } from "../lib/proc.ts";
+import { ROOT, captureSql, countSql, isControl, type CapturedQuery } from "../lib/proc.ts";
 import { analyze, generateOrders, tableCounts } from "../lib/db.ts";
 import { explainStatement, planVerdict, type Plans } from "../lib/explain.ts";
-import { logLogSlope, sig, type Summary } from "../lib/stats.ts";
+import { logLogSlope, sig } from "../lib/stats.ts";
 import { createOrderProbe, vacuumForProbe } from "./s3Write.ts";
 
 const ops = (file: string) => readFileSync(path.join(ROOT, "contract/operations", file), "utf8");
@@ -85,174 +85,102 @@ fragment QueueItem on OrderItem { ${itemCoffee} { name } quantity specialInstruc
   return { queue, coffee };
 }
 
+type Op = "BaristaQueue" | "CoffeeDetail";
+const OPS: Op[] = ["BaristaQueue", "CoffeeDetail"];
+
 interface Prepared {
-  variants: Record<"BaristaQueue" | "CoffeeDetail", VariantSpec[]>;
-  statements: Record<"BaristaQueue" | "CoffeeDetail", { settings: Array<[string, string]>; list: CapturedQuery[] }>;
+  variants: Record<Op, VariantSpec[]>;
+  statements: Record<Op, { settings: Array<[string, string]>; list: CapturedQuery[] }>;
   notes: string[];
 }
 
-const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback)\b|set_config\(/i.test(q.text);
 
 async function prepare(ctx: Ctx): Promise<Prepared> {
-  const svc = base(ctx.service.port);
-  const floor = base(ctx.floorSql.port);
-  const stock = base(ctx.stock.port);
-  const barista = { authorization: `Bearer ${ctx.tokens.barista}` };
-  const alice = { authorization: `Bearer ${ctx.tokens.alice}` };
-  const notes: string[] = [];
-  const queueBody = gqlBody(ops("barista.graphql"), "BaristaQueue");
-  const coffeeDoc = ops("mobile.graphql");
-  const sampleCoffee = ctx.coffeeIds[0]!;
-  const coffeeBody = (id: string) => gqlBody(coffeeDoc, "CoffeeDetail", { id });
-
-  // The service's SQL, one request each.
-  const q = await captureSql(ctx.service, () => postJson(svc, "/graphql", queueBody, barista));
-  if (q.result.status !== 200 || q.result.json?.errors) throw new Error(`BaristaQueue failed: ${q.result.text.slice(0, 300)}`);
-  const c = await captureSql(ctx.service, () => postJson(svc, "/graphql", coffeeBody(sampleCoffee), alice));
-  if (c.result.status !== 200 || c.result.json?.errors) throw new Error(`CoffeeDetail failed: ${c.result.text.slice(0, 300)}`);
-  // The same two by documentId (trusted documents): the same answers.
-  const trustedQueue = trustedBody("BaristaQueue");
-  const trustedCoffee = (id: string) => trustedBody("CoffeeDetail", { id });
-  for (const [name, body, headers, adHoc] of [
-    ["BaristaQueue", trustedQueue, barista, q.result],
-    ["CoffeeDetail", trustedCoffee(sampleCoffee), alice, c.result],
-  ] as const) {
-    const r = await postJson(svc, "/graphql", body, headers);
-    if (!isDeepStrictEqual(r.json?.data, adHoc.json.data)) throw new Error(`${name} by documentId answered differently: ${r.status} ${r.text.slice(0, 300)}`);
-  }
-  const qStatements = q.queries.filter((x) => !isControl(x));
-  const cStatements = c.queries.filter((x) => !isControl(x));
-  const settingsOf = (list: CapturedQuery[]) => JSON.parse(String(list.find((x) => /set_config\(/.test(x.text))?.values[0] ?? "[]"));
-  const itemCount = (q.result.json.data.orders as any[]).reduce((n, o) => n + o.items.length, 0);
-  const coffeesStmt = qStatements[1] ?? null;
-  const coffeeIdsSent = coffeesStmt ? (JSON.parse(String(coffeesStmt.values[0])) as unknown[]).length : 0;
-  const spec = {
-    BaristaQueue: {
-      orders: { text: qStatements[0]!.text, values: qStatements[0]!.values, name: qStatements[0]!.name },
-      coffees: coffeesStmt ? { text: coffeesStmt.text, values: [], name: coffeesStmt.name } : null,
-      dedupe: coffeesStmt ? coffeeIdsSent < itemCount : false,
-      extensions: q.result.json.extensions ?? null,
+  const headers = { BaristaQueue: { authorization: `Bearer ${ctx.tokens.barista}` }, CoffeeDetail: { authorization: `Bearer ${ctx.tokens.alice}` } };
+  const stockDocs = await stockDocuments(base(ctx.stock.port), headers.BaristaQueue);
+  const [queue, mobile] = [ops("barista.graphql"), ops("mobile.graphql")];
+  // Each variant's request for one coffee id (BaristaQueue takes none).
+  const variants = [
+    { variant: "service", child: ctx.service, label: () => "cafe-api", path: () => "/graphql" },
+    { variant: "extra", child: ctx.service, label: () => "cafe-api, trusted document by documentId", path: () => "/graphql" },
+    { variant: "floor", child: ctx.floorSql, label: () => "node:http + pg, the service's SQL", path: (op: Op) => `/s2/${op}` },
+    {
+      variant: "peer",
+      child: ctx.stock,
+      label: (op: Op) => `stock PostGraphile V5: ${op === "BaristaQueue" ? "allOrders(condition: {status}) x2 + order_items relation" : "coffeeByRowId + relations"}`,
+      path: () => "/graphql",
     },
+  ] as const;
+  const bodies: Record<Op, Record<(typeof variants)[number]["variant"], (id: string) => string>> = {
+    BaristaQueue: { service: () => gqlBody(queue, "BaristaQueue"), extra: () => trustedBody("BaristaQueue"), floor: () => "{}", peer: () => gqlBody(stockDocs.queue) },
     CoffeeDetail: {
-      select: { text: cStatements[0]!.text, values: cStatements[0]!.values, name: cStatements[0]!.name },
-      idIndex: cStatements[0]!.values.findIndex((v) => v === sampleCoffee),
-      extensions: c.result.json.extensions ?? null,
+      service: (id) => gqlBody(mobile, "CoffeeDetail", { id }),
+      extra: (id) => trustedBody("CoffeeDetail", { id }),
+      floor: (id) => JSON.stringify({ variables: { id } }),
+      peer: (id) => gqlBody(stockDocs.coffee, undefined, { id }),
     },
   };
-  notes.push(
-    `the service sends its statements ${qStatements.every((x) => x.name) && cStatements.every((x) => x.name) ? "as named prepared statements (after 5 executions PostgreSQL may switch to a generic plan); the floor does the same" : "unnamed"}`,
-  );
-  if (qStatements.length > 2 || cStatements.length > 1)
-    notes.push(`the service sent more statements than the floor replays (${qStatements.length} and ${cStatements.length}); the floor replays the first ones`);
-  await sendFloorSpec(ctx, spec);
+  const sample = ctx.coffeeIds[0]!;
+  const send = (v: (typeof variants)[number], op: Op) => postJson(base(v.child.port), v.path(op), bodies[op][v.variant](sample), headers[op]);
+  const captured = (v: (typeof variants)[number], op: Op) => captureSql(v.child, () => send(v, op));
+  const notes: string[] = [];
 
-  // Same JSON?
-  const fq = await postJson(floor, "/s2/BaristaQueue", "{}", barista);
-  const fc = await postJson(floor, "/s2/CoffeeDetail", JSON.stringify({ variables: { id: sampleCoffee } }), alice);
-  const sameQ = isDeepStrictEqual(fq.json, q.result.json);
-  const sameC = isDeepStrictEqual(fc.json, c.result.json);
-  notes.push(`floor answers the same JSON as the service: BaristaQueue ${sameQ ? "yes" : "NO"}, CoffeeDetail ${sameC ? "yes" : "NO"}`);
-  if (!sameQ) notes.push(`BaristaQueue floor answer differs: ${fq.text.slice(0, 200)}`);
-  if (!sameC) notes.push(`CoffeeDetail floor answer differs: ${fc.text.slice(0, 200)} vs ${c.result.text.slice(0, 200)}`);
-  notes.push(
-    `BaristaQueue returns ${q.result.json.data.orders.length} orders with ${itemCount} lines (${q.result.text.length} bytes) in ${qStatements.length} statement(s)${coffeesStmt ? `; the coffee names come from a second statement in a second transaction (${coffeeIdsSent} ids sent)` : ""}; CoffeeDetail in ${cStatements.length} statement(s)`,
-  );
-
-  // The peer's and the floor's SQL (counts only).
-  const { queue: STOCK_QUEUE, coffee: STOCK_COFFEE } = await stockDocuments(stock, barista);
-  ctx.shared.stockDocuments = { queue: STOCK_QUEUE, coffee: STOCK_COFFEE };
-  const pq = await captureSql(ctx.stock, () => postJson(stock, "/graphql", gqlBody(STOCK_QUEUE), barista));
-  const pc = await captureSql(ctx.stock, () => postJson(stock, "/graphql", gqlBody(STOCK_COFFEE, undefined, { id: sampleCoffee }), alice));
-  for (const [name, r] of [
-    ["BaristaQueue", pq.result],
-    ["CoffeeDetail", pc.result],
-  ] as const) {
-    if (r.status !== 200 || r.json?.errors) notes.push(`peer ${name} failed: ${r.text.slice(0, 200)}`);
+  // The service's SQL, one request each; the same by documentId answers the same.
+  const svc = { BaristaQueue: await captured(variants[0], "BaristaQueue"), CoffeeDetail: await captured(variants[0], "CoffeeDetail") };
+  const statements = {} as Prepared["statements"];
+  for (const op of OPS) {
+    const { result, queries } = svc[op];
+    if (result.status !== 200 || result.json?.errors) throw new Error(`${op} failed: ${result.text.slice(0, 300)}`);
+    const trusted = await send(variants[1], op);
+    if (!isDeepStrictEqual(trusted.json?.data, result.json.data)) throw new Error(`${op} by documentId answered differently: ${trusted.status} ${trusted.text.slice(0, 300)}`);
+    const settings = JSON.parse(String(queries.find((x) => /set_config\(/.test(x.text))?.values[0] ?? "[]"));
+    statements[op] = { settings, list: queries.filter((x) => !isControl(x)) };
   }
-  const fqs = await captureSql(ctx.floorSql, () => postJson(floor, "/s2/BaristaQueue", "{}", barista));
-  const fcs = await captureSql(ctx.floorSql, () => postJson(floor, "/s2/CoffeeDetail", JSON.stringify({ variables: { id: sampleCoffee } }), alice));
+  const [q, c] = [statements.BaristaQueue.list, statements.CoffeeDetail.list];
+  const statement = (x: CapturedQuery) => ({ text: x.text, values: x.values, name: x.name });
+  await sendFloorSpec(ctx, {
+    BaristaQueue: { orders: statement(q[0]!), extensions: svc.BaristaQueue.result.json.extensions ?? null },
+    CoffeeDetail: { select: statement(c[0]!), idIndex: c[0]!.values.indexOf(sample), extensions: svc.CoffeeDetail.result.json.extensions ?? null },
+  });
+  const named = [...q, ...c].every((x) => x.name);
+  notes.push(`the service sends its statements ${named ? "as named prepared statements (after 5 executions PostgreSQL may switch to a generic plan); the floor does the same" : "unnamed"}`);
+  if (q.length > 1 || c.length > 1) notes.push(`the service sent more statements than the floor replays (${q.length} and ${c.length}); the floor replays the first one`);
+  const orders = svc.BaristaQueue.result.json.data.orders as any[];
+  const lines = orders.reduce((n, o) => n + o.items.length, 0);
+  notes.push(`BaristaQueue returns ${orders.length} orders with ${lines} lines (${svc.BaristaQueue.result.text.length} bytes) in ${q.length} statement(s); CoffeeDetail in ${c.length} statement(s)`);
+
+  // The floor answers the same JSON; the peer's and the floor's SQL (counts only).
+  const sql: Record<string, ReturnType<typeof countSql>> = {};
+  for (const op of OPS) {
+    sql[`${op} service`] = countSql(svc[op].queries);
+    for (const v of [variants[2], variants[3]]) {
+      const { result, queries } = await captured(v, op);
+      sql[`${op} ${v.variant}`] = countSql(queries);
+      if (v.variant === "floor") notes.push(`floor answers the same JSON as the service, ${op}: ${isDeepStrictEqual(result.json, svc[op].result.json) ? "yes" : `NO: ${result.text.slice(0, 200)}`}`);
+      else if (result.status !== 200 || result.json?.errors) notes.push(`peer ${op} failed: ${result.text.slice(0, 200)}`);
+    }
+  }
 
   const randomCoffee = () => ctx.coffeeIds[Math.floor(Math.random() * ctx.coffeeIds.length)]!;
-  return {
-    notes,
-    statements: {
-      BaristaQueue: { settings: settingsOf(q.queries), list: qStatements },
-      CoffeeDetail: { settings: settingsOf(c.queries), list: cStatements },
-    },
-    variants: {
-      BaristaQueue: [
-        {
-          variant: "service",
-          label: "cafe-api",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", body: queueBody, headers: barista },
-          sql: countSql(q.queries),
-        },
-        {
-          variant: "extra",
-          label: "cafe-api, trusted document by documentId",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", body: trustedQueue, headers: barista },
-        },
-        {
-          variant: "floor",
-          label: "node:http + pg, the service's SQL",
-          baseUrl: floor,
-          pid: ctx.floorSql.proc.pid,
-          request: { path: "/s2/BaristaQueue", body: "{}", headers: barista },
-          sql: countSql(fqs.queries),
-        },
-        {
-          variant: "peer",
-          label: "stock PostGraphile V5: allOrders(condition: {status}) x2 + order_items relation",
-          baseUrl: stock,
-          pid: ctx.stock.proc.pid,
-          request: { path: "/graphql", body: gqlBody(STOCK_QUEUE), headers: barista },
-          sql: countSql(pq.queries),
-        },
-      ],
-      CoffeeDetail: [
-        {
-          variant: "service",
-          label: "cafe-api",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", headers: alice, setup: () => ({ body: coffeeBody(randomCoffee()) }) },
-          sql: countSql(c.queries),
-        },
-        {
-          variant: "extra",
-          label: "cafe-api, trusted document by documentId",
-          baseUrl: svc,
-          pid: ctx.service.proc.pid,
-          request: { path: "/graphql", headers: alice, setup: () => ({ body: trustedCoffee(randomCoffee()) }) },
-        },
-        {
-          variant: "floor",
-          label: "node:http + pg, the service's SQL",
-          baseUrl: floor,
-          pid: ctx.floorSql.proc.pid,
-          request: { path: "/s2/CoffeeDetail", headers: alice, setup: () => ({ body: JSON.stringify({ variables: { id: randomCoffee() } }) }) },
-          sql: countSql(fcs.queries),
-        },
-        {
-          variant: "peer",
-          label: "stock PostGraphile V5: coffeeByRowId + relations",
-          baseUrl: stock,
-          pid: ctx.stock.proc.pid,
-          request: { path: "/graphql", headers: alice, setup: () => ({ body: gqlBody(STOCK_COFFEE, undefined, { id: randomCoffee() }) }) },
-          sql: countSql(pc.queries),
-        },
-      ],
-    },
-  };
+  const specs = (op: Op): VariantSpec[] =>
+    variants.map((v) => ({
+      variant: v.variant,
+      label: v.label(op),
+      baseUrl: base(v.child.port),
+      pid: v.child.proc.pid,
+      request: {
+        path: v.path(op),
+        headers: headers[op],
+        ...(op === "CoffeeDetail" ? { setup: () => ({ body: bodies[op][v.variant](randomCoffee()) }) } : { body: bodies[op][v.variant]("") }),
+      },
+      sql: sql[`${op} ${v.variant}`],
+    }));
+  return { notes, statements, variants: { BaristaQueue: specs("BaristaQueue"), CoffeeDetail: specs("CoffeeDetail") } };
 }
 
 async function explainAll(ctx: Ctx, p: Prepared): Promise<Record<string, Plans[]>> {
   const out: Record<string, Plans[]> = {};
-  for (const op of ["BaristaQueue", "CoffeeDetail"] as const) {
+  for (const op of OPS) {
     const { settings, list } = p.statements[op];
     out[op] = [];
     for (const st of list) out[op].push(await explainStatement(ctx.db.urls.authenticator, settings, st.text, st.values));
@@ -290,93 +218,43 @@ export async function s2(ctx: Ctx): Promise<ScenarioResult> {
 /** S2 again at each larger scale (after the other scenarios: it only adds history). */
 export async function s2Scale(ctx: Ctx, first: ScenarioResult): Promise<ScenarioResult> {
   const p: Prepared = ctx.shared.s2;
-  if (!p) throw new Error("S2 did not run");
   const o = ctx.opts;
-  const size = { coffees: o.coffees, customers: o.customers, orders: o.orders, queue: o.queue, pending: o.pending, reviewsPerCoffee: o.reviewsPerCoffee };
-  const points: Array<{
-    scale: number;
-    orders: number;
-    rows: Row[];
-    plans: Record<string, Plans[]>;
-    generateSeconds: number;
-    createOrder?: Summary;
-    probeOrders?: number;
-  }> = [];
-  const firstOrders = (first.counts as Record<string, number> | undefined)?.orders ?? o.orders;
-  points.push({
-    scale: 1,
-    orders: firstOrders,
-    rows: first.rows,
-    plans: first.plans as Record<string, Plans[]>,
-    generateSeconds: 0,
-    probeOrders: (await tableCounts(ctx.root)).orders,
-    createOrder: await vacuumForProbe(ctx).then(() => createOrderProbe(ctx, o.probeCalls)),
-  });
-  let generated = o.orders;
+  const probe = async () => (await vacuumForProbe(ctx), createOrderProbe(ctx, o.probeCalls));
+  const firstOrders = (first.counts as Record<string, number>).orders;
+  const points = [{ scale: 1, orders: firstOrders, rows: first.rows, plans: first.plans as Record<string, Plans[]>, createOrderMs: await probe() }];
   const rows: Row[] = [];
-  for (const scale of o.scales.filter((s) => s > 1)) {
-    const target = o.orders * scale;
-    const t0 = Date.now();
+  const notes: string[] = [];
+  for (let i = 1, generated = o.orders; i < o.scales.length; i++) {
+    const [scale, target, t0] = [o.scales[i]!, o.orders * o.scales[i]!, Date.now()];
     ctx.log(`S2 scale ${scale}x: generating orders ${generated + 1}..${target}`);
     // In slices, so one statement never holds millions of rows in memory.
-    for (let from = generated + 1; from <= target; from += 200_000) await generateOrders(ctx.root, size, from, Math.min(target, from + 199_999));
+    for (let from = generated + 1; from <= target; from += 200_000) await generateOrders(ctx.root, o, from, Math.min(target, from + 199_999));
     generated = target;
     await analyze(ctx.root);
-    const generateSeconds = (Date.now() - t0) / 1000;
-    const counts = await tableCounts(ctx.root);
+    const orders = (await tableCounts(ctx.root)).orders!;
+    notes.push(`generating up to ${orders} orders took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const r = await measureAt(ctx, p, o.profile === "full", ` @${scale}x`);
     rows.push(...r);
-    points.push({
-      scale,
-      orders: counts.orders,
-      rows: r,
-      plans: await explainAll(ctx, p),
-      generateSeconds,
-      probeOrders: counts.orders,
-      createOrder: await vacuumForProbe(ctx).then(() => createOrderProbe(ctx, o.probeCalls)),
-    });
+    points.push({ scale, orders, rows: r, plans: await explainAll(ctx, p), createOrderMs: await probe() });
   }
-  const notes: string[] = [];
-  const slopes: Record<string, unknown> = {};
-  // Per-request cost is 1 / closed-loop throughput; latencies are at each
-  // scale's own half-peak rate, so their slope says little: the EXPLAIN time
-  // (unloaded, the statement alone) is the other measure.
+  // Per-request cost is 1 / closed-loop throughput (latencies are at each
+  // scale's own half-peak rate, so their slope says little); the EXPLAIN
+  // time (the statement alone, unloaded) is the other measure.
+  type Pts = Array<{ x: number; y: number | null }>;
+  const slopes: Record<string, { points: Pts; slope: number | null }> = {};
+  const slope = (name: string, pts: Pts) => (slopes[name] = { points: pts, slope: logLogSlope(pts) }).slope;
+  const list = (pts: Pts, unit: string) => pts.map((x) => `${x.x} orders: ${sig(x.y)} ${unit}`).join("; ");
   for (const op of ["BaristaQueue", "CoffeeDetail"] as const) {
     for (const variant of ["service", "floor"] as const) {
-      const pts = points.map((pt) => {
-        const row = pt.rows.find((r) => r.case.startsWith(op) && r.variant === variant);
-        return { orders: pt.orders, ops: row?.opsPerSec ?? null, p50: row?.p50 ?? null };
-      });
-      const slopeCost = logLogSlope(pts.map((x) => ({ x: x.orders, y: x.ops ? 1 / x.ops : null })));
-      slopes[`${op} ${variant}: cost per request (1 / req/s)`] = { points: pts, slope: slopeCost };
-      notes.push(
-        `${op} ${variant}: ${pts.map((x) => `${x.orders} orders: ${sig(x.ops)} req/s`).join("; ")}; cost per request grows as orders^${sig(slopeCost, 2) ?? "n/a"} (0 = flat, 1 = linear)`,
-      );
+      const ops = points.map((pt) => ({ x: pt.orders, y: pt.rows.find((r) => r.case.startsWith(op) && r.variant === variant)?.opsPerSec ?? null }));
+      const s = slope(`${op} ${variant}: cost per request (1 / req/s)`, ops.map((x) => ({ x: x.x, y: x.y && 1 / x.y })));
+      notes.push(`${op} ${variant}: ${list(ops, "req/s")}; cost per request grows as orders^${sig(s, 2) ?? "n/a"} (0 = flat, 1 = linear)`);
     }
-    const sqlPts = points.map((pt) => ({ x: pt.orders, y: pt.plans[op]?.[0]?.custom.executionMs ?? null }));
-    const slopeSql = logLogSlope(sqlPts);
-    slopes[`${op} SQL: EXPLAIN ANALYZE time (custom plan)`] = { points: sqlPts, slope: slopeSql };
-    notes.push(
-      `${op} SQL alone (EXPLAIN ANALYZE): ${sqlPts.map((x) => `${x.x} orders: ${x.y?.toFixed(2)} ms`).join("; ")}; grows as orders^${sig(slopeSql, 2) ?? "n/a"}`,
-    );
+    const sql = points.map((pt) => ({ x: pt.orders, y: pt.plans[op]?.[0]?.custom.executionMs ?? null }));
+    notes.push(`${op} SQL alone (EXPLAIN ANALYZE): ${list(sql, "ms")}; grows as orders^${sig(slope(`${op} SQL: EXPLAIN ANALYZE time (custom plan)`, sql), 2) ?? "n/a"}`);
   }
-  notes.push(
-    `create_order() alone, one call at a time, by history size: ${points.map((pt) => `${pt.probeOrders} orders: p50 ${pt.createOrder?.p50.toFixed(1)} ms`).join("; ")}; log-log slope ${
-      sig(logLogSlope(points.map((pt) => ({ x: pt.probeOrders ?? pt.orders, y: pt.createOrder?.p50 ?? null }))), 2) ?? "n/a"
-    } (vacuumed first)`,
-  );
-  for (const pt of points) {
-    for (const [op, list] of Object.entries(pt.plans)) {
-      list.forEach((pl, i) => notes.push(`EXPLAIN at ${pt.orders} orders, ${op} statement ${i + 1}: ${planVerdict(pl)}`));
-    }
-    if (pt.generateSeconds) notes.push(`generating up to ${pt.orders} orders took ${pt.generateSeconds.toFixed(1)} s`);
-  }
-  return {
-    id: "S2x",
-    title: "nested read at larger scales",
-    rows,
-    notes,
-    slopes,
-    points: points.map((p) => ({ scale: p.scale, orders: p.orders, plans: p.plans, createOrderMs: p.createOrder, probeOrders: p.probeOrders })),
-  };
+  const probes = points.map((pt) => ({ x: pt.orders, y: pt.createOrderMs.p50 }));
+  notes.push(`create_order() alone, one call at a time, by history size (vacuumed first), p50: ${list(probes, "ms")}; log-log slope ${sig(logLogSlope(probes), 2) ?? "n/a"}`);
+  for (const pt of points) for (const [op, l] of Object.entries(pt.plans)) l.forEach((pl, i) => notes.push(`EXPLAIN at ${pt.orders} orders, ${op} statement ${i + 1}: ${planVerdict(pl)}`));
+  return { id: "S2x", title: "nested read at larger scales", rows, notes, slopes, points: points.map(({ rows: _rows, ...pt }) => pt) };
 }

@@ -8,7 +8,7 @@
 // without QueryCostPlugin.
 import path from "node:path";
 import type { Ctx, Row, ScenarioResult } from "../lib/context.ts";
-import { ROOT, startChild } from "../lib/proc.ts";
+import { ROOT, startChild, waitForMessage } from "../lib/proc.ts";
 
 export async function s7(ctx: Ctx): Promise<ScenarioResult> {
   const child = await startChild({
@@ -17,54 +17,20 @@ export async function s7(ctx: Ctx): Promise<ScenarioResult> {
     env: { ...ctx.serviceEnv, BENCH_ITERATIONS: String(ctx.opts.s7Iterations) },
     logDir: ctx.logDir,
   });
-  const r: any = await new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`cost check timed out\n${child.logTail()}`)), 180_000);
-    child.onMessage((m) => {
-      if (m?.type === "result") {
-        clearTimeout(t);
-        resolve(m.result);
-      } else if (m?.type === "error") {
-        clearTimeout(t);
-        reject(new Error(m.error));
-      }
-    });
-    child.proc.once("exit", (code) => {
-      clearTimeout(t);
-      if (code) reject(new Error(`cost check exited ${code}\n${child.logTail()}`));
-    });
-  }).finally(() => child.stop());
+  const r: any = await waitForMessage(child, (m) => m?.type === "result" || m?.type === "error", 180_000)
+    .then((m: any) => (m.type === "error" ? Promise.reject(new Error(m.error)) : m.result))
+    .finally(() => child.stop());
   const ex = r.execution;
   const caseName = `${r.largest.name} (${r.largest.file}, cost ${r.largest.cost}, as ${r.largest.viewer}), in-process Grafast`;
-  const rows: Row[] = [
-    {
-      scenario: "S7",
-      case: caseName,
-      variant: "service",
-      label: "with the cost check (service middleware)",
-      opsPerSec: 1000 / ex.withCheck.mean,
-      opsUnit: "req/s",
-      throughputHow: "sequential, 1 / mean time",
-      p50: ex.withCheck.p50,
-      p99: ex.withCheck.p99,
-      latencyLoad: `sequential, ${ex.iterations} runs alternating with the floor`,
-      errors: 0,
-      notes: [`queryCost() alone: p50 ${r.queryCostMs.p50.toFixed(3)} ms, p99 ${r.queryCostMs.p99.toFixed(3)} ms per request`],
-      raw: r,
-    },
-    {
-      scenario: "S7",
-      case: caseName,
-      variant: "floor",
-      label: "same middleware without QueryCostPlugin",
-      opsPerSec: 1000 / ex.withoutCheck.mean,
-      opsUnit: "req/s",
-      throughputHow: "sequential, 1 / mean time",
-      p50: ex.withoutCheck.p50,
-      p99: ex.withoutCheck.p99,
-      latencyLoad: `sequential, ${ex.iterations} runs`,
-      errors: 0,
-      notes: [],
-    },
+  const row = (variant: "service" | "floor", label: string, t: { mean: number; p50: number; p99: number }, latencyLoad: string, notes: string[]): Row => ({
+    ...{ scenario: "S7", case: caseName, variant, label, opsPerSec: 1000 / t.mean, opsUnit: "req/s", throughputHow: "sequential, 1 / mean time" },
+    ...{ p50: t.p50, p99: t.p99, latencyLoad, errors: 0, notes },
+  });
+  const rows = [
+    row("service", "with the cost check (service middleware)", ex.withCheck, `sequential, ${ex.iterations} runs alternating with the floor`, [
+      `queryCost() alone: p50 ${r.queryCostMs.p50.toFixed(3)} ms, p99 ${r.queryCostMs.p99.toFixed(3)} ms per request`,
+    ]),
+    row("floor", "same middleware without QueryCostPlugin", ex.withoutCheck, `sequential, ${ex.iterations} runs`, []),
   ];
   const costTable = (r.operations as any[]).map((o) => `${o.name}=${o.cost ?? "err"}${o.costMs ? ` (${(o.costMs.p50 * 1000).toFixed(0)} µs)` : ""}`).join(", ");
   return {

@@ -10,9 +10,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { base, gqlBody, postJson, type Ctx, type ScenarioResult } from "../lib/context.ts";
 import { peakThenLatency } from "../lib/measureVariants.ts";
-import { ROOT, readyByHttp, startChild } from "../lib/proc.ts";
+import { ask, ROOT, readyByHttp, startChild } from "../lib/proc.ts";
 import { sig } from "../lib/stats.ts";
-import { setFloorAnswer } from "./s1Http.ts";
 
 /** The stock schema's KioskMenu: its own names (connections or lists, `rowId` or `id`), found by introspection. */
 async function stockKioskMenu(stockUrl: string): Promise<string> {
@@ -69,7 +68,7 @@ export async function s8(ctx: Ctx): Promise<ScenarioResult> {
     notes.push(
       `KioskMenu answers ${first.text.length} bytes (${uncached.json.data.menuItems.length} menu items); cached = uncached, byte for byte: ${first.text === second.text && second.text === uncached.text ? "yes" : "NO"}`,
     );
-    await setFloorAnswer(ctx, uncached.text);
+    await ask(ctx.floorHttp, { type: "answer", text: uncached.text }, "answer-ok");
     const stockDoc = await stockKioskMenu(stock);
     const peer = await postJson(stock, "/graphql", gqlBody(stockDoc), {});
     if (peer.status !== 200 || peer.json?.errors) notes.push(`peer KioskMenu failed: ${peer.text.slice(0, 200)}`);

@@ -12,15 +12,13 @@
 import http from "node:http";
 import { createHmac, timingSafeEqual, createHash } from "node:crypto";
 import pg from "pg";
-import jwt from "jsonwebtoken";
 import { parse as parseArray } from "postgres-array";
 import { findArray, findColumn, selectLayout } from "../lib/sqlLayout.ts";
 import { asSystem, inTransaction } from "../../src/db/asSystem.ts";
-import { stopOn } from "./child.ts";
+import { pgSettingsFor, stopOn } from "./child.ts";
 
 const port = Number(process.env.PORT ?? 0);
 const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
-const secret = process.env.JWT_SECRET!;
 const webhookToken = process.env.WEBHOOK_TOKEN!;
 const signingSecret = process.env.SIGNING_SECRET!;
 const reader = new pg.Pool({ connectionString: process.env.BENCH_AUTHENTICATOR_URL, max: poolSize });
@@ -33,7 +31,7 @@ interface Statement {
   name?: string;
 }
 interface Spec {
-  BaristaQueue?: { orders: Statement; coffees: Statement | null; dedupe: boolean; extensions: unknown };
+  BaristaQueue?: { orders: Statement; extensions: unknown };
   CoffeeDetail?: { select: Statement; idIndex: number; extensions: unknown };
   PlaceOrder?: { extensions: unknown };
 }
@@ -48,16 +46,7 @@ process.on("message", (m: any) => {
 
 const SET_CONFIG = "select set_config(el->>0, el->>1, true) from json_array_elements($1::json) el";
 
-function settingsFor(authorization: string | undefined): Array<[string, string]> {
-  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
-  if (!token) return [["role", "cafe_anonymous"]];
-  const claims = jwt.verify(token, secret, { algorithms: ["HS256"], audience: "cafe-api" }) as { role: string; user_id: string };
-  return [
-    ["role", `cafe_${claims.role}`],
-    ["jwt.claims.user_id", claims.user_id],
-    ["jwt.claims.role", claims.role],
-  ];
-}
+const settingsFor = (authorization: string | undefined) => Object.entries(pgSettingsFor(authorization));
 
 /** A pooled connection, in the service's transaction shape (BEGIN, set_config of role and claims, ..., COMMIT). */
 async function withSettings<T>(pool: pg.Pool, settings: Array<[string, string]> | null, fn: (c: pg.ClientBase) => Promise<T>): Promise<T> {
@@ -79,49 +68,30 @@ const at = (row: any[], i: number) => (i < 0 ? null : row[i]);
 // SQL's select list (bench/lib/sqlLayout.ts), not assumed.
 function queueLayout(s: NonNullable<Spec["BaristaQueue"]>) {
   const l = selectLayout(s.orders.text);
-  const orders = ["orders"];
+  const col = (alias: string, column: string) => findColumn(l, { aliases: [alias], column });
   const items = findArray(l, (a) => /items/.test(a));
-  const el = items >= 0 ? l[items]!.elements! : [];
+  const item = (test: (alias: string) => boolean, column: string) => (l[items]?.elements ?? []).findIndex((e) => e && test(e.alias) && e.column === column);
+  const isItem = (a: string) => /items/.test(a);
   return {
-    id: findColumn(l, { aliases: orders, column: "id" }),
-    status: findColumn(l, { aliases: orders, column: "status" }),
-    timeOrdered: findColumn(l, { aliases: orders, column: "time_ordered" }),
-    notes: findColumn(l, { aliases: orders, column: "notes" }),
-    total: findColumn(l, { aliases: orders, column: "total" }),
-    customer: findColumn(l, { aliases: ["customers"], column: "name" }),
-    barista: findColumn(l, { aliases: ["baristas"], column: "name" }),
-    items,
-    quantity: el.findIndex((e) => e && /items/.test(e.alias) && e.column === "quantity"),
-    special: el.findIndex((e) => e && /items/.test(e.alias) && e.column === "special_instructions"),
-    coffeeId: el.findIndex((e) => e && /items/.test(e.alias) && e.column === "coffee_id"),
-    coffeeName: el.findIndex((e) => e && e.alias === "coffees" && e.column === "name"),
+    ...{ id: col("orders", "id"), status: col("orders", "status"), timeOrdered: col("orders", "time_ordered"), notes: col("orders", "notes") },
+    ...{ total: col("orders", "total"), customer: col("customers", "name"), barista: col("baristas", "name"), items },
+    quantity: item(isItem, "quantity"),
+    special: item(isItem, "special_instructions"),
+    coffeeName: item((a) => a === "coffees", "name"),
   };
 }
 
 function coffeeLayout(text: string) {
   const l = selectLayout(text);
-  const coffee = ["coffee_by_id", "coffees", "coffee"];
-  const ingredients = findArray(l, (a) => /ingredient/.test(a));
-  const reviews = findArray(l, (a) => /review/.test(a));
-  const ie = ingredients >= 0 ? l[ingredients]!.elements! : [];
-  const re = reviews >= 0 ? l[reviews]!.elements! : [];
+  const col = (aliases: string[], column: string) => findColumn(l, { aliases, column });
+  const coffee = (column: string) => col(["coffee_by_id", "coffees", "coffee"], column);
+  const [ingredients, reviews] = [findArray(l, (a) => /ingredient/.test(a)), findArray(l, (a) => /review/.test(a))];
+  const el = (array: number, column: string) => (l[array]?.elements ?? []).findIndex((e) => e?.column === column);
   return {
-    id: findColumn(l, { aliases: coffee, column: "id" }),
-    name: findColumn(l, { aliases: coffee, column: "name" }),
-    price: findColumn(l, { aliases: coffee, column: "price" }),
-    roast: findColumn(l, { aliases: coffee, column: "roast" }),
-    description: findColumn(l, { aliases: coffee, column: "description" }),
-    category: findColumn(l, { aliases: coffee, column: "category" }),
-    ingredients,
-    iName: ie.findIndex((e) => e?.column === "name"),
-    iOrganic: ie.findIndex((e) => e?.column === "organic"),
-    iAllergens: ie.findIndex((e) => e?.column === "allergens"),
-    reviews,
-    rRating: re.findIndex((e) => e?.column === "rating"),
-    rComment: re.findIndex((e) => e?.column === "comment"),
-    rName: findColumn(l, { aliases: ["roasters"], column: "name" }),
-    rLocation: findColumn(l, { aliases: ["roasters"], column: "location" }),
-    rRating2: findColumn(l, { aliases: ["roasters"], column: "sustainability_rating" }),
+    ...{ id: coffee("id"), name: coffee("name"), price: coffee("price"), roast: coffee("roast"), description: coffee("description"), category: coffee("category") },
+    ...{ ingredients, iName: el(ingredients, "name"), iOrganic: el(ingredients, "organic"), iAllergens: el(ingredients, "allergens") },
+    ...{ reviews, rRating: el(reviews, "rating"), rComment: el(reviews, "comment") },
+    ...{ rName: col(["roasters"], "name"), rLocation: col(["roasters"], "location"), rRating2: col(["roasters"], "sustainability_rating") },
   };
 }
 let layouts: { queue?: ReturnType<typeof queueLayout>; coffee?: ReturnType<typeof coffeeLayout> } = {};
@@ -141,39 +111,10 @@ async function baristaQueue(req: http.IncomingMessage) {
     timeOrdered: at(r, L.timeOrdered),
     notes: at(r, L.notes),
     total: num(at(r, L.total)),
-    items: (arr(at(r, L.items)) ?? []).map((i: any[]) => ({
-      coffee: L.coffeeName >= 0 ? { name: i[L.coffeeName] } : null,
-      quantity: int(at(i, L.quantity)),
-      specialInstructions: at(i, L.special),
-      _coffeeId: at(i, L.coffeeId),
-    })),
+    items: (arr(at(r, L.items)) ?? []).map((i: any[]) => ({ coffee: { name: at(i, L.coffeeName) }, quantity: int(at(i, L.quantity)), specialInstructions: at(i, L.special) })),
     customer: at(r, L.customer) === null ? null : { name: at(r, L.customer) },
     barista: at(r, L.barista) === null ? null : { name: at(r, L.barista) },
   }));
-  if (L.coffeeName < 0 && s.coffees) {
-    // The older shape: the coffee names in a second statement (and transaction).
-    let ids = orders.flatMap((o: any) => o.items.map((i: any) => i._coffeeId));
-    if (s.dedupe) ids = [...new Set(ids)];
-    const names = new Map<string, string>();
-    if (ids.length) {
-      const coffeeRows = await withSettings(
-        reader,
-        settings,
-        async (c) =>
-          (
-            await c.query({
-              text: s.coffees!.text,
-              values: [JSON.stringify(ids.map((id: string) => [id]))],
-              rowMode: "array",
-              ...(s.coffees!.name ? { name: s.coffees!.name } : {}),
-            })
-          ).rows,
-      );
-      for (const r of coffeeRows) names.set(ids[Number(r[1])], r[0]);
-    }
-    for (const o of orders) for (const i of o.items) i.coffee = { name: names.get(i._coffeeId) ?? null };
-  }
-  for (const o of orders) for (const i of o.items) delete (i as any)._coffeeId;
   return { data: { orders }, ...(s.extensions ? { extensions: s.extensions } : {}) };
 }
 

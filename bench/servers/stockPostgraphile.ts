@@ -5,24 +5,15 @@
 // so RLS does the same work. Started as a child process by bench/run.ts.
 import http from "node:http";
 import pg from "pg";
-import jwt from "jsonwebtoken";
 import { postgraphile } from "postgraphile";
 import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
 import { makePgService } from "postgraphile/adaptors/pg";
 import { grafserv } from "postgraphile/grafserv/node";
-import { runChild, stopOn } from "./child.ts";
+import { pgSettingsFor, runChild, stopOn } from "./child.ts";
 
 const url = process.env.BENCH_AUTHENTICATOR_URL!;
-const secret = process.env.JWT_SECRET!;
 const port = Number(process.env.PORT ?? 0);
 const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
-
-function pgSettingsFor(authorization: string | undefined): Record<string, string> {
-  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
-  if (!token) return { role: "cafe_anonymous" };
-  const claims = jwt.verify(token, secret, { algorithms: ["HS256"], audience: "cafe-api" }) as { role: string; user_id: string };
-  return { role: `cafe_${claims.role}`, "jwt.claims.user_id": claims.user_id, "jwt.claims.role": claims.role };
-}
 
 async function main() {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });

@@ -9,11 +9,7 @@ import { runChild, stopOn } from "./child.ts";
 async function main() {
   const concurrency = Number(process.env.WORKER_CONCURRENCY ?? 4);
   const pool = new pg.Pool({ connectionString: process.env.BENCH_OWNER_URL, max: concurrency + 2 });
-  // Optional batching knobs, to try graphile-worker's performance settings on the floor.
-  const localQueueSize = Number(process.env.BENCH_WORKER_LOCAL_QUEUE_SIZE ?? -1);
-  const completeJobBatchDelay = Number(process.env.BENCH_WORKER_COMPLETE_JOB_BATCH_DELAY ?? -1);
   const runner = await run({
-    preset: { worker: { localQueue: { size: localQueueSize }, completeJobBatchDelay } },
     pgPool: pool,
     // Silent, like the service's worker at LOG_LEVEL=warn (graphile-worker's default logs every job).
     logger: new Logger(() => () => {}),
