@@ -91,7 +91,10 @@ interface Prepared {
   notes: string[];
 }
 
-const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback)\b|set_config\(/i.test(q.text);
+// Also a new connection's set-up (@dataplan/pg's `set jit_optimize_above_cost`)
+// and the health probe's `select 1` (its own connection), when they fall in
+// the capture.
+const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback|set)\b|set_config\(|^\s*select 1\s*$/i.test(q.text);
 
 async function prepare(ctx: Ctx): Promise<Prepared> {
   const svc = base(ctx.service.port);
