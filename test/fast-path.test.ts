@@ -66,7 +66,7 @@ test("a trusted query by documentId takes the fast path: security headers, the r
   expect(answer.res.headers.get("x-content-type-options")).toBe("nosniff");
   expect(answer.res.headers.get("x-frame-options")).toBe("DENY");
   expect(answer.res.headers.get("content-security-policy")).toContain("default-src 'none'");
-  const line = await waitUntil("the access log line", () => log.lines().find((l) => l.msg === "request" && l.requestId === "fast-path-ping-1"), 2000, 10);
+  const line = await waitUntil("the access log line", () => log.lines().find((l) => l.msg === "request" && l.requestId === "fast-path-ping-1"), 5000, 10);
   expect(line).toMatchObject({ method: "POST", route: "/graphql", status: 200, operationName: "Ping" });
   const after = await scrape();
   const grew = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
@@ -158,7 +158,7 @@ describe("a masked internal error", () => {
     expect(error.extensions!.errorId).toMatch(/^[0-9a-f-]{36}$/);
     expect(JSON.stringify(r.body)).not.toMatch(/division|fast_path_test_failure|stack/i);
     expect((await scrape()).get('cafe_graphql_errors_total{code="INTERNAL_SERVER_ERROR"}')).toBe(before + 1);
-    const errorLine = await waitUntil("the masked error's log line", () => log.lines().find((l) => l.errorId === error.extensions!.errorId), 2000, 10);
+    const errorLine = await waitUntil("the masked error's log line", () => log.lines().find((l) => l.errorId === error.extensions!.errorId), 5000, 10);
     expect(errorLine).toMatchObject({ requestId: "fast-path-masked-1" });
   });
 });
