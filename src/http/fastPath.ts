@@ -42,8 +42,12 @@ export interface FastDocument {
 
 /**
  * The seam for an answer from memory (e.g. a cache of public reads): called
- * after the context is built and before execute; a result returned here is
- * answered (masked and coded like any other) instead of executing.
+ * for every request the fast path serves, after the route's checks, the
+ * policy and hookArgs (the context is built, the operation named for the
+ * log) and before execute. A result returned here is answered (masked,
+ * coded, serialised like any other) instead of executing, so it skips
+ * execute's middleware: the cost check and `extensions.cost` are then the
+ * cache's to keep. undefined: execute as usual.
  */
 export type AnswerFromMemory = (entry: FastDocument, operationName: string | undefined, variables: Record<string, unknown> | undefined, viewer: Viewer | null) => ExecutionResult | undefined;
 
