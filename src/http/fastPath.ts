@@ -233,8 +233,9 @@ export function makeFastPath({ serv, cacheSize, next, answerFromMemory }: FastPa
       if (finished.retryAfter) headers["retry-after"] = finished.retryAfter;
     }
     if (dynamicOptions.watch) headers["x-graphql-event-stream"] = dynamicOptions.eventStreamPath;
-    const out = Buffer.from(stringifyPayload(payload as never, dynamicOptions.outputDataAsString), "utf8");
-    headers["content-length"] = String(out.length);
+    // Written as a string: no Buffer copy of a large answer.
+    const out = stringifyPayload(payload as never, dynamicOptions.outputDataAsString);
+    headers["content-length"] = String(Buffer.byteLength(out, "utf8"));
     res.writeHead(statusCode, headers);
     res.end(out);
     return true;
