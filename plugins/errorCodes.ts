@@ -20,13 +20,6 @@ function capacityRefusal(body: { data?: unknown; errors?: ErrorLike[] }): keyof 
   return codes.has("SERVICE_UNAVAILABLE") ? "SERVICE_UNAVAILABLE" : "SERVICE_BUSY";
 }
 
-function asCapacityRefusal(result: { statusCode: number; headers: Record<string, string> }, body: { data?: unknown; errors?: ErrorLike[] }): void {
-  const code = capacityRefusal(body);
-  if (!code) return;
-  result.statusCode = ERROR_STATUS[code];
-  result.headers["retry-after"] = String(RETRY_AFTER_SECONDS[code]);
-}
-
 /**
  * Every refusal carries `extensions.code`, also those grafserv answers
  * itself before execution (parse and validation errors, a mutation over
@@ -79,6 +72,19 @@ function signInFirst(result: any): any {
   return changed ? { ...result, errors } : result;
 }
 
+/**
+ * Gives every error of an answer's body its code (withCodes) and, when the
+ * answer is only "busy" or "down", makes it a 503 with Retry-After: the
+ * status to send and the Retry-After header, if any. Changes `body.errors`.
+ * grafserv's answers get this below; src/http/fastPath.ts calls it itself.
+ */
+export function finishErrors(body: { data?: unknown; errors?: ErrorLike[] }, statusCode: number, method: string): { statusCode: number; retryAfter?: string } {
+  if (!Array.isArray(body.errors)) return { statusCode };
+  body.errors = withCodes(body.errors, statusCode, method);
+  const code = capacityRefusal(body);
+  return code ? { statusCode: ERROR_STATUS[code], retryAfter: String(RETRY_AFTER_SECONDS[code]) } : { statusCode };
+}
+
 export const ErrorCodesPlugin: GraphileConfig.Plugin = {
   name: "ErrorCodesPlugin",
   version: "1.0.0",
@@ -101,19 +107,14 @@ export const ErrorCodesPlugin: GraphileConfig.Plugin = {
         const capacity = result.type === "buffer" && CAPACITY_MARKERS.some((m) => result.buffer.includes(m));
         if (result.statusCode < 400 && !errorsOnly && !capacity) return result;
         try {
-          if (result.type === "buffer") {
-            const body = JSON.parse(result.buffer.toString("utf8"));
-            if (Array.isArray(body?.errors)) {
-              body.errors = withCodes(body.errors, result.statusCode, method);
+          const body = result.type === "buffer" ? JSON.parse(result.buffer.toString("utf8")) : result.type === "json" ? (result.json as { errors?: ErrorLike[] } | null) : null;
+          if (body && Array.isArray(body.errors)) {
+            const { statusCode, retryAfter } = finishErrors(body, result.statusCode, method);
+            result.statusCode = statusCode;
+            if (retryAfter) result.headers["retry-after"] = retryAfter;
+            if (result.type === "buffer") {
               result.buffer = Buffer.from(JSON.stringify(body), "utf8");
               for (const h of Object.keys(result.headers)) if (h.toLowerCase() === "content-length") delete result.headers[h];
-              asCapacityRefusal(result, body);
-            }
-          } else if (result.type === "json") {
-            const body = result.json as { errors?: ErrorLike[] } | null;
-            if (body && Array.isArray(body.errors)) {
-              body.errors = withCodes(body.errors, result.statusCode, method);
-              asCapacityRefusal(result, body);
             }
           }
         } catch {

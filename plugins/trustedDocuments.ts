@@ -108,6 +108,24 @@ export function withoutAddedTypename(document: DocumentNode): DocumentNode {
   };
 }
 
+/** What the trusted documents tell a caller outside grafserv (src/http/fastPath.ts): the same lookups the plugin makes. */
+export interface TrustedDocuments {
+  /** The text of a trusted document's id (undefined: no such id). */
+  textOf(id: string): string | undefined;
+  /** Whether a text counts as trusted (exactly a trusted text, or one with Apollo's `__typename` fields added). */
+  isTrusted(text: string): boolean;
+  /** Whether a caller may send a text that is not trusted. */
+  allowsAdHoc(staff: boolean): boolean;
+}
+
+const TRUSTED_DOCUMENTS = Symbol("trustedDocuments");
+
+/** The trusted documents of a resolved preset (undefined when it has no TrustedDocumentsPlugin). */
+export function trustedDocumentsOf(resolvedPreset: GraphileConfig.ResolvedPreset): TrustedDocuments | undefined {
+  const plugin = resolvedPreset.plugins?.find((p) => p.name === "TrustedDocumentsPlugin") as { [TRUSTED_DOCUMENTS]?: TrustedDocuments } | undefined;
+  return plugin?.[TRUSTED_DOCUMENTS];
+}
+
 type ParseAndValidateResult = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
 type ParseAndValidate = (query: string) => ParseAndValidateResult;
 
@@ -155,7 +173,9 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
     throw new SafeError(message, { code, statusCode: ERROR_STATUS[code] });
   }
 
-  return {
+  const lookups: TrustedDocuments = { textOf: (id) => byId.get(id), isTrusted, allowsAdHoc: (staff) => policyAllows(policy, staff) };
+  const plugin: GraphileConfig.Plugin & { [TRUSTED_DOCUMENTS]: TrustedDocuments } = {
+    [TRUSTED_DOCUMENTS]: lookups,
     name: "TrustedDocumentsPlugin",
     version: "1.0.0",
     grafserv: {
@@ -238,4 +258,5 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
       },
     },
   };
+  return plugin;
 }

@@ -169,6 +169,7 @@ const schema = z.object({
   DEFAULT_LIST_SIZE: int(1, 10_000).default(20).describe("Rows a list or connection returns (and is priced at) without `first`/`last`/`limit`; a table or function's smart comment `@pageSize <default> [<max>]` overrides it for its fields."),
   // Who may send documents that are not trusted (docs/trusted-documents.md).
   AD_HOC_QUERIES: z.enum(AD_HOC_POLICIES).optional().describe("Who may send a document that is not in `contract/trusted-documents.json` (and introspect): `any` (everyone), `staff` (baristas and admins: Ruru keeps working for them; anonymous callers and customers may not introspect), `none` (nobody). Default: `any`, `staff` when `NODE_ENV=production` (docs/trusted-documents.md)."),
+  GRAPHQL_DOCUMENT_CACHE_SIZE: int(1, 100_000).default(500).describe("Ad-hoc document texts the HTTP fast path keeps parsed and validated (least recently used dropped first; trusted documents are always kept; docs/performance.md)."),
   MAX_LIST_SIZE: int(1, 10_000).default(100).describe("The most rows a list or connection returns with `first`/`last`/`limit` (a larger value is cut to it, and priced as asked); at least `DEFAULT_LIST_SIZE`. `@pageSize` overrides it too."),
   LIVE_CACHE_MAX_ENTRIES: int(0, 1_000_000).default(1000).describe("Answers to public reads (the menu, a coffee, search) kept in memory, least recently used dropped first (0: no cache; docs/live-cache.md)."),
   LIVE_CACHE_MAX_BYTES: int(0, 1_073_741_824).default(16 * 1024 * 1024).describe("The most bytes those answers may take together (0: no cache)."),

@@ -24,6 +24,7 @@ import { declaredLength, installLingeringClose, MAX_BODY_BYTES, noteRequest, ref
 import { makeCors } from "./http/cors.ts";
 import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeGraphQLRoute, makeRateLimiter } from "./http/graphqlRoute.ts";
+import { makeFastPath } from "./http/fastPath.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { installMetricsRoute } from "./http/metricsRoute.ts";
 import { ROUTE_ERRORS } from "../plugins/errorCatalogue.ts";
@@ -34,7 +35,7 @@ import { pathOf, trackRequest } from "./http/accessLog.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope, type RequestScope } from "./http/requestScope.ts";
 
 // The HTTP server: /graphql goes through its checks (src/http/graphqlRoute.ts)
-// straight to grafserv's node:http adaptor (the fast path), /graphiql to
+// to its fast path (src/http/fastPath.ts), else grafserv's node:http adaptor; /graphiql to
 // grafserv too, everything else to an Express app (health checks, metrics,
 // the payment callback). WebSockets on /graphql speak graphql-ws
 // (src/http/websocket.ts). Every request gets an id and a line in the access
@@ -126,7 +127,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     viewerFrom,
     cors: cors.handler,
     headers: securityHeaders.api,
-    next: (req, res) => graphqlHandler(req, res, () => app(req, res)),
+    next: makeFastPath({ serv, cacheSize: config.GRAPHQL_DOCUMENT_CACHE_SIZE, next: (req, res) => graphqlHandler(req, res, () => app(req, res)) }),
   });
 
   let draining = false;

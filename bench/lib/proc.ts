@@ -150,7 +150,8 @@ export async function captureSql<T>(child: Child, fn: () => Promise<T>): Promise
 }
 
 /** Transaction control and settings (set_config, and SET, e.g. on a new connection). */
-export const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback|start transaction)\b|set_config\(|^\s*set\s/i.test(q.text);
+// Also the health probe's `select 1` (its own connection), when it falls in the capture.
+export const isControl = (q: CapturedQuery) => /^\s*(begin|commit|rollback|start transaction)\b|set_config\(|^\s*set\s|^\s*select 1\s*$/i.test(q.text);
 
 /** Statements other than transaction control and settings; round trips = every query sent. */
 export function countSql(queries: CapturedQuery[]) {

@@ -39,7 +39,7 @@ export interface GraphQLRouteOptions {
   cors: Middleware;
   /** /graphql's security headers, worked out once. */
   headers: ReadonlyArray<[string, string | string[]]>;
-  /** grafserv. */
+  /** The fast path (src/http/fastPath.ts), which hands grafserv what it does not serve. */
   next(req: IncomingMessage, res: ServerResponse): void;
 }
 

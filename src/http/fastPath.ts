@@ -1,0 +1,273 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { execute, hookArgs, isAsyncIterable, stringifyPayload } from "postgraphile/grafast";
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "postgraphile/graphql";
+import { handleErrors, type GrafservBase } from "postgraphile/grafserv";
+import { finishErrors } from "../../plugins/errorCodes.ts";
+import { introspects, trustedDocumentsOf } from "../../plugins/trustedDocuments.ts";
+import { isStaff, type Viewer } from "../../plugins/services.ts";
+import { VIEWER } from "../graphile.config.ts";
+import { logger } from "../logger.ts";
+import { fastPathAdHoc, fastPathDocuments, fastPathTrusted } from "../metrics.ts";
+import { MAX_BODY_BYTES } from "./bodyLimit.ts";
+
+// /graphql's fast path, after the route's checks (src/http/graphqlRoute.ts:
+// headers, CORS, body limit, token, rate limit). A POST of one JSON query,
+// trusted (by documentId or text) or ad hoc, goes from its body straight to
+// Grafast: its parse and validation (every rule: depth, aliases, tokens)
+// are worked out once per schema and text, through grafserv's own
+// parseAndValidate (the trusted ones pinned by plugins/trustedDocuments.ts),
+// and kept here; then hookArgs (the preset's context, the prepareArgs
+// middleware) and execute (every execute middleware: cost and
+// `extensions.cost`, error codes, metrics) as grafserv runs them, the
+// answer masked by grafserv's maskError and given its codes and 503s
+// (plugins/errorCodes.ts). What it does not serve goes to grafserv
+// unchanged: another method or content type, an Accept it would not pick
+// alone, a chunked body, a batch, Apollo's persisted queries, an unknown
+// documentId, a text that does not parse or validate, an ad-hoc text the
+// policy refuses this caller, a mutation or subscription (their held
+// transaction and Idempotency-Key stay grafserv's), introspection, @defer
+// and @stream. A body read here is handed on as it was read.
+
+/** A document text, parsed and validated against one schema. */
+export interface FastDocument {
+  readonly schema: GraphQLSchema;
+  readonly text: string;
+  readonly document: DocumentNode;
+  /** A trusted document's text (else ad hoc: the policy is asked per caller). */
+  readonly trusted: boolean;
+  /** Whether the fast path may run the operation of that name (undefined: the only one): a query, no introspection, no @defer/@stream. */
+  servesOperation(operationName: string | undefined): boolean;
+}
+
+/**
+ * The seam for an answer from memory (e.g. a cache of public reads): called
+ * for every request the fast path serves, after the route's checks, the
+ * policy and hookArgs (the context is built, the operation named for the
+ * log) and before execute. A result returned here is answered (masked,
+ * coded, serialised like any other) instead of executing, so it skips
+ * execute's middleware: the cost check and `extensions.cost` are then the
+ * cache's to keep. undefined: execute as usual.
+ */
+export type AnswerFromMemory = (entry: FastDocument, operationName: string | undefined, variables: Record<string, unknown> | undefined, viewer: Viewer | null) => ExecutionResult | undefined;
+
+export interface FastPathOptions {
+  serv: GrafservBase;
+  /** Ad-hoc texts kept per schema (GRAPHQL_DOCUMENT_CACHE_SIZE); trusted ones are always kept. */
+  cacheSize: number;
+  /** grafserv, for what the fast path does not serve. */
+  next(req: IncomingMessage, res: ServerResponse): void;
+  answerFromMemory?: AnswerFromMemory;
+}
+
+const GRAPHQL_RESPONSE_JSON = "application/graphql-response+json;charset=utf-8";
+const APPLICATION_JSON = "application/json;charset=utf-8";
+/** The Accept headers whose answer's type is certain (grafserv's choice for each); any other goes to grafserv. */
+const CONTENT_TYPE_FOR_ACCEPT = new Map<string | undefined, string>([
+  [undefined, GRAPHQL_RESPONSE_JSON],
+  ["*/*", GRAPHQL_RESPONSE_JSON],
+  ["application/graphql-response+json", GRAPHQL_RESPONSE_JSON],
+  ["application/json", APPLICATION_JSON],
+]);
+
+type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
+
+/** The body's fields, when it is one request the fast path can take. */
+interface Body {
+  query?: unknown;
+  documentId?: unknown;
+  operationName?: unknown;
+  variables?: unknown;
+  extensions?: { persistedQuery?: unknown } | null;
+  onError?: unknown;
+}
+
+function isJsonPost(req: IncomingMessage): boolean {
+  if (req.method !== "POST" || req.headers["content-length"] === undefined || req.headers["idempotency-key"] !== undefined) return false;
+  const type = req.headers["content-type"];
+  if (type === undefined) return false;
+  const semi = type.indexOf(";");
+  return (semi === -1 ? type : type.slice(0, semi)).trim() === "application/json";
+}
+
+/** The same request, its body read already: what grafserv is handed when the fast path declines one it has read. */
+function replay(req: AuthedRequest, body: Buffer): IncomingMessage {
+  const copy = Readable.from([body], { objectMode: false }) as Readable & Record<string | symbol, unknown>;
+  for (const key of ["method", "url", "headers", "rawHeaders", "httpVersion", "httpVersionMajor", "httpVersionMinor", "socket", "complete"] as const) copy[key] = req[key];
+  copy.connection = req.socket;
+  copy[VIEWER] = req[VIEWER];
+  return copy as unknown as IncomingMessage;
+}
+
+function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, trusted: boolean): FastDocument {
+  // Introspection and incremental delivery stay grafserv's (found once per document).
+  const plain = !introspects(document) && !/@(defer|stream)\b/.test(text);
+  const served = new Map<string | undefined, boolean>();
+  return {
+    schema,
+    text,
+    document,
+    trusted,
+    servesOperation(operationName) {
+      let ok = served.get(operationName);
+      if (ok === undefined) {
+        ok = plain && getOperationAST(document, operationName)?.operation === "query";
+        if (served.size < 100) served.set(operationName, ok);
+      }
+      return ok;
+    },
+  };
+}
+
+export function makeFastPath({ serv, cacheSize, next, answerFromMemory }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const trustedDocuments = trustedDocumentsOf(serv.getPreset());
+  if (!trustedDocuments) throw new Error("The fast path needs the TrustedDocumentsPlugin in the preset.");
+  // Per schema (watch mode builds new ones): trusted texts (a fixed set),
+  // and ad-hoc texts, least recently used first (a Map keeps insertion
+  // order; a hit moves its text to the end). null: the text does not
+  // parse or validate (grafserv answers it).
+  const bySchema = new WeakMap<GraphQLSchema, { trusted: Map<string, FastDocument | null>; adHoc: Map<string, FastDocument | null> }>();
+
+  function cacheOf(schema: GraphQLSchema) {
+    let cache = bySchema.get(schema);
+    if (!cache) {
+      bySchema.set(schema, (cache = { trusted: new Map(), adHoc: new Map() }));
+      fastPathDocuments.set(0);
+    }
+    return cache;
+  }
+
+  /** The entry of a text seen before (undefined: not seen, or dropped since). */
+  function known(schema: GraphQLSchema, text: string): FastDocument | null | undefined {
+    const cache = cacheOf(schema);
+    const trusted = cache.trusted.get(text);
+    if (trusted !== undefined) return trusted;
+    const adHoc = cache.adHoc.get(text);
+    if (adHoc !== undefined) {
+      cache.adHoc.delete(text);
+      cache.adHoc.set(text, adHoc);
+    }
+    return adHoc;
+  }
+
+  /** The entry of a text not seen before, worked out through grafserv's parseAndValidate and kept. */
+  async function learn(schema: GraphQLSchema, text: string, trusted: boolean, req: IncomingMessage, res: ServerResponse): Promise<FastDocument | null> {
+    const config = await serv.getExecutionConfig({ node: { req, res } });
+    if (config.schema !== schema) return null; // the schema changed meanwhile: grafserv serves this one
+    const result = config.parseAndValidate(text);
+    const entry = result.document ? makeEntry(schema, text, result.document, trusted) : null;
+    const cache = cacheOf(schema);
+    if (trusted) cache.trusted.set(text, entry);
+    else {
+      cache.adHoc.set(text, entry);
+      if (cache.adHoc.size > cacheSize) cache.adHoc.delete(cache.adHoc.keys().next().value!);
+      fastPathDocuments.set(cache.adHoc.size);
+    }
+    return entry;
+  }
+
+  /** Serves the request, or returns false (nothing written) for grafserv to. */
+  async function serve(req: AuthedRequest, res: ServerResponse, raw: Buffer, contentType: string): Promise<boolean> {
+    let body: Body;
+    try {
+      body = JSON.parse(raw.toString("utf8"));
+    } catch {
+      return false;
+    }
+    if (body === null || typeof body !== "object" || Array.isArray(body) || body.onError != null || body.extensions?.persistedQuery != null) return false;
+    const { operationName, variables } = body;
+    if (operationName != null && typeof operationName !== "string") return false;
+    if (variables != null && (typeof variables !== "object" || Array.isArray(variables))) return false;
+    let text: string | undefined;
+    if (body.documentId != null) text = body.query == null && typeof body.documentId === "string" ? trustedDocuments!.textOf(body.documentId) : undefined;
+    else if (typeof body.query === "string") text = body.query;
+    if (text === undefined) return false;
+    const schema = serv.getSchema();
+    if ("then" in schema) return false;
+    // An ad-hoc text the policy refuses this caller is grafserv's to refuse
+    // (and count), and is not kept here.
+    const viewer = req[VIEWER] ?? null;
+    const allowed = trustedDocuments!.allowsAdHoc(isStaff(viewer));
+    let entry = known(schema, text);
+    if (entry === undefined) {
+      const trusted = trustedDocuments!.isTrusted(text);
+      if (!trusted && !allowed) return false;
+      entry = await learn(schema, text, trusted, req, res);
+    }
+    const name = operationName ?? undefined;
+    if (!entry || (!entry.trusted && !allowed) || !entry.servesOperation(name)) return false;
+    (entry.trusted ? fastPathTrusted : fastPathAdHoc).inc();
+
+    const { resolvedPreset, grafastMiddleware, dynamicOptions } = serv;
+    const variableValues = (variables ?? undefined) as Record<string, unknown> | undefined;
+    const args = {
+      schema,
+      document: entry.document,
+      rootValue: null,
+      contextValue: Object.create(null) as Record<string, unknown>,
+      variableValues,
+      operationName: name,
+      resolvedPreset,
+      requestContext: { node: { req, res } },
+      middleware: grafastMiddleware,
+    };
+    const legacy = contentType === APPLICATION_JSON;
+    let payload: ExecutionResult;
+    let statusCode: number;
+    try {
+      await hookArgs(args);
+      const result = answerFromMemory?.(entry, name, variableValues, viewer) ?? (await execute(args));
+      if (isAsyncIterable(result)) throw new Error("An incremental result on the fast path.");
+      payload = dynamicOptions.maskPayload(result);
+      statusCode = legacy || !payload.errors ? 200 : payload.data === undefined ? 400 : 200;
+    } catch (e) {
+      logger.error({ err: e }, "GraphQL request failed");
+      payload = { errors: [dynamicOptions.maskError(new GraphQLError((e as Error).message))] } as ExecutionResult;
+      statusCode = (e as { statusCode?: number }).statusCode ?? (legacy ? 200 : 500);
+    }
+    const headers: Record<string, string> = { "content-type": contentType };
+    if (payload.errors) {
+      handleErrors(payload);
+      const finished = finishErrors(payload as Parameters<typeof finishErrors>[0], statusCode, "POST");
+      statusCode = finished.statusCode;
+      if (finished.retryAfter) headers["retry-after"] = finished.retryAfter;
+    }
+    if (dynamicOptions.watch) headers["x-graphql-event-stream"] = dynamicOptions.eventStreamPath;
+    // Written as a string: no Buffer copy of a large answer.
+    const out = stringifyPayload(payload as never, dynamicOptions.outputDataAsString);
+    headers["content-length"] = String(Buffer.byteLength(out, "utf8"));
+    res.writeHead(statusCode, headers);
+    res.end(out);
+    return true;
+  }
+
+  return (req, res) => {
+    const contentType = CONTENT_TYPE_FOR_ACCEPT.get(req.headers.accept);
+    if (contentType === undefined || !isJsonPost(req)) return next(req, res);
+    // Awaited (not continued in the stream's callbacks) so the request's
+    // scope (its id, for every log line) carries on.
+    void readBody(req).then(async (raw) => {
+      try {
+        if (!(await serve(req, res, raw, contentType))) next(replay(req, raw), res);
+      } catch (e) {
+        logger.error({ err: e }, "GraphQL fast path failed");
+        if (!res.headersSent) next(replay(req, raw), res);
+      }
+    }, () => req.destroy());
+  };
+}
+
+/** The body (its length declared and checked by the route; Node holds the body to it). */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    req.on("data", (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > MAX_BODY_BYTES) reject(new Error("body over its limit"));
+      else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
