@@ -105,6 +105,7 @@ const PROFILES: Record<ProfileName, Profile> = {
     s4Orders: 20_000,
     s5Seconds: 15,
     s5Backlog: 6000,
+    s6Subscribers: [10, 100, 1000, 10_000],
     s7Iterations: 2000,
     s3OpenOrders: [0, 500, 2000, 5000],
     probeCalls: 40,
@@ -119,7 +120,7 @@ export const HELP = `npm run bench [-- options]
   --connections N        closed-loop connections (default 16)
   --peak-seconds S --latency-seconds S --warmup-seconds S
   --latency-load F       fixed rate for latency = F x the service's peak (default 0.5)
-  --s4-orders N --s5-rate N --s5-seconds S --s5-backlog N --s6 10,100,1000 --s7-iterations N
+  --s4-orders N --s5-rate N --s5-seconds S --s5-backlog N --s6 10,100,1000[,10000] --s7-iterations N
   --pool-size N          DATABASE_POOL_SIZE of the service; the floors and the peer use the same (default 10)
   --database-url URL     superuser URL of the bench database (default: postgres://postgres@127.0.0.1:5432/cafe_bench
                          when that server answers, else the embedded server); the database is dropped and created
