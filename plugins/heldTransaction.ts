@@ -3,12 +3,18 @@ import type { PgClient, WithPgClient } from "postgraphile/@dataplan/pg";
 export interface HeldTransaction {
   /** The transaction's client, once it is open. */
   readonly client: Promise<PgClient>;
-  /** Commits (or, given an error, rolls back) and waits for it; fails when the commit does. */
-  end(error?: unknown): Promise<void>;
+  /**
+   * Commits (or, given an error, rolls back) and waits for it; fails when the
+   * commit does. With `then`, after a successful commit, runs `then` on the
+   * same connection in a transaction of its own with the same settings: the
+   * COMMIT and the new BEGIN and settings go in one round trip, and no other
+   * connection is taken from the pool.
+   */
+  end(error?: unknown, then?: (client: PgClient) => Promise<unknown>): Promise<void>;
 }
 
 type PgSettings = Record<string, string | undefined> | null;
-type BaseClient = PgClient & { rawClient?: { escapeLiteral?(s: string): string; query?(text: string): Promise<{ command?: string }> } };
+type BaseClient = PgClient & { rawClient?: { escapeLiteral?(s: string): string; query?(text: string): Promise<{ command?: string } | Array<{ command?: string }>> } };
 
 /**
  * BEGIN and the settings in one round trip (PostGraphile's adaptor sends
@@ -46,6 +52,11 @@ function insideTransaction(client: PgClient): PgClient {
  */
 export function heldTransaction(real: WithPgClient, pgSettings: PgSettings): HeldTransaction {
   let finish!: (error?: unknown) => void;
+  let then: ((client: PgClient) => Promise<unknown>) | undefined;
+  let committed!: () => void;
+  let notCommitted!: (e: unknown) => void;
+  const commit = new Promise<void>((resolve, reject) => ((committed = resolve), (notCommitted = reject)));
+  commit.catch(() => {}); // (nobody may be waiting)
   const held = new Promise<void>((resolve, reject) => (finish = (e) => (e === undefined ? resolve() : reject(e))));
   let handOut!: (c: PgClient) => void;
   let fail!: (e: unknown) => void;
@@ -64,17 +75,34 @@ export function heldTransaction(real: WithPgClient, pgSettings: PgSettings): Hel
     // the transaction: COMMIT then answers ROLLBACK, without an error. Only
     // node-postgres' own result says which (the adaptor's drops `command`).
     const raw = base.rawClient;
-    const commit = raw?.query ? await raw.query("commit") : { command: undefined };
+    const next = then;
+    const answers = raw?.query ? await raw.query(next ? `commit; ${beginWith(pgSettings, base)}` : "commit") : undefined;
     if (!raw?.query) await base.query({ text: "commit" });
-    if (commit.command === "ROLLBACK") throw new Error("The transaction was rolled back: one of its statements failed.");
+    const result = Array.isArray(answers) ? (answers[0] as { command?: string }) : answers;
+    if (result?.command === "ROLLBACK") {
+      if (next) await base.query({ text: "rollback" }).catch(() => {}); // the transaction `then` would have run in
+      throw new Error("The transaction was rolled back: one of its statements failed.");
+    }
+    if (!next) return committed();
+    if (!raw?.query) await base.query({ text: beginWith(pgSettings, base) });
+    const reading = next(insideTransaction(base));
+    committed(); // (once `then` has started: its caller finds it running)
+    try {
+      await reading;
+      await base.query({ text: "commit" });
+    } catch {
+      // `then` reports its own failure to whoever waits for it.
+      await base.query({ text: "rollback" }).catch(() => {});
+    }
   });
-  done.catch(fail); // no transaction at all (the pool or BEGIN failed): whoever waits for the client fails
+  done.then(committed, (e) => (fail(e), notCommitted(e))); // no transaction at all (the pool or BEGIN failed): whoever waits for the client fails
   return {
     client,
-    async end(error?: unknown) {
+    async end(error?: unknown, andThen?: (client: PgClient) => Promise<unknown>) {
+      if (error === undefined) then = andThen;
       finish(error);
       try {
-        await done;
+        await commit;
       } catch (e) {
         if (error === undefined) throw e;
       }

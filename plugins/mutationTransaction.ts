@@ -68,8 +68,12 @@ export function oneTransaction(real: WithPgClient) {
   let held: Held | null = null;
   let finished = false;
   const beforeCommit: BeforeCommit[] = [];
-  /** Commits (or rolls back after a failed statement), once: the error that undid the mutation, if any. */
-  const end = (h: Held): Promise<unknown> =>
+  /**
+   * Commits (or rolls back after a failed statement), once: the error that
+   * undid the mutation, if any. `then` (the first payload read) runs after
+   * the commit on the same connection (see HeldTransaction.end).
+   */
+  const end = (h: Held, then?: (client: PgClient) => Promise<unknown>): Promise<unknown> =>
     (h.ended ??= (async () => {
       if (h.failed === undefined && beforeCommit.length > 0) {
         try {
@@ -79,7 +83,7 @@ export function oneTransaction(real: WithPgClient) {
           h.failed ??= error;
         }
       }
-      return h.tx.end(h.failed).then(
+      return h.tx.end(h.failed, then).then(
         () => h.failed,
         (error) => error, // the commit failed
       );
@@ -90,9 +94,19 @@ export function oneTransaction(real: WithPgClient) {
     const settings = JSON.stringify(pgSettings);
     if (finished || (held && held.settings !== settings)) return real(pgSettings, callback);
     if (held?.mutationDone) {
-      // The payload: the mutation commits first, releasing its locks.
-      const undone = await end(held);
-      if (undone !== undefined) throw undone;
+      // The payload: the mutation commits first, releasing its locks. The
+      // first read runs right after, in its own transaction on the same
+      // connection (its BEGIN goes with the COMMIT); others take their own.
+      if (held.ended === null) {
+        let value!: Promise<T>;
+        const read = (client: PgClient) => (value = (async () => callback(client))());
+        const undone = await end(held, read);
+        if (undone !== undefined) throw undone;
+        if (value) return value;
+      } else {
+        const undone = await end(held);
+        if (undone !== undefined) throw undone;
+      }
       return real(pgSettings, callback);
     }
     const current = open(pgSettings, settings);

@@ -45,7 +45,7 @@ const PROFILES: Record<ProfileName, Sizes> = {
   quick: QUICK,
   full: {
     ...QUICK,
-    ...{ scales: [1, 10, 100], warmupSeconds: 2, peakSeconds: 10, latencySeconds: 10, s4Orders: 20_000, s5Seconds: 15, s5Backlog: 6000 },
+    ...{ scales: [1, 10, 100], warmupSeconds: 2, peakSeconds: 10, latencySeconds: 10, s4Orders: 20_000, s5Seconds: 15, s5Backlog: 6000, s6Subscribers: [10, 100, 1000, 10_000] },
     ...{ s7Iterations: 2000, s3OpenOrders: [0, 500, 2000, 5000], probeCalls: 40 },
   },
 };

@@ -39,6 +39,9 @@ async function setStatus(owner: pg.Pool, id: string, status: string): Promise<nu
   return t0;
 }
 
+/** Subscriptions opened ahead of the service's checks while subscribing. */
+const IN_FLIGHT = 200;
+
 interface Subscribers {
   clients: WsClient[];
   received: Array<Map<string, number>>;
@@ -60,8 +63,15 @@ async function subscribe(ctx: Ctx, n: number, orderId: string, doc: string): Pro
   const errors: string[] = [];
   const disposers: Array<() => void> = [];
   const cursor = await startCapture(ctx.service);
+  const checked = () => readCapture(ctx.service, cursor).filter((q) => /assert_can_follow_order/.test(q.text)).length;
   try {
     for (let i = 0; i < n; i++) {
+      // At most IN_FLIGHT subscriptions waiting for their check: 10,000 at
+      // once would wait for the pool past DATABASE_POOL_WAIT_MS (SERVICE_BUSY).
+      if (i >= IN_FLIGHT && i % 100 === 0) {
+        const until = Date.now() + 30_000;
+        while (checked() < i - IN_FLIGHT && Date.now() < until && errors.length === 0) await sleep(20);
+      }
       const client = createClient({
         url,
         webSocketImpl: WebSocket,
@@ -91,9 +101,9 @@ async function subscribe(ctx: Ctx, n: number, orderId: string, doc: string): Pro
     const started = Date.now();
     const deadline = started + 60_000 + n * 50;
     while (Date.now() < deadline && errors.length === 0) {
-      const checked = readCapture(ctx.service, cursor).filter((q) => /assert_can_follow_order/.test(q.text)).length;
-      if (checked >= n) break;
-      if (checked === 0 && Date.now() - started > 3000 + 3 * n) break;
+      const done = checked();
+      if (done >= n) break;
+      if (done === 0 && Date.now() - started > 3000 + 3 * n) break;
       await sleep(20);
     }
   } finally {

@@ -7,7 +7,7 @@ import { logger } from "../logger.ts";
 import { PAYMENT_EVENT, parseDelivery } from "../payments/schema.ts";
 import type { BlockedSources } from "../payments/blockList.ts";
 import { paymentCallbacks } from "../metrics.ts";
-import { asSystem } from "../db/asSystem.ts";
+import { asSystem, statementAsSystem } from "../db/asSystem.ts";
 import { isDatabaseBusy, isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
 import { CALLBACK_ERRORS, RETRY_AFTER_SECONDS, type CallbackErrorCode } from "../../plugins/errorCatalogue.ts";
@@ -205,14 +205,13 @@ export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf 
     const key = d.idempotencyKey ? `idem:${d.idempotencyKey}` : d.eventId ? `event:${d.eventId}` : `sha256:${bodyHash}`;
 
     try {
-      const outcome = await asSystem(pool, async (c) => {
-        const { rows } = await c.query(
-          "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
-          // Whether this is a payment was decided once, in parseDelivery; the database reads it from p_event.
-          [source, key, bodyHash, d.payment ? PAYMENT_EVENT : d.event, d.status, d.orderRef, d.customer, d.amount, d.items ? JSON.stringify(d.items) : null, d.currency],
-        );
-        return rows[0] as { http_status: number; status: string | null; code: string | null; message: string; order_id: string | null };
+      const { rows } = await statementAsSystem(pool, {
+        name: "process_payment_callback", // prepared once per connection: its plan is kept
+        text: "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
+        // Whether this is a payment was decided once, in parseDelivery; the database reads it from p_event.
+        values: [source, key, bodyHash, d.payment ? PAYMENT_EVENT : d.event, d.status, d.orderRef, d.customer, d.amount, d.items ? JSON.stringify(d.items) : null, d.currency],
       });
+      const outcome = rows[0] as { http_status: number; status: string | null; code: string | null; message: string; order_id: string | null };
       logger.info({ source, key, outcome: outcome.status ?? outcome.code, order: outcome.order_id }, "payment callback");
       paymentCallbacks.inc({ outcome: outcome.status ?? outcome.code ?? "unknown" });
       if (outcome.code) {

@@ -52,7 +52,10 @@ test("the mutation in one transaction, committed before the payload is read; the
     "begin; select set_config('role', 'cafe_customer', true), set_config('jwt.claims.user_id', 'alice', true)",
     "select create_order()",
     "commit",
+    // The first payload read on the same connection, in a transaction of its own; the others take their own.
+    "begin; select set_config('role', 'cafe_customer', true), set_config('jwt.claims.user_id', 'alice', true)",
     "select items",
+    "commit",
     "select coffees",
   ]);
 });
@@ -70,7 +73,7 @@ test("what an idempotent mutation adds: its claim before the mutation and its ma
   expect(tx.ended()).toBe(true);
   expect(await tx.inHeld(settings, (c) => c.query({ text: "select too_late()" }))).toBeUndefined();
   expect(await tx.finish()).toBeUndefined();
-  expect(db.statements).toEqual([expect.stringMatching(/^begin/), "select claim()", "select create_order()", 'select mark({"rows":[]})', "commit", "select items"]);
+  expect(db.statements).toEqual([expect.stringMatching(/^begin/), "select claim()", "select create_order()", 'select mark({"rows":[]})', "commit", expect.stringMatching(/^begin/), "select items", "commit"]);
 });
 
 test("a failed mutation statement rolls the mutation back, and an answer still carrying the mutation's data becomes the error", async () => {
@@ -94,7 +97,7 @@ test("a payload read that fails after the commit leaves the mutation saved: an e
   await tx.withPgClient(settings, (c) => c.query({ text: "select create_order()" }));
   await expect(tx.withPgClient(settings, (c) => c.query({ text: "select items" }))).rejects.toThrow("failed");
   expect(await tx.finish()).toBeUndefined();
-  expect(db.statements).toEqual([expect.stringMatching(/^begin/), "select create_order()", "commit", "select items"]);
+  expect(db.statements).toEqual([expect.stringMatching(/^begin/), "select create_order()", "commit", expect.stringMatching(/^begin/), "select items", "rollback"]);
 });
 
 test("what must follow the commit runs after it and before the answer (a logout waits there until its revocations are known)", async () => {
@@ -136,6 +139,46 @@ test("a COMMIT that PostgreSQL answers with ROLLBACK (a failed statement whose e
     await fine.withPgClient(null, (c) => c.query({ text: "select 1" }));
     expect(await fine.finish()).toBeUndefined();
   } finally {
+    await pool.end();
+  }
+});
+
+test("the first payload read runs on the mutation's connection: its BEGIN and settings go with the COMMIT, one round trip; it sees the committed row", async () => {
+  const pool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 2 });
+  const sent: Array<{ pid: number; text: string }> = [];
+  // The adaptor's shape, recording what each connection is sent.
+  const real: WithPgClient = async (_settings, callback) => {
+    const raw = await pool.connect();
+    const pid = (raw as unknown as { processID: number }).processID;
+    const rawClient = { query: (text: string) => (sent.push({ pid, text }), raw.query(text)) };
+    const query = async (q: PgClientQuery) => (sent.push({ pid, text: q.text }), { rows: (await raw.query(q.text, q.values as unknown[])).rows });
+    try {
+      return await callback({ rawClient, query } as never);
+    } finally {
+      raw.release();
+    }
+  };
+  const probe = `held_probe_${process.pid}`;
+  await pool.query(`create table ${probe} (n int)`);
+  try {
+    const tx = oneTransaction(real);
+    const pgSettings = { "cafe.probe": "yes" };
+    await tx.withPgClient(pgSettings, (c) => c.query({ text: `insert into ${probe} values (1)` }));
+    const { rows } = await tx.withPgClient(pgSettings, (c) =>
+      c.query({ text: `select count(*)::int as n, current_setting('cafe.probe', true) as setting from ${probe}` }),
+    );
+    expect(await tx.finish()).toBeUndefined();
+    expect(rows).toEqual([{ n: 1, setting: "yes" }]); // (a local setting: the read ran in the transaction that set it)
+    expect(sent.map((s) => s.text)).toEqual([
+      "begin; select set_config('cafe.probe', 'yes', true)",
+      `insert into ${probe} values (1)`,
+      "commit; begin; select set_config('cafe.probe', 'yes', true)",
+      expect.stringMatching(/^select count/),
+      "commit",
+    ]);
+    expect(new Set(sent.map((s) => s.pid)).size).toBe(1);
+  } finally {
+    await pool.query(`drop table ${probe}`);
     await pool.end();
   }
 });

@@ -196,6 +196,35 @@ describe("valid deliveries", () => {
     expect(await stockOf(c)).toBe(stockBefore - 34);
   });
 
+  test("a delivery is one transaction in three round trips: BEGIN with the role and its limits, the prepared process_payment_callback, COMMIT", async () => {
+    const c = await coffee("Pay trips", "2.40", 5);
+    const o = await order(tokens.alice, [[c, 1]]);
+    const sent: Array<{ text: string; name?: string }> = [];
+    const pool = t.service.api!.callbackPool;
+    const patched = new Map<import("pg").PoolClient, import("pg").PoolClient["query"]>();
+    const record = (client: import("pg").PoolClient) => {
+      const query = patched.get(client) ?? client.query;
+      patched.set(client, query);
+      client.query = ((q: string | { text: string; name?: string }, ...rest: unknown[]) => {
+        sent.push(typeof q === "string" ? { text: q } : { text: q.text, ...(q.name ? { name: q.name } : {}) });
+        return (query as (...a: unknown[]) => unknown).call(client, q, ...rest);
+      }) as typeof client.query;
+    };
+    pool.on("acquire", record);
+    try {
+      const r = await send(shapeA(o.id, 2.4));
+      expect(r.body).toMatchObject({ status: "processed" });
+    } finally {
+      pool.off("acquire", record);
+      for (const [client, query] of patched) client.query = query;
+    }
+    expect(sent).toEqual([
+      { text: "begin; set local role cafe_system; select app_private.apply_role_limits()" },
+      { text: expect.stringContaining("app_private.process_payment_callback("), name: "process_payment_callback" },
+      { text: "commit" },
+    ]);
+  });
+
   test("each of the three jobs is idempotent: run again (graphile-worker runs a job at least once), they change nothing", async () => {
     const c = await coffee("Pay rerun", "2.85", 11);
     const o = await order(tokens.alice, [[c, 3]]);
