@@ -95,6 +95,9 @@ async function main() {
       HTTP_MAX_CONNECTIONS_PER_SOURCE: "1000000",
       // S1-S7 measure uncached reads; S8 starts a service with the live cache on.
       LIVE_CACHE_MAX_ENTRIES: "0",
+      // The callback route's own pool as large as S4's floor's (--pool-size):
+      // S4 compares the work per callback, not two pool sizes.
+      CALLBACK_POOL_SIZE: String(opts.poolSize),
     };
     const benchEnv = { ...production, BENCH_AUTHENTICATOR_URL: db.urls.authenticator, BENCH_OWNER_URL: db.urls.owner };
 
@@ -173,7 +176,7 @@ async function main() {
     `Data at 1x: ${Object.entries(counts)
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")}.`,
-    `Load: from the bench process; every server is a child process (NODE_ENV=production, LOG_LEVEL=${opts.logLevel}); throughput: autocannon, closed loop, ${opts.connections} connections for ${opts.peakSeconds} s; latency at one fixed rate per case (open loop, evenly spaced), ${opts.latencyLoad} x the service's peak, the same for every variant, for ${opts.latencySeconds} s. DATABASE_POOL_SIZE ${opts.poolSize} for the service, the floors and the peer. ×floor: throughput / the floor's, p50 / the floor's. CPU: percent of one core during the closed-loop run, for the process answering, this PostgreSQL cluster, the bench process, and everything else on the machine (other work disturbs the figures).`,
+    `Load: from the bench process; every server is a child process (NODE_ENV=production, LOG_LEVEL=${opts.logLevel}); throughput: autocannon, closed loop, ${opts.connections} connections for ${opts.peakSeconds} s; latency at one fixed rate per case (open loop, evenly spaced), ${opts.latencyLoad} x the service's peak, the same for every variant, for ${opts.latencySeconds} s. DATABASE_POOL_SIZE (and the service's CALLBACK_POOL_SIZE) ${opts.poolSize} for the service, the floors and the peer. ×floor: throughput / the floor's, p50 / the floor's. CPU: percent of one core during the closed-loop run, for the process answering, this PostgreSQL cluster, the bench process, and everything else on the machine (other work disturbs the figures).`,
     "",
     mainTable(scenarios.filter((s) => s !== s2x)),
     "",
