@@ -31,7 +31,6 @@ import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
 import type { LiveCache } from "./http/liveCache.ts";
-import { makeLiveCachePlugin } from "./http/liveCachePlugin.ts";
 
 /** Where a request's verified viewer is kept (set before grafserv sees it). */
 export const VIEWER = Symbol("viewer");
@@ -60,7 +59,7 @@ export interface PresetOptions {
   watch?: { superuserPool: Pool };
   /** Verifies a WebSocket connection's token; throws when it is bad. */
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
-  /** Answers public reads from memory (src/http/liveCache.ts). */
+  /** The live cache of public reads (src/http/liveCache.ts; answered by src/http/fastPath.ts): emptied when a mutation commits here. */
   liveCache?: LiveCache;
 }
 
@@ -100,7 +99,6 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
       ComplexityDirectivePlugin,
       ErrorCodesPlugin,
       OperationNamePlugin,
-      ...(liveCache ? [makeLiveCachePlugin(liveCache, VIEWER, TRUSTED_DOCUMENTS)] : []),
       makePageSizePlugin(
         { default: config.DEFAULT_LIST_SIZE, max: config.MAX_LIST_SIZE },
         {

@@ -127,7 +127,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     viewerFrom,
     cors: cors.handler,
     headers: securityHeaders.api,
-    next: makeFastPath({ serv, cacheSize: config.GRAPHQL_DOCUMENT_CACHE_SIZE, next: (req, res) => graphqlHandler(req, res, () => app(req, res)) }),
+    next: makeFastPath({ serv, cacheSize: config.GRAPHQL_DOCUMENT_CACHE_SIZE, liveCache, next: (req, res) => graphqlHandler(req, res, () => app(req, res)) }),
   });
 
   let draining = false;

@@ -8,8 +8,10 @@ import { introspects, trustedDocumentsOf } from "../../plugins/trustedDocuments.
 import { isStaff, type Viewer } from "../../plugins/services.ts";
 import { VIEWER } from "../graphile.config.ts";
 import { logger } from "../logger.ts";
-import { fastPathAdHoc, fastPathDocuments, fastPathTrusted } from "../metrics.ts";
+import { fastPathAdHoc, fastPathDocuments, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
+import { cacheKey, documentKey, isPublicRead, visibilityClassOf, type LiveCache } from "./liveCache.ts";
+import { requestScope } from "./requestScope.ts";
 
 // /graphql's fast path, after the route's checks (src/http/graphqlRoute.ts:
 // headers, CORS, body limit, token, rate limit). A POST of one JSON query,
@@ -28,6 +30,11 @@ import { MAX_BODY_BYTES } from "./bodyLimit.ts";
 // policy refuses this caller, a mutation or subscription (their held
 // transaction and Idempotency-Key stay grafserv's), introspection, @defer
 // and @stream. A body read here is handed on as it was read.
+//
+// A public read (src/http/liveCache.ts) by an anonymous caller or a customer
+// is answered from the live cache when it holds it, after the route's checks
+// and the policy, before hookArgs and execute; a clean answer (200, no
+// errors) is kept, bytes as sent, unless the cache was emptied meanwhile.
 
 /** A document text, parsed and validated against one schema. */
 export interface FastDocument {
@@ -38,18 +45,9 @@ export interface FastDocument {
   readonly trusted: boolean;
   /** Whether the fast path may run the operation of that name (undefined: the only one): a query, no introspection, no @defer/@stream. */
   servesOperation(operationName: string | undefined): boolean;
+  /** Whether that operation reads only what every anonymous caller (or every customer) sees alike: the live cache may keep its answer. */
+  isPublicRead(operationName: string | undefined): boolean;
 }
-
-/**
- * The seam for an answer from memory (e.g. a cache of public reads): called
- * for every request the fast path serves, after the route's checks, the
- * policy and hookArgs (the context is built, the operation named for the
- * log) and before execute. A result returned here is answered (masked,
- * coded, serialised like any other) instead of executing, so it skips
- * execute's middleware: the cost check and `extensions.cost` are then the
- * cache's to keep. undefined: execute as usual.
- */
-export type AnswerFromMemory = (entry: FastDocument, operationName: string | undefined, variables: Record<string, unknown> | undefined, viewer: Viewer | null) => ExecutionResult | undefined;
 
 export interface FastPathOptions {
   serv: GrafservBase;
@@ -57,7 +55,8 @@ export interface FastPathOptions {
   cacheSize: number;
   /** grafserv, for what the fast path does not serve. */
   next(req: IncomingMessage, res: ServerResponse): void;
-  answerFromMemory?: AnswerFromMemory;
+  /** Answers to public reads, kept until a change to their tables (src/http/liveCache.ts). */
+  liveCache?: LiveCache;
 }
 
 const GRAPHQL_RESPONSE_JSON = "application/graphql-response+json;charset=utf-8";
@@ -103,6 +102,7 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
   // Introspection and incremental delivery stay grafserv's (found once per document).
   const plain = !introspects(document) && !/@(defer|stream)\b/.test(text);
   const served = new Map<string | undefined, boolean>();
+  const publicReads = new Map<string | undefined, boolean>();
   return {
     schema,
     text,
@@ -116,16 +116,25 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
       }
       return ok;
     },
+    isPublicRead(operationName) {
+      let ok = publicReads.get(operationName);
+      if (ok === undefined) {
+        ok = isPublicRead(schema, document, operationName ?? null);
+        if (publicReads.size < 100) publicReads.set(operationName, ok);
+      }
+      return ok;
+    },
   };
 }
 
-export function makeFastPath({ serv, cacheSize, next, answerFromMemory }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function makeFastPath({ serv, cacheSize, next, liveCache }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const trustedDocuments = trustedDocumentsOf(serv.getPreset());
   if (!trustedDocuments) throw new Error("The fast path needs the TrustedDocumentsPlugin in the preset.");
   // Per schema (watch mode builds new ones): trusted texts (a fixed set),
   // and ad-hoc texts, least recently used first (a Map keeps insertion
   // order; a hit moves its text to the end). null: the text does not
   // parse or validate (grafserv answers it).
+  let cachedSchema: GraphQLSchema | null = null;
   const bySchema = new WeakMap<GraphQLSchema, { trusted: Map<string, FastDocument | null>; adHoc: Map<string, FastDocument | null> }>();
 
   function cacheOf(schema: GraphQLSchema) {
@@ -198,6 +207,30 @@ export function makeFastPath({ serv, cacheSize, next, answerFromMemory }: FastPa
     if (!entry || (!entry.trusted && !allowed) || !entry.servesOperation(name)) return false;
     (entry.trusted ? fastPathTrusted : fastPathAdHoc).inc();
 
+    // The live cache: a public read, for a caller who sees what all of its kind see.
+    const visibility = liveCache?.enabled ? visibilityClassOf(viewer) : null;
+    let cached: { key: string; generation: number } | null = null;
+    if (liveCache && visibility && entry.isPublicRead(name)) {
+      // A new schema (watch mode) answers differently: nothing kept before it is served.
+      if (schema !== cachedSchema) {
+        if (cachedSchema) liveCache.invalidate();
+        cachedSchema = schema;
+      }
+      const document = typeof body.documentId === "string" ? body.documentId : documentKey(text);
+      const key = cacheKey(document, operationName ?? null, variables, visibility, req.headers.accept ?? "");
+      const hit = liveCache.lookup(key);
+      if (hit) {
+        liveCacheEvents.hits += 1;
+        const scope = requestScope.getStore();
+        if (scope) scope.operationName = hit.operationName;
+        res.writeHead(hit.statusCode, hit.headers);
+        res.end(hit.body);
+        return true;
+      }
+      liveCacheEvents.misses += 1;
+      cached = { key, generation: liveCache.generation };
+    }
+
     const { resolvedPreset, grafastMiddleware, dynamicOptions } = serv;
     const variableValues = (variables ?? undefined) as Record<string, unknown> | undefined;
     const args = {
@@ -216,7 +249,7 @@ export function makeFastPath({ serv, cacheSize, next, answerFromMemory }: FastPa
     let statusCode: number;
     try {
       await hookArgs(args);
-      const result = answerFromMemory?.(entry, name, variableValues, viewer) ?? (await execute(args));
+      const result = await execute(args);
       if (isAsyncIterable(result)) throw new Error("An incremental result on the fast path.");
       payload = dynamicOptions.maskPayload(result);
       statusCode = legacy || !payload.errors ? 200 : payload.data === undefined ? 400 : 200;
@@ -238,6 +271,9 @@ export function makeFastPath({ serv, cacheSize, next, answerFromMemory }: FastPa
     headers["content-length"] = String(Buffer.byteLength(out, "utf8"));
     res.writeHead(statusCode, headers);
     res.end(out);
+    if (cached && statusCode === 200 && !payload.errors) {
+      liveCache!.store(cached.key, cached.generation, { statusCode, headers, body: Buffer.from(out, "utf8"), operationName: requestScope.getStore()?.operationName ?? name });
+    }
     return true;
   }
 

@@ -20,7 +20,7 @@ const MAX_COST = 5;
 const t = useTestService({ env: { AD_HOC_QUERIES: "staff", GRAPHQL_DOCUMENT_CACHE_SIZE: String(CACHE_SIZE), MAX_QUERY_COST: String(MAX_COST) } });
 const log = captureLogLines();
 
-const MANIFEST: Record<string, string> = JSON.parse(readFileSync(path.resolve(__dirname, "../contract/trusted-documents.json"), "utf8"));
+const MANIFEST: Record<string, string> = JSON.parse(readFileSync(path.resolve(__dirname, "../../contract/trusted-documents.json"), "utf8"));
 const idOf = (operation: string) => Object.entries(MANIFEST).find(([, text]) => new RegExp(`^(query|mutation) ${operation}\\b`).test(text))![0];
 const PING = idOf("Ping");
 const COFFEE_DETAIL = idOf("CoffeeDetail");
