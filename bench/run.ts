@@ -17,7 +17,7 @@ import { analyze, closeBenchOrders, generateBaseData, openBenchDatabase, recreat
 import { ROOT, readyByHttp, readyByIpc, startChild, type Child } from "./lib/proc.ts";
 import { DEMO, type Ctx, type ScenarioResult } from "./lib/context.ts";
 import { machineFacts } from "./lib/machine.ts";
-import { addRatios, mainTable, notesSection, scaleTable } from "./lib/report.ts";
+import { addRatios, mainTable, targetsTable, notesSection, scaleTable } from "./lib/report.ts";
 import { setPostgresBackend } from "./lib/cpu.ts";
 import { s1 } from "./scenarios/s1Http.ts";
 import { s2, s2Scale } from "./scenarios/s2Read.ts";
@@ -179,6 +179,10 @@ async function main() {
     `Load: from the bench process; every server is a child process (NODE_ENV=production, LOG_LEVEL=${opts.logLevel}); throughput: autocannon, closed loop, ${opts.connections} connections for ${opts.peakSeconds} s; latency at one fixed rate per case (open loop, evenly spaced), ${opts.latencyLoad} x the service's peak, the same for every variant, for ${opts.latencySeconds} s. DATABASE_POOL_SIZE (and the service's CALLBACK_POOL_SIZE) ${opts.poolSize} for the service, the floors and the peer. ×floor: throughput / the floor's, p50 / the floor's. CPU: percent of one core during the closed-loop run, for the process answering, this PostgreSQL cluster, the bench process, and everything else on the machine (other work disturbs the figures).`,
     "",
     mainTable(scenarios.filter((s) => s !== s2x)),
+    "",
+    "### Targets",
+    "",
+    targetsTable(scenarios.flatMap((s) => s.rows)),
     "",
     ...(s2x ? ["### S2 by order count", "", scaleTable(s2x, scenarios.find((s) => s.id === "S2")), ""] : []),
     "### Notes",

@@ -3,6 +3,7 @@
 //   docs/configuration.md  from src/config.ts's schema (each variable's
 //                          `.describe()` text, type, range and default);
 //   docs/errors.md         from plugins/errorCatalogue.ts's catalogue.
+//   docs/performance.md    its latest-run section, from bench/results/latest.md.
 // test/project/docs.test.ts fails while a committed page differs from what this
 // writes. `npm run docs -- --check` exits 1 instead of writing.
 import "../src/envDefaults.ts";
@@ -144,9 +145,23 @@ ${internal.join("\n")}
 `;
 }
 
+const LATEST_RUN = "bench/results/latest.md";
+const RUN_BEGIN = "<!-- latest full run: written by `npm run docs` from bench/results/latest.md -->";
+const RUN_END = "<!-- end of the latest full run -->";
+
+/** docs/performance.md with the latest full bench run (bench/results/latest.md) between its markers, headings one level down. */
+export function performancePage(): string {
+  const page = readFileSync(path.join(ROOT, "docs/performance.md"), "utf8");
+  const [begin, end] = [page.indexOf(RUN_BEGIN), page.indexOf(RUN_END)];
+  if (begin < 0 || end < begin) throw new Error(`docs/performance.md has lost its markers: ${RUN_BEGIN} ... ${RUN_END}`);
+  const run = readFileSync(path.join(ROOT, LATEST_RUN), "utf8").trim().replace(/^(#+) /gm, "#$1 ");
+  return `${page.slice(0, begin + RUN_BEGIN.length)}\n\n${run}\n\n${page.slice(end)}`;
+}
+
 export const GENERATED: Record<string, () => string> = {
   "docs/configuration.md": configurationPage,
   "docs/errors.md": errorsPage,
+  "docs/performance.md": performancePage,
 };
 
 if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {

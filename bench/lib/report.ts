@@ -55,3 +55,36 @@ export function notesSection(scenarios: ScenarioResult[]): string {
   }
   return out.join("\n");
 }
+
+/**
+ * Issue targets, each a ratio measured side by side in this run: "ad hoc" is
+ * the service's row, "trusted" its documentId row (variant extra), "stock"
+ * the peer. S6 compares the time until the last subscriber has the change
+ * (p50 of the changes); the others compare throughput.
+ */
+const TARGETS: Array<{ what: string; scenario: string; case: RegExp; variant: Row["variant"]; against: Row["variant"]; by: "ops" | "p50"; goal: number }> = [
+  { what: "S1 ad hoc / stock", scenario: "S1", case: /./, variant: "service", against: "peer", by: "ops", goal: 1.0 },
+  { what: "S1 trusted / stock", scenario: "S1", case: /./, variant: "extra", against: "peer", by: "ops", goal: 1.5 },
+  { what: "S2 CoffeeDetail ad hoc / stock", scenario: "S2", case: /^CoffeeDetail as alice$/, variant: "service", against: "peer", by: "ops", goal: 1.1 },
+  { what: "S2 CoffeeDetail trusted / stock", scenario: "S2", case: /^CoffeeDetail as alice$/, variant: "extra", against: "peer", by: "ops", goal: 1.5 },
+  { what: "S2 CoffeeDetail trusted / floor", scenario: "S2", case: /^CoffeeDetail as alice$/, variant: "extra", against: "floor", by: "ops", goal: 0.8 },
+  { what: "S2 BaristaQueue ad hoc / stock", scenario: "S2", case: /^BaristaQueue as barista$/, variant: "service", against: "peer", by: "ops", goal: 1.3 },
+  { what: "S2 BaristaQueue trusted / floor", scenario: "S2", case: /^BaristaQueue as barista$/, variant: "extra", against: "floor", by: "ops", goal: 0.8 },
+  { what: "S3 createOrder / floor", scenario: "S3", case: /./, variant: "service", against: "floor", by: "ops", goal: 0.9 },
+  { what: "S4 callbacks / floor", scenario: "S4", case: /./, variant: "service", against: "floor", by: "ops", goal: 0.9 },
+  { what: "S6 1,000 subscribers: time to the last / floor's (at most)", scenario: "S6", case: /^1000 subscribers$/, variant: "service", against: "floor", by: "p50", goal: 0.5 },
+  { what: "S6 10,000 subscribers: time to the last / floor's (at most)", scenario: "S6", case: /^10000 subscribers$/, variant: "service", against: "floor", by: "p50", goal: 0.5 },
+  { what: "S8 kiosk menu, live cache / stock", scenario: "S8", case: /./, variant: "service", against: "peer", by: "ops", goal: 3 },
+];
+
+export function targetsTable(rows: Row[]): string {
+  const lines = ["| target | measured | goal | met |", "|---|---:|---:|---|"];
+  for (const t of TARGETS) {
+    const pick = (variant: Row["variant"]) => rows.find((r) => r.scenario === t.scenario && t.case.test(r.case) && r.variant === variant);
+    const [a, b] = [pick(t.variant), pick(t.against)];
+    const value = t.by === "ops" ? ratio(a?.opsPerSec, b?.opsPerSec) : ratio(a?.p50, b?.p50);
+    const met = value == null ? "not measured" : (t.by === "p50" ? value <= t.goal : value >= t.goal) ? "yes" : "no";
+    lines.push(`| ${t.what} | ${f(value, 2)} | ${t.goal} | ${met} |`);
+  }
+  return lines.join("\n");
+}
