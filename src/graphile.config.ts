@@ -5,28 +5,29 @@ import { makePgService } from "postgraphile/adaptors/pg";
 import { normalizeConnectionParams } from "postgraphile/grafserv";
 import { PostGraphileConnectionFilterPreset } from "postgraphile-plugin-connection-filter";
 import type { Pool } from "pg";
-import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
-import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/ordersField.ts";
-import { makePageSizePlugin } from "../plugins/pageSize.ts";
-import { MutationsPlugin } from "../plugins/mutations.ts";
-import { idempotencyState, makeIdempotencyPlugin } from "../plugins/idempotency.ts";
-import { OrderItemsOrderPlugin } from "../plugins/orderItemsOrder.ts";
-import { AccountsPlugin } from "../plugins/accounts.ts";
-import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
-import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/reports.ts";
-import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
+import { ContractShapesPlugin } from "../plugins/ContractShapesPlugin.ts";
+import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/OrdersFieldPlugin.ts";
+import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
+import { MutationsPlugin } from "../plugins/MutationsPlugin.ts";
+import { idempotencyState, makeIdempotencyPlugin } from "../plugins/IdempotencyPlugin.ts";
+import { OrderItemsOrderPlugin } from "../plugins/OrderItemsOrderPlugin.ts";
+import { AccountsPlugin } from "../plugins/AccountsPlugin.ts";
+import { SubscriptionsPlugin } from "../plugins/SubscriptionsPlugin.ts";
+import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/ReportsPlugin.ts";
+import { ComplexityDirectivePlugin } from "../plugins/ComplexityDirectivePlugin.ts";
+import { ComplexityDirectiveDefinitionPlugin } from "../plugins/ComplexityDirectiveDefinitionPlugin.ts";
 import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
-import { isStaff, type CafeServices, type Viewer } from "../plugins/services.ts";
+import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
-import { makeQueryCostPlugin } from "../plugins/queryCost.ts";
-import { ErrorCodesPlugin } from "../plugins/errorCodes.ts";
-import { makeTrustedDocumentsPlugin } from "../plugins/trustedDocuments.ts";
+import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin.ts";
+import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
+import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts";
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
 import { logger } from "./logger.ts";
 import { requestScope } from "./http/requestScope.ts";
-import { OperationNamePlugin } from "../plugins/operationName.ts";
+import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
@@ -63,7 +64,7 @@ export interface PresetOptions {
 /** contract/trusted-documents.json (`npm run documents`): id -> document text. */
 const TRUSTED_DOCUMENTS: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../contract/trusted-documents.json"), "utf8"));
 
-/** What the plugins need from this server (plugins/services.ts): they import nothing from src/. */
+/** What the plugins need from this server (common/services.ts): they import nothing from src/. */
 function servicesFor(config: Config): CafeServices {
   const passwordChecks = makePasswordCheckGate({
     concurrency: passwordCheckConcurrency(config.PASSWORD_CHECK_CONCURRENCY, config.DATABASE_POOL_SIZE),

@@ -1,6 +1,6 @@
 // S7, run as a child process (production mode, like the service): builds the
 // service's schema in-process from src/graphile.config.ts, then
-//  1. computes every contract operation's cost with plugins/queryCost.ts's
+//  1. computes every contract operation's cost with plugins/QueryCostPlugin.ts's
 //     queryCost() and times it (microseconds per call);
 //  2. times the document rules the plugin adds to grafserv's validation
 //     (depth, aliases, tokens: run once per distinct document, then cached);
@@ -18,8 +18,8 @@ import { Middleware, orderedApply } from "graphile-config";
 import { postgraphile } from "postgraphile";
 import { loadConfig } from "../../src/config.ts";
 import { makePreset, VIEWER } from "../../src/graphile.config.ts";
-import { queryCost } from "../../plugins/queryCost.ts";
-import type { Viewer } from "../../plugins/services.ts";
+import { queryCost } from "../../plugins/QueryCostPlugin.ts";
+import type { Viewer } from "../../common/services.ts";
 import { summarize } from "../lib/stats.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

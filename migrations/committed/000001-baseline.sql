@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:0933b2146dc2374170cb84d7a219f9b8ccd84b5c
+--! Hash: sha1:04fb97037fb6d901c3690fc799c6d1392e3da7ff
 --! Message: baseline
 
 --! split: 001-roles-and-schemas.sql
@@ -1212,7 +1212,7 @@ language sql stable as $$
   order by c.name;
 $$;
 
--- 3. Page sizes (plugins/pageSize.ts): lists without `first` return at most
+-- 3. Page sizes (plugins/PageSizePlugin.ts): lists without `first` return at most
 -- DEFAULT_LIST_SIZE rows (MAX_LIST_SIZE with `first`), except where a smart
 -- comment says `@pageSize <default> [<max>]`: the menus show every coffee
 -- (up to 50), and the functions with a `limit` keep their own default and cap.
@@ -1618,7 +1618,7 @@ $$;
 -- barista sees each step in order even when steps follow each other quickly
 -- (an order row is well under NOTIFY's 8000-byte limit: notes <= 500
 -- characters; should a row ever be larger, its notes are left out rather
--- than the change failing). Topic names on the TypeScript side: plugins/topics.ts.
+-- than the change failing). Topic names on the TypeScript side: common/topics.ts.
 create or replace function app_private.tg_orders__notify() returns trigger
 language plpgsql as $$
 declare
@@ -1988,7 +1988,7 @@ create index orders_sales_idx on app_public.orders (paid_at) include (status, id
 -- Idempotent mutations (the Idempotency-Key header; extensions.idempotencyKey
 -- over graphql-ws). A key belongs to its owner: the account when signed in,
 -- else the source (app_private.source_key: an IPv6 /64). The API
--- (plugins/idempotency.ts) claims the key in the mutation's own transaction
+-- (plugins/IdempotencyPlugin.ts) claims the key in the mutation's own transaction
 -- before the mutation runs, and marks it `committed` just before that
 -- transaction's COMMIT: the claim and the effects are saved together or not
 -- at all, so a crash after the effects can never let a retry run them again.
@@ -2027,7 +2027,7 @@ language sql stable set search_path = pg_catalog as $$
 $$;
 
 -- Claims (owner, key) for this transaction, or says why not:
---   run          claimed: run the mutation (plugins/idempotency.ts);
+--   run          claimed: run the mutation (plugins/IdempotencyPlugin.ts);
 --   replay       the same request was answered: `response` is that answer;
 --   reused       the key was used for another request;
 --   pending      the same request's effects are committed and its answer is
@@ -2931,7 +2931,7 @@ comment on table app_private.notification_webhooks is 'The outgoing webhook of e
 
 -- A new notification: its webhook job (job_key: one job per notification)
 -- and a NOTIFY on the customer's topic (notification:<customer id>,
--- payload {"id"}; plugins/topics.ts) for notificationAdded.
+-- payload {"id"}; common/topics.ts) for notificationAdded.
 create function app_private.tg_notifications__publish() returns trigger
 language plpgsql security definer set search_path = pg_catalog as $$
 begin

@@ -10,11 +10,11 @@ import { paymentCallbacks } from "../metrics.ts";
 import { asSystem } from "../db/asSystem.ts";
 import { isDatabaseBusy, isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
-import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../plugins/errorCodes.ts";
+import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../common/errorCodes.ts";
 import { signatureMatches } from "../payments/signature.ts";
 import type { Source } from "./clientAddress.ts";
 import { RateLimiter } from "./rateLimiter.ts";
-import { RETRY_AFTER_SECONDS } from "../../plugins/errorCodes.ts";
+import { RETRY_AFTER_SECONDS } from "../../common/errorCodes.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked or over
 // CALLBACK_RATE_LIMIT (429, from memory) -> size while reading (413) ->
@@ -39,7 +39,7 @@ import { RETRY_AFTER_SECONDS } from "../../plugins/errorCodes.ts";
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
 
-/** This route's own refusals and their statuses (plugins/errorCodes.ts CALLBACK_ERRORS: the provider's contract, not GraphQL's). */
+/** This route's own refusals and their statuses (common/errorCodes.ts CALLBACK_ERRORS: the provider's contract, not GraphQL's). */
 const REFUSAL_STATUS = Object.fromEntries(Object.entries(CALLBACK_ERRORS).filter(([, e]) => e.by === "route").map(([code, e]) => [code, e.status])) as Record<
   { [K in CallbackErrorCode]: (typeof CALLBACK_ERRORS)[K]["by"] extends "route" ? K : never }[CallbackErrorCode],
   number

@@ -22,7 +22,7 @@ import { startTestService, type TestService } from "../support/service.ts";
 // bigger than its default page: at most the default page comes back, and
 // the priced cost (extensions.cost.requested) is at least the rows
 // returned. Then negative first/offset and garbage cursors on each:
-// BAD_USER_INPUT, never an internal error. Page sizes: plugins/pageSize.ts.
+// BAD_USER_INPUT, never an internal error. Page sizes: plugins/PageSizePlugin.ts.
 
 let t: TestService;
 let served: GraphQLSchema;

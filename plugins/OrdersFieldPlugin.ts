@@ -2,7 +2,7 @@ import { extendSchema } from "postgraphile/utils";
 import { listOfCodec, type PgCodec, type PgSelectStep } from "postgraphile/@dataplan/pg";
 import { lambda } from "postgraphile/grafast";
 import { sql } from "postgraphile/pg-sql2";
-import { pageArgument, pageSizeOf, type PageSize } from "./pageSize.ts";
+import { pageArgument, pageSizeOf, type PageSize } from "./PageSizePlugin.ts";
 
 /**
  * `orders(status: [OrderStatus!]): [Order!]!`: the contract wants a list of
@@ -10,7 +10,7 @@ import { pageArgument, pageSizeOf, type PageSize } from "./pageSize.ts";
  * is planned here. Which orders a caller sees is RLS's business (staff: all;
  * customers: their own; anonymous: none). Oldest first: the barista queue.
  */
-/** The whole barista queue by default; read by the query cost (plugins/pageSize.ts). */
+/** The whole barista queue by default; read by the query cost (plugins/PageSizePlugin.ts). */
 export const ORDERS_PAGE_SIZE: PageSize = { default: 500, max: 500 };
 
 export const OrdersFieldPlugin = extendSchema((build) => {
@@ -51,4 +51,4 @@ export const OrdersFieldPlugin = extendSchema((build) => {
       },
     },
   };
-});
+}, "OrdersFieldPlugin");

@@ -1,6 +1,3 @@
-import { GraphQLError } from "postgraphile/graphql";
-import { SafeError } from "postgraphile/grafast";
-
 /** One entry of the catalogue: the HTTP status when the refusal is the whole answer (null: only ever an execution or validation error, whose status is grafserv's), the SQLSTATEs SQL raises it with, and when it happens. */
 export interface ErrorEntry {
   status: number | null;
@@ -32,7 +29,7 @@ export const ERROR_CATALOGUE = {
   INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
   GRAPHQL_PARSE_FAILED: { status: null, when: "The document is not valid GraphQL syntax." },
   GRAPHQL_VALIDATION_FAILED: { status: null, when: "The document does not validate against the schema (unknown field, wrong argument type, ...)." },
-  // the limits, checked before any SQL (plugins/queryCost.ts)
+  // the limits, checked before any SQL (plugins/QueryCostPlugin.ts)
   QUERY_TOO_COMPLEX: { status: null, when: "The request's cost is above `MAX_QUERY_COST` (`MAX_QUERY_COST_STAFF` for staff)." },
   QUERY_TOO_DEEP: { status: null, when: "The document is nested deeper than `MAX_QUERY_DEPTH`." },
   TOO_MANY_ALIASES: { status: null, when: "The document holds more than `MAX_QUERY_ALIASES` aliases." },
@@ -45,11 +42,11 @@ export const ERROR_CATALOGUE = {
   NOT_ACCEPTABLE: { status: 406, when: "An `Accept` header that allows no type `/graphql` answers with." },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: "A body that is not `application/json` (or another type grafserv reads)." },
   INVALID_JSON: { status: 400, when: "A request body that is not valid JSON (on `/graphql` and the payment callback alike)." },
-  // untrusted documents (plugins/trustedDocuments.ts)
+  // untrusted documents (plugins/TrustedDocumentsPlugin.ts)
   TRUSTED_DOCUMENT_REQUIRED: { status: 403, when: "An ad-hoc document (or introspection) that `AD_HOC_QUERIES` refuses for this caller." },
   PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, when: "A `documentId` that is not in the trusted-documents manifest." },
   PERSISTED_QUERY_NOT_FOUND: { status: 400, when: "Apollo's persisted-query protocol: an `extensions.persistedQuery.sha256Hash` this server does not know (Apollo's link then sends the text with the hash)." },
-  // idempotent mutations (plugins/idempotency.ts)
+  // idempotent mutations (plugins/IdempotencyPlugin.ts)
   IDEMPOTENCY_KEY_REUSED: { status: 422, when: "A mutation's `Idempotency-Key` (HTTP header; graphql-ws: `extensions.idempotencyKey`) that this caller already used, within `idempotency_key_retention_hours`, for a different request (document, operation name or variables). Nothing ran: use a new key for a new request." },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: "The first request with this `Idempotency-Key` still runs, or its effects are saved and its answer is not written yet (or was lost in a crash between the two), after waiting `idempotency_wait_seconds` for it. Nothing ran again: retry shortly with the same key." },
   // refusals of the WebSocket layer (src/http/websocket.ts)
@@ -103,126 +100,3 @@ export function refusalBody(code: ErrorCode, message: string) {
 
 /** Seconds a client should wait before retrying, with a 503 (the Retry-After header). */
 export const RETRY_AFTER_SECONDS = { SERVICE_BUSY: 1, SERVICE_UNAVAILABLE: 2 } as const;
-
-/**
- * An answer whose every error is "busy" or "down" and whose data is nothing
- * (null, or every root field null) was not served at all: its HTTP status is
- * 503 with Retry-After, as when the route refuses it itself. Found with a
- * byte search first, so other answers pay almost nothing.
- */
-const CAPACITY_CODES = new Set<string>(Object.keys(RETRY_AFTER_SECONDS));
-const CAPACITY_MARKERS = [...CAPACITY_CODES].map((code) => Buffer.from(`"${code}"`));
-
-function capacityRefusal(body: { data?: unknown; errors?: ErrorLike[] }): keyof typeof RETRY_AFTER_SECONDS | null {
-  if (!Array.isArray(body.errors) || body.errors.length === 0) return null;
-  const codes = new Set(body.errors.map((e) => String(e.extensions?.code ?? "")));
-  if (![...codes].every((c) => CAPACITY_CODES.has(c))) return null;
-  const data = body.data;
-  if (data !== null && data !== undefined && (typeof data !== "object" || Object.values(data).some((v) => v !== null))) return null;
-  return codes.has("SERVICE_UNAVAILABLE") ? "SERVICE_UNAVAILABLE" : "SERVICE_BUSY";
-}
-
-function asCapacityRefusal(result: { statusCode: number; headers: Record<string, string> }, body: { data?: unknown; errors?: ErrorLike[] }): void {
-  const code = capacityRefusal(body);
-  if (!code) return;
-  result.statusCode = ERROR_STATUS[code];
-  result.headers["retry-after"] = String(RETRY_AFTER_SECONDS[code]);
-}
-
-/**
- * Every refusal carries `extensions.code`, also those grafserv answers
- * itself before execution (parse and validation errors, a mutation over
- * GET, an unsupported body). Execution errors get theirs in src/errors.ts;
- * this only parses answers that are errors alone (`{"errors":...}` with no
- * data, or an HTTP status of 400 or more), so the happy path pays nothing.
- */
-const STATUS_CODES: Record<number, ErrorCode> = Object.fromEntries(
-  (["METHOD_NOT_ALLOWED", "NOT_ACCEPTABLE", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const).map((code) => [ERROR_CATALOGUE[code].status, code]),
-);
-
-interface ErrorLike {
-  message?: string;
-  extensions?: Record<string, unknown>;
-}
-
-/** grafserv's answer when JSON.parse of the body (or of a GET's variables/extensions) throws. */
-const JSON_PARSE_FAILED = /^Parsing failed/;
-
-function withCodes(errors: ErrorLike[], status: number, method: string): ErrorLike[] {
-  return errors.map((e) => {
-    if (e.extensions?.code) return e;
-    let message = e.message ?? "Bad request.";
-    let code: ErrorCode = STATUS_CODES[status] ?? (/^Syntax Error/.test(message) ? "GRAPHQL_PARSE_FAILED" : "GRAPHQL_VALIDATION_FAILED");
-    if (JSON_PARSE_FAILED.test(message)) {
-      code = "INVALID_JSON";
-      message = method === "GET" ? "The variables or extensions parameter is not valid JSON." : "The request body is not valid JSON.";
-    }
-    if (/call stack/i.test(message)) {
-      message = "The document is nested too deeply.";
-      code = "QUERY_TOO_DEEP";
-    }
-    return { ...e, message, extensions: { ...e.extensions, code } };
-  });
-}
-
-/**
- * A caller without a token whom Postgres refuses (42501: no EXECUTE grant on
- * a staff function, a row-level security check) is told to sign in:
- * UNAUTHENTICATED, as the functions' own guards answer, not FORBIDDEN.
- */
-function signInFirst(result: any): any {
-  if (!result || typeof result !== "object" || !Array.isArray(result.errors)) return result;
-  let changed = false;
-  const errors = result.errors.map((e: GraphQLError) => {
-    if ((e.originalError as { code?: string } | undefined)?.code !== "42501") return e;
-    changed = true;
-    return new GraphQLError("Sign in first.", { nodes: e.nodes, path: e.path, originalError: new SafeError("Sign in first.", { code: "UNAUTHENTICATED" }) });
-  });
-  return changed ? { ...result, errors } : result;
-}
-
-export const ErrorCodesPlugin: GraphileConfig.Plugin = {
-  name: "ErrorCodesPlugin",
-  version: "1.0.0",
-  grafast: {
-    middleware: {
-      execute(next, event) {
-        if ((event.args.contextValue as { viewer?: unknown } | undefined)?.viewer) return next();
-        const result = next() as any;
-        return (result && typeof result.then === "function" ? result.then(signInFirst) : signInFirst(result)) as any;
-      },
-    },
-  },
-  grafserv: {
-    middleware: {
-      async processRequest(next, event) {
-        const method = event.requestDigest.method;
-        const result = await next();
-        if (!result) return result;
-        const errorsOnly = result.type === "buffer" && result.buffer.subarray(0, 10).toString("latin1") === '{"errors":';
-        const capacity = result.type === "buffer" && CAPACITY_MARKERS.some((m) => result.buffer.includes(m));
-        if (result.statusCode < 400 && !errorsOnly && !capacity) return result;
-        try {
-          if (result.type === "buffer") {
-            const body = JSON.parse(result.buffer.toString("utf8"));
-            if (Array.isArray(body?.errors)) {
-              body.errors = withCodes(body.errors, result.statusCode, method);
-              result.buffer = Buffer.from(JSON.stringify(body), "utf8");
-              for (const h of Object.keys(result.headers)) if (h.toLowerCase() === "content-length") delete result.headers[h];
-              asCapacityRefusal(result, body);
-            }
-          } else if (result.type === "json") {
-            const body = result.json as { errors?: ErrorLike[] } | null;
-            if (body && Array.isArray(body.errors)) {
-              body.errors = withCodes(body.errors, result.statusCode, method);
-              asCapacityRefusal(result, body);
-            }
-          }
-        } catch {
-          // not JSON (e.g. an HTML page): leave it
-        }
-        return result;
-      },
-    },
-  },
-};
