@@ -1,6 +1,6 @@
 /**
  * What the plugins need from the server they run in, handed to them through
- * the preset's schema options (`schema: { cafe }`, src/graphile.config.ts):
+ * the preset's schema options (`schema: { cafe }`, src/preset.ts):
  * schema plugins read `build.options.cafe`, middleware
  * `resolvedPreset.schema.cafe`. So plugins/ imports nothing from src/; both
  * import the facts kept here (roles, sessions).

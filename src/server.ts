@@ -6,7 +6,7 @@ import { grafserv } from "postgraphile/grafserv/node";
 import type { Config } from "./config.ts";
 import { databaseName, type DatabaseUrls } from "./db/database.ts";
 import { viewerFromAuthorization } from "./auth.ts";
-import { makePreset } from "./graphile.config.ts";
+import { makePreset } from "./preset.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
 import { RevokedSignIns } from "./db/revocations.ts";
@@ -82,7 +82,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(config.JWT_SECRET, authorization, revokedSignIns.has);
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) => viewerFrom(params?.authorization as string | undefined);
 
-  // GraphQL: the preset (src/graphile.config.ts, plugins/) served by grafserv.
+  // GraphQL: the preset (src/preset.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
   // Watch mode: development only (NODE_ENV=development, `npm start`'s
   // default) with a superuser (DATABASE_URL a superuser's, or the embedded

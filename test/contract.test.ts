@@ -48,7 +48,7 @@ test("the printed SDL carries the @complexity directive values of the contract",
   const contract = readFileSync(path.join(CONTRACT_DIR, "schema.graphql"), "utf8");
   const { makeSchema } = await import("postgraphile");
   const { printSchemaWithDirectives } = await import("@graphql-tools/utils");
-  const { makePreset } = await import("../src/graphile.config.ts");
+  const { makePreset } = await import("../src/preset.ts");
   const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }));
   const printed = printSchemaWithDirectives(schema);
   for (const m of contract.matchAll(/^\s+(\w+)\(.*\): .* @complexity\(value: (\d+)\)/gm)) {
@@ -60,7 +60,7 @@ test("the served schema equals the committed snapshot data/schema.graphql (run `
   const { makeSchema } = await import("postgraphile");
   const { printSchemaWithDirectives } = await import("@graphql-tools/utils");
   const { lexicographicSortSchema } = await import("postgraphile/graphql");
-  const { makePreset } = await import("../src/graphile.config.ts");
+  const { makePreset } = await import("../src/preset.ts");
   const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }));
   const snapshot = readFileSync(path.resolve(__dirname, "../data/schema.graphql"), "utf8");
   expect(printSchemaWithDirectives(lexicographicSortSchema(schema)) + "\n").toBe(snapshot);

@@ -46,7 +46,7 @@ beforeAll(async () => {
   await Promise.all((["alice", "bob", "barista", "admin"] as const).map((u) => t.token(u)));
   plainCoffee = await makeCoffee(t, `Limits Plain ${suffix}`, "3.40");
   const { makeSchema } = await import("postgraphile");
-  const { makePreset } = await import("../src/graphile.config.ts");
+  const { makePreset } = await import("../src/preset.ts");
   ({ schema: served } = await makeSchema(
     makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }),
   ));

@@ -227,7 +227,7 @@ describe("worked out once", () => {
   test("grafserv gets each trusted document parsed and validated (every rule: limits too) once, the same DocumentNode for ever, whatever evicts its LRU", async () => {
     const { postgraphile } = await import("postgraphile");
     const { grafserv } = await import("postgraphile/grafserv/node");
-    const { makePreset } = await import("../src/graphile.config.ts");
+    const { makePreset } = await import("../src/preset.ts");
     const t = services.staff;
     // A depth limit of 2: FeaturedList (2 levels) passes, CoffeeDetail (3) does not.
     const config = { ...t.config, MAX_QUERY_DEPTH: 2 };

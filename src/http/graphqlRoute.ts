@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
 import type { Viewer } from "../../common/services.ts";
-import { VIEWER } from "../graphile.config.ts";
+import { VIEWER } from "./viewer.ts";
 import { RateLimiter, RequestBudget } from "./rateLimiter.ts";
 import type { Source } from "./clientAddress.ts";
 import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefusal } from "./bodyLimit.ts";

@@ -36,7 +36,7 @@ beforeAll(async () => {
   const r = await t.gql(getIntrospectionQuery());
   served = buildClientSchema(r.body.data);
   const { makeSchema } = await import("postgraphile");
-  const { makePreset } = await import("../../src/graphile.config.ts");
+  const { makePreset } = await import("../../src/preset.ts");
   const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }));
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type)) continue;

@@ -31,9 +31,7 @@ import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
-
-/** Where a request's verified viewer is kept (set before grafserv sees it). */
-export const VIEWER = Symbol("viewer");
+import { VIEWER, type RequestWithViewer } from "./http/viewer.ts";
 
 export interface PresetOptions {
   /** Delivers LISTEN/NOTIFY events to subscriptions. */
@@ -121,7 +119,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         // (HTTP), or from the socket's connection_init payload, checked again
         // (a token may have expired since the socket opened).
         callerIsStaff(event) {
-          if (event.request) return isStaff((event.request.requestContext.node?.req as { [VIEWER]?: Viewer | null } | undefined)?.[VIEWER]);
+          if (event.request) return isStaff((event.request.requestContext.node?.req as RequestWithViewer | undefined)?.[VIEWER]);
           try {
             return isStaff(viewerFromConnectionParams(normalizeConnectionParams(event.graphqlWsContext?.connectionParams) as Record<string, unknown> | undefined));
           } catch {
@@ -156,7 +154,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
     grafast: {
       explain: false,
       context(requestContext) {
-        const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
+        const req = requestContext.node?.req as RequestWithViewer | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
         const httpReq = req ?? requestContext.ws?.request;
         const source = httpReq ? sourceOf(httpReq) : null;
