@@ -129,7 +129,9 @@ if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
     let old = "";
     try {
       old = readFileSync(full, "utf8");
-    } catch {}
+    } catch {
+      // not written yet
+    }
     if (old === text) continue;
     stale++;
     if (check) console.error(`${file} is out of date: run npm run docs`);

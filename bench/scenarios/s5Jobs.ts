@@ -81,7 +81,7 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
   let serviceDrain: Awaited<ReturnType<typeof drain>>;
   let serviceCpu: CpuShare | undefined;
   let floorCpu: CpuShare | undefined;
-  let serviceLatency: number[] = [];
+  const serviceLatency: number[] = [];
   let missing = 0;
   let sentS5 = 0;
   try {
