@@ -1,7 +1,7 @@
 import pg from "pg";
 import { viewerFromAuthorization } from "./src/auth.ts";
 import { applyEnvFile, loadConfig } from "./src/config.ts";
-import { makePreset } from "./src/graphile.config.ts";
+import { makePreset } from "./src/preset.ts";
 
 // The service's preset as a static default export, for the graphile tools
 // that look for graphile.config.* in the current folder (e.g.

@@ -1,5 +1,5 @@
 // `npm run documents`: brings contract/trusted-documents.json, the trusted
-// documents (plugins/trustedDocuments.ts), up to date with the clients'
+// documents (plugins/TrustedDocumentsPlugin.ts), up to date with the clients'
 // operations (contract/operations/*.graphql) and the project's own
 // (documents/*.graphql). A development tool: it runs GraphQL Codegen
 // (codegen.ts), a devDependency; the server only reads the committed file.
@@ -24,7 +24,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { generate } from "@graphql-codegen/cli";
 import { codegenConfig } from "../codegen.ts";
-import { documentId } from "../plugins/trustedDocuments.ts";
+import { documentId } from "../plugins/TrustedDocumentsPlugin.ts";
 import { operationOf, printedDocuments, type TrustedDocument } from "./operations.ts";
 
 export { operationOf, printedDocuments, type TrustedDocument };

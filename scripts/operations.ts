@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Kind, parse, print, visit, type DefinitionNode, type FragmentDefinitionNode, type OperationDefinitionNode } from "postgraphile/graphql";
-import { documentId, introspects } from "../plugins/trustedDocuments.ts";
+import { documentId, introspects } from "../plugins/TrustedDocumentsPlugin.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 export const SOURCES = ["contract/operations", "documents"];

@@ -7,7 +7,7 @@ import { lexicographicSortSchema } from "postgraphile/graphql";
 import "../src/envDefaults.ts";
 import pg from "pg";
 import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
-import { makePreset } from "../src/graphile.config.ts";
+import { makePreset } from "../src/preset.ts";
 import { resolveDatabaseUrls, prepareDatabase, startEmbeddedPostgres } from "../src/db/database.ts";
 
 async function main() {

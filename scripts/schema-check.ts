@@ -42,7 +42,7 @@ import {
 import { CriticalityLevel, diff, type Change } from "@graphql-inspector/core";
 import { watch as migrateWatch } from "graphile-migrate";
 import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
-import { makePreset } from "../src/graphile.config.ts";
+import { makePreset } from "../src/preset.ts";
 import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres } from "../src/db/database.ts";
 import { operationOf, printedDocuments, ROOT } from "./operations.ts";
 

@@ -11,8 +11,8 @@ import { execute, hookArgs } from "postgraphile/grafast";
 import { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, parse, typeFromAST, type GraphQLInputType, type OperationDefinitionNode } from "postgraphile/graphql";
 import { loadConfig } from "../src/config.ts";
 import { resolveDatabaseUrls } from "../src/db/database.ts";
-import { makePreset } from "../src/graphile.config.ts";
-import { queryCost } from "../plugins/queryCost.ts";
+import { makePreset } from "../src/preset.ts";
+import { queryCost } from "../plugins/QueryCostPlugin.ts";
 import { printedDocuments as trustedDocuments } from "./operations.ts";
 
 const config = { ...loadConfig(), LOG_LEVEL: "silent" as const };

@@ -1,7 +1,7 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { SafeError } from "postgraphile/grafast";
-import { ACCOUNT_ROLES, type AccountRole, type Session, type Viewer } from "../plugins/services.ts";
+import { ACCOUNT_ROLES, type AccountRole, type Session, type Viewer } from "../common/services.ts";
 
 // Bearer tokens for /graphql: HS256 JWTs signed with JWT_SECRET. The role
 // claim picks the Postgres role a request runs as; only the three sign-in

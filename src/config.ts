@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import { z } from "zod";
-import { AD_HOC_POLICIES, type AdHocPolicy } from "../plugins/trustedDocuments.ts";
+import { AD_HOC_POLICIES, type AdHocPolicy } from "../plugins/TrustedDocumentsPlugin.ts";
 import { parseNetworks } from "./http/clientAddress.ts";
 
 // Every setting the service reads, validated once at start-up, before

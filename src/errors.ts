@@ -6,7 +6,7 @@ import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
 import { currentRequestId } from "./http/requestScope.ts";
 import { isDatabaseBusy, isDatabaseUnavailable } from "./db/dbHealth.ts";
-import { ERROR_CATALOGUE, ERROR_CODES, SQLSTATE_CODES, type ErrorCode, type ErrorEntry } from "../plugins/errorCatalogue.ts";
+import { ERROR_CATALOGUE, ERROR_CODES, SQLSTATE_CODES, type ErrorCode, type ErrorEntry } from "../common/errorCatalogue.ts";
 
 for (const code of ERROR_CODES) graphqlErrors.inc({ code }, 0);
 
@@ -16,7 +16,7 @@ export function codedError(code: ErrorCode, message: string): GraphQLError {
 }
 
 // Refusals raised in SQL become stable client codes by their SQLSTATE
-// (SQLSTATE_CODES, from the catalogue in plugins/errorCatalogue.ts); anything
+// (SQLSTATE_CODES, from the catalogue in common/errorCatalogue.ts); anything
 // else is masked: the client gets an id to quote, the log gets the details.
 
 /** Messages of @dataplan/pg's and grafast's SafeErrors about paging arguments. */

@@ -92,7 +92,7 @@ export function observeOperation(operation: string, type: string, seconds: numbe
 }
 
 // Their label values start at 0 where they are counted: src/errors.ts
-// (ERROR_CODES of plugins/errorCatalogue.ts), src/http/paymentCallback.ts (CALLBACK_OUTCOMES).
+// (ERROR_CODES of common/errorCatalogue.ts), src/http/paymentCallback.ts (CALLBACK_OUTCOMES).
 export const graphqlErrors = new client.Counter({
   name: "cafe_graphql_errors_total",
   help: "GraphQL errors by extensions.code.",

@@ -9,7 +9,7 @@ import {
   type Delivery,
   type DeliveryScope,
   type SharingSubscriber,
-} from "../plugins/topics.ts";
+} from "../common/topics.ts";
 
 // The LISTEN side of subscriptions. PostGraphile's stock PgSubscriber ends
 // every subscription when its connection drops; this one reconnects (with
@@ -125,7 +125,7 @@ export class ReconnectingPgSubscriber implements SharingSubscriber {
     return [...this.topics.keys()];
   }
 
-  /** `scope` (plugins/subscriptions.ts) learns which delivery the stream handed out last. */
+  /** `scope` (plugins/SubscriptionsPlugin.ts) learns which delivery the stream handed out last. */
   subscribe(topic: string, scope: DeliveryScope = { delivery: null }): AsyncIterableIterator<string> {
     const stream: TopicStream = new TopicStream(() => this.unsubscribe(topic, stream), scope);
     let set = this.topics.get(topic);

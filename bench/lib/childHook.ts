@@ -40,6 +40,7 @@ if (file) {
         // capture must never break the process under test
       }
     }
+    // eslint-disable-next-line prefer-rest-params -- passes the call on exactly as it came
     return original.apply(this, arguments as never);
   };
 }

@@ -58,7 +58,10 @@ export async function runLoad(o: RunOptions): Promise<LoadResult> {
   const r = { good: 0, bad: 0, errors: 0, timeouts: 0, badSample: undefined as string | undefined };
   const answered = (status: number, body: string, ctx: Record<string, any>) => {
     if (check(status, body, ctx)) r.good++;
-    else r.bad++, (r.badSample ??= `${status} ${body.slice(0, 300)}`);
+    else {
+      r.bad++;
+      r.badSample ??= `${status} ${body.slice(0, 300)}`;
+    }
   };
   const headers = { "content-type": "application/json", ...o.request.headers };
   const start = performance.now();

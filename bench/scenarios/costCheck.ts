@@ -1,6 +1,6 @@
 // S7, run as a child process (production mode, like the service): builds the
-// service's schema in-process from src/graphile.config.ts, then
-//  1. computes every contract operation's cost with plugins/queryCost.ts's
+// service's schema in-process from src/preset.ts, then
+//  1. computes every contract operation's cost with plugins/QueryCostPlugin.ts's
 //     queryCost() and times it (microseconds per call);
 //  2. times the document rules the plugin adds to grafserv's validation
 //     (depth, aliases, tokens: run once per distinct document, then cached);
@@ -17,9 +17,10 @@ import { parse, validate, specifiedRules, Kind, type OperationDefinitionNode, ty
 import { Middleware, orderedApply } from "graphile-config";
 import { postgraphile } from "postgraphile";
 import { loadConfig } from "../../src/config.ts";
-import { makePreset, VIEWER } from "../../src/graphile.config.ts";
-import { queryCost } from "../../plugins/queryCost.ts";
-import type { Viewer } from "../../plugins/services.ts";
+import { makePreset } from "../../src/preset.ts";
+import { VIEWER } from "../../src/http/viewer.ts";
+import { queryCost } from "../../plugins/QueryCostPlugin.ts";
+import type { Viewer } from "../../common/services.ts";
 import { summarize, type Summary } from "../lib/stats.ts";
 import { DEMO } from "../lib/context.ts";
 

@@ -1,5 +1,5 @@
 --! Previous: -
---! Hash: sha1:1c8d8831ef058c7e48945fa6fff2c193d308b04b
+--! Hash: sha1:b970d177da223fa4c941678923fde001132fe62c
 --! Message: baseline
 
 -- The whole schema, one section per table (with its indexes, triggers, row
@@ -245,7 +245,7 @@ $$;
 comment on function app_public.is_admin() is E'@behavior -queryField -mutationField -typeField';
 grant execute on function app_public.is_admin() to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
 
--- Refusals raise a SQLSTATE of the error catalogue (plugins/errorCatalogue.ts;
+-- Refusals raise a SQLSTATE of the error catalogue (common/errorCatalogue.ts;
 -- docs/errors.md lists each with its extensions.code). CT900 (a setting is
 -- missing) is a fault, not a refusal: clients get a masked error. CTI01 never
 -- leaves app_hidden.idempotency_claim.
@@ -1439,7 +1439,7 @@ language sql stable as $$
   order by c.name;
 $$;
 
--- Performance note 2: page sizes (plugins/pageSize.ts). Lists without `first`
+-- Performance note 2: page sizes (plugins/PageSizePlugin.ts). Lists without `first`
 -- return at most DEFAULT_LIST_SIZE rows (MAX_LIST_SIZE with `first`), except
 -- where a smart comment says `@pageSize <default> [<max>]`: the menus show
 -- every coffee (up to 50), and the functions with a `limit` keep their own
@@ -1928,7 +1928,7 @@ create trigger _500_after_status after insert or update of status on app_public.
 -- barista sees each step in order even when steps follow each other quickly
 -- (an order row is well under NOTIFY's 8000-byte limit: notes <= 500
 -- characters; should a row ever be larger, its notes are left out rather
--- than the change failing). Topic names on the TypeScript side: plugins/topics.ts.
+-- than the change failing). Topic names on the TypeScript side: common/topics.ts.
 create function app_private.tg_orders__notify() returns trigger
 language plpgsql as $$
 declare
@@ -2279,7 +2279,7 @@ grant execute on function app_public.cancel_order(uuid) to cafe_anonymous, cafe_
 -- Idempotent mutations (the Idempotency-Key header; extensions.idempotencyKey
 -- over graphql-ws). A key belongs to its owner: the account when signed in,
 -- else the source (app_private.source_key: an IPv6 /64). The API
--- (plugins/idempotency.ts) claims the key in the mutation's own transaction
+-- (plugins/IdempotencyPlugin.ts) claims the key in the mutation's own transaction
 -- before the mutation runs, and marks it `committed` just before that
 -- transaction's COMMIT: the claim and the effects are saved together or not
 -- at all, so a crash after the effects can never let a retry run them again.
@@ -2322,7 +2322,7 @@ language sql stable set search_path = pg_catalog as $$
 $$;
 
 -- Claims (owner, key) for this transaction, or says why not:
---   run          claimed: run the mutation (plugins/idempotency.ts);
+--   run          claimed: run the mutation (plugins/IdempotencyPlugin.ts);
 --   replay       the same request was answered: `response` is that answer;
 --   reused       the key was used for another request;
 --   pending      the same request's effects are committed and its answer is
@@ -3327,7 +3327,7 @@ comment on table app_private.notification_webhooks is 'The outgoing webhook of e
 
 -- A new notification: its webhook job (job_key: one job per notification)
 -- and a NOTIFY on the customer's topic (notification:<customer id>,
--- payload {"id"}; plugins/topics.ts) for notificationAdded.
+-- payload {"id"}; common/topics.ts) for notificationAdded.
 create function app_private.tg_notifications__publish() returns trigger
 language plpgsql security definer set search_path = pg_catalog as $$
 begin
@@ -3758,7 +3758,7 @@ grant execute on function app_hidden.audit_log(integer,integer) to cafe_anonymou
 -- The API keeps answers to public reads (the menu, a coffee,
 -- search; src/http/liveCache.ts PUBLIC_READS) in memory and drops them all
 -- when a table those answers are made of changes. One statement-level
--- trigger per table announces the change on one channel (plugins/topics.ts
+-- trigger per table announces the change on one channel (common/topics.ts
 -- PUBLIC_READS_TOPIC), payload the table's name; Postgres folds identical
 -- notifications of one transaction into one, after commit.
 create function app_private.tg__announce_public_reads() returns trigger

@@ -145,7 +145,7 @@ export async function startEmbeddedPostgres(
       break;
     } catch (e) {
       if (attempt >= 5) {
-        throw new Error(`the embedded PostgreSQL in ${dataDir} did not start on port ${config.EMBEDDED_PG_PORT}: ${e instanceof Error ? e.message : String(e)}: ${recent.join(" | ")}`);
+        throw new Error(`the embedded PostgreSQL in ${dataDir} did not start on port ${config.EMBEDDED_PG_PORT}: ${e instanceof Error ? e.message : String(e)}: ${recent.join(" | ")}`, { cause: e });
       }
       logger.warn({ dataDir, attempt, lastLines: recent.slice(-5) }, "the embedded PostgreSQL did not start; trying again");
       await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));

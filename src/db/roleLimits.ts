@@ -3,7 +3,7 @@ import { asSystem } from "./asSystem.ts";
 import { logger } from "../logger.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
 import { loadAfterListen, reloadRetrying } from "./loadAfterListen.ts";
-import { ROLE_LIMITS_TOPIC } from "../../plugins/topics.ts";
+import { ROLE_LIMITS_TOPIC } from "../../common/topics.ts";
 
 // The request roles' time limits (statement_timeout, lock_timeout), as the
 // DBA keeps them in app_private.role_limits. PostGraphile enters a request's

@@ -1,7 +1,7 @@
 import type http from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../plugins/errorCatalogue.ts";
+import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../common/errorCatalogue.ts";
 
 // Bodies over a route's limit are answered 413 with `Connection: close`,
 // and the client must be able to read that answer. Node closes such a
@@ -70,7 +70,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(payload);
 }
 
-/** A GraphQL refusal answered before grafserv, with its code's HTTP status (plugins/errorCatalogue.ts). */
+/** A GraphQL refusal answered before grafserv, with its code's HTTP status (common/errorCatalogue.ts). */
 export function sendRefusal(res: ServerResponse, code: ErrorCode, message: string): void {
   sendJson(res, ERROR_STATUS[code] ?? 400, refusalBody(code, message));
 }

@@ -1,6 +1,6 @@
 import type http from "node:http";
 import type { Socket } from "node:net";
-import { refusalBody } from "../../plugins/errorCatalogue.ts";
+import { refusalBody } from "../../common/errorCatalogue.ts";
 import type { ClientAddress } from "./clientAddress.ts";
 import { logger } from "../logger.ts";
 

@@ -3,10 +3,10 @@ import { Readable } from "node:stream";
 import { execute, hookArgs, isAsyncIterable, stringifyPayload } from "postgraphile/grafast";
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "postgraphile/graphql";
 import { handleErrors, type GrafservBase } from "postgraphile/grafserv";
-import { finishErrors } from "../../plugins/errorCodes.ts";
-import { introspects, trustedDocumentsOf } from "../../plugins/trustedDocuments.ts";
-import { isStaff, type Viewer } from "../../plugins/services.ts";
-import { VIEWER } from "../graphile.config.ts";
+import { finishErrors } from "../../plugins/ErrorCodesPlugin.ts";
+import { introspects, trustedDocumentsOf } from "../../plugins/TrustedDocumentsPlugin.ts";
+import { isStaff, type Viewer } from "../../common/services.ts";
+import { VIEWER } from "./viewer.ts";
 import { logger } from "../logger.ts";
 import { fastPathAdHoc, fastPathDocuments, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
@@ -18,12 +18,12 @@ import { requestScope } from "./requestScope.ts";
 // trusted (by documentId or text) or ad hoc, goes from its body straight to
 // Grafast: its parse and validation (every rule: depth, aliases, tokens)
 // are worked out once per schema and text, through grafserv's own
-// parseAndValidate (the trusted ones pinned by plugins/trustedDocuments.ts),
+// parseAndValidate (the trusted ones pinned by plugins/TrustedDocumentsPlugin.ts),
 // and kept here; then hookArgs (the preset's context, the prepareArgs
 // middleware) and execute (every execute middleware: cost and
 // `extensions.cost`, error codes, metrics) as grafserv runs them, the
 // answer masked by grafserv's maskError and given its codes and 503s
-// (plugins/errorCodes.ts). What it does not serve goes to grafserv
+// (plugins/ErrorCodesPlugin.ts). What it does not serve goes to grafserv
 // unchanged: another method or content type, an Accept it would not pick
 // alone, a chunked body, a batch, Apollo's persisted queries, an unknown
 // documentId, a text that does not parse or validate, an ad-hoc text the

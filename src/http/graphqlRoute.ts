@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
-import type { Viewer } from "../../plugins/services.ts";
-import { VIEWER } from "../graphile.config.ts";
+import type { Viewer } from "../../common/services.ts";
+import { VIEWER } from "./viewer.ts";
 import { RateLimiter, RequestBudget } from "./rateLimiter.ts";
 import type { Source } from "./clientAddress.ts";
 import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefusal } from "./bodyLimit.ts";
@@ -15,7 +15,7 @@ import { closeAfter413, declaredLength, MAX_BODY_BYTES, refuseTooLarge, sendRefu
 // `{ __typename }`) answers whatever the database does; one that needs it
 // fails fast while the database is down (src/db/pool.ts) and is answered 503
 // SERVICE_UNAVAILABLE, or 503 SERVICE_BUSY when the pool stayed full
-// (plugins/errorCatalogue.ts).
+// (common/errorCatalogue.ts).
 
 type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { getOperationAST, TypeInfo, visit, visitWithTypeInfo, BREAK, type DocumentNode, type GraphQLSchema } from "postgraphile/graphql";
-import { PUBLIC_READS_TOPIC } from "../../plugins/topics.ts";
-import type { Viewer } from "../../plugins/services.ts";
+import { PUBLIC_READS_TOPIC } from "../../common/topics.ts";
+import type { Viewer } from "../../common/services.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
 import { logger } from "../logger.ts";
 import { liveCacheEvents } from "../metrics.ts";

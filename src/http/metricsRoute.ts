@@ -2,7 +2,7 @@ import type express from "express";
 import type { Config } from "../config.ts";
 import { registry } from "../metrics.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
-import { ROUTE_ERRORS } from "../../plugins/errorCatalogue.ts";
+import { ROUTE_ERRORS } from "../../common/errorCatalogue.ts";
 
 // GET /metrics (Prometheus). With METRICS_TOKEN set, only for a scraper
 // that sends it as a bearer token; in production, off (404) without one, so

@@ -10,7 +10,7 @@ import { paymentCallbacks } from "../metrics.ts";
 import { asSystem, statementAsSystem } from "../db/asSystem.ts";
 import { isDatabaseBusy, isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
-import { CALLBACK_ERRORS, RETRY_AFTER_SECONDS, type CallbackErrorCode } from "../../plugins/errorCatalogue.ts";
+import { CALLBACK_ERRORS, RETRY_AFTER_SECONDS, type CallbackErrorCode } from "../../common/errorCatalogue.ts";
 import { signatureMatches } from "../payments/signature.ts";
 import type { Source } from "./clientAddress.ts";
 import { RateLimiter } from "./rateLimiter.ts";
@@ -38,7 +38,7 @@ import { RateLimiter } from "./rateLimiter.ts";
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
 
-/** This route's own refusals and their statuses (plugins/errorCatalogue.ts CALLBACK_ERRORS: the provider's contract, not GraphQL's). */
+/** This route's own refusals and their statuses (common/errorCatalogue.ts CALLBACK_ERRORS: the provider's contract, not GraphQL's). */
 const REFUSAL_STATUS = Object.fromEntries(Object.entries(CALLBACK_ERRORS).filter(([, e]) => e.by === "route").map(([code, e]) => [code, e.status])) as Record<
   { [K in CallbackErrorCode]: (typeof CALLBACK_ERRORS)[K]["by"] extends "route" ? K : never }[CallbackErrorCode],
   number

@@ -1,5 +1,5 @@
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
-import { PAYMENT_ALERT_TOPIC } from "../../plugins/topics.ts";
+import { PAYMENT_ALERT_TOPIC } from "../../common/topics.ts";
 import { logger } from "../logger.ts";
 
 /** Payment alerts are rows for admins and warnings in the log: logs each one announced; returns what stops listening. */

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
-import { PAYMENT_SOURCE_BLOCKED_TOPIC } from "../../plugins/topics.ts";
+import { PAYMENT_SOURCE_BLOCKED_TOPIC } from "../../common/topics.ts";
 import { asSystem } from "../db/asSystem.ts";
 import { loadAfterListen } from "../db/loadAfterListen.ts";
 import { logger } from "../logger.ts";

@@ -8,7 +8,7 @@ import { insertOrders } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 
-import { ORDER_QUEUE_TOPIC } from "../../plugins/topics.ts";
+import { ORDER_QUEUE_TOPIC } from "../../common/topics.ts";
 
 // The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser driven
 // by playwright-core: a system Chrome/Chromium where there is one, else the

@@ -22,7 +22,7 @@ import { startTestService, type TestService } from "../support/service.ts";
 // bigger than its default page: at most the default page comes back, and
 // the priced cost (extensions.cost.requested) is at least the rows
 // returned. Then negative first/offset and garbage cursors on each:
-// BAD_USER_INPUT, never an internal error. Page sizes: plugins/pageSize.ts.
+// BAD_USER_INPUT, never an internal error. Page sizes: plugins/PageSizePlugin.ts.
 
 let t: TestService;
 let served: GraphQLSchema;
@@ -36,7 +36,7 @@ beforeAll(async () => {
   const r = await t.gql(getIntrospectionQuery());
   served = buildClientSchema(r.body.data);
   const { makeSchema } = await import("postgraphile");
-  const { makePreset } = await import("../../src/graphile.config.ts");
+  const { makePreset } = await import("../../src/preset.ts");
   const { schema } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }));
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type)) continue;

@@ -97,7 +97,7 @@ const WIFI_ADDRESS = "127.0.0.50";
 
 const { d } = useDrillDatabase("cafe_drill_11", { setupTimeoutMs: 120_000 });
 let svc: ChildService | null = null;
-let attackerLog: string[] = [];
+const attackerLog: string[] = [];
 
 /** The seed: SEEDED_ORDERS completed orders (one line each) of 2,000 customers, in one statement per table, triggers off. */
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { GraphQLError } from "graphql";
 import { SafeError } from "postgraphile/grafast";
 import { maskError } from "../../src/errors.ts";
-import { SQLSTATE_CODES } from "../../plugins/errorCatalogue.ts";
+import { SQLSTATE_CODES } from "../../common/errorCatalogue.ts";
 import { isDatabaseUnavailable } from "../../src/db/dbHealth.ts";
 
 // The masked-error policy: refusals raised in SQL keep their message and get

@@ -1,11 +1,11 @@
-import { ERROR_CATALOGUE } from "../../plugins/errorCatalogue.ts";
-import { SERVER_FAULTS } from "../../plugins/idempotency.ts";
+import { ERROR_CATALOGUE } from "../../common/errorCatalogue.ts";
+import { SERVER_FAULTS } from "../../plugins/IdempotencyPlugin.ts";
 import { DEMO, request, type Caller } from "../support/client.ts";
 import { stockedCoffee, type StockedCoffee } from "../support/fixtures.ts";
 import { startTestService, useTestService, type TestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 
-// Idempotent mutations (plugins/idempotency.ts): an Idempotency-Key header
+// Idempotent mutations (plugins/IdempotencyPlugin.ts): an Idempotency-Key header
 // over HTTP, extensions.idempotencyKey over graphql-ws; a retry of the same
 // request gets the first answer (Idempotent-Replayed: true), never a second
 // effect. Against the real service, its database and its worker; orders are

@@ -1,6 +1,6 @@
 import { LiveCache, PUBLIC_READ_TABLES, publicReadsViolations, type CachedAnswer } from "../../src/http/liveCache.ts";
 import { liveCacheEvents } from "../../src/metrics.ts";
-import { PUBLIC_READS_TOPIC } from "../../plugins/topics.ts";
+import { PUBLIC_READS_TOPIC } from "../../common/topics.ts";
 import { request, type RawResponse } from "../support/client.ts";
 import { operationsOf } from "../support/contract.ts";
 import pg from "pg";

@@ -1,7 +1,7 @@
 import { parse } from "postgraphile/graphql";
 import type { PgClient, PgClientQuery, WithPgClient } from "postgraphile/@dataplan/pg";
 import pg from "pg";
-import { answerAfter, oneTransaction, oneTransactionPerMutation, singleMutationField } from "../../plugins/mutationTransaction.ts";
+import { answerAfter, oneTransaction, oneTransactionPerMutation, singleMutationField } from "../../common/mutationTransaction.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { operationsOf } from "../support/contract.ts";
 import { useTestService } from "../support/service.ts";
@@ -9,7 +9,7 @@ import { removeStockedCoffee, stockedCoffee } from "../support/fixtures.ts";
 import { waitUntil, within } from "../support/wait.ts";
 
 // A mutation with one root field runs in a transaction held by
-// plugins/mutationTransaction.ts, committed before its payload is read: the
+// common/mutationTransaction.ts, committed before its payload is read: the
 // mutation's locks are never held while a client's selection is read.
 
 function fakeDatabase(failOn?: string) {
@@ -61,7 +61,7 @@ test("the mutation in one transaction, committed before the payload is read; the
 });
 
 test("what an idempotent mutation adds: its claim before the mutation and its mark just before the COMMIT, all in the held transaction, before the payload", async () => {
-  // plugins/idempotency.ts: the key's claim and its `committed` mark share
+  // plugins/IdempotencyPlugin.ts: the key's claim and its `committed` mark share
   // the effects' transaction; the payload (and the answer) come after the commit.
   const db = fakeDatabase();
   const tx = oneTransaction(db.real);
@@ -205,7 +205,7 @@ describe("against the service", () => {
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
 
-  // With an Idempotency-Key too (plugins/idempotency.ts): the key's claim is
+  // With an Idempotency-Key too (plugins/IdempotencyPlugin.ts): the key's claim is
   // committed with the order, before the payload is read; the answer is
   // written after it. The stock locks go at that commit all the same.
   test.each([

@@ -8,7 +8,7 @@ import { moveAsDba, orderIn, placeOrder, stockedCoffee, type StockedCoffee } fro
 import { sendCallback } from "../support/paymentProvider.ts";
 import { ChildService, listenerPid, listening, useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
-import { ORDER_QUEUE_TOPIC } from "../../plugins/topics.ts";
+import { ORDER_QUEUE_TOPIC } from "../../common/topics.ts";
 
 // orderQueueChanged: the barista dashboard follows the whole queue live.
 // Real server, a second API process, real graphql-ws sockets and the

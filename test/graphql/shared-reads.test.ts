@@ -1,7 +1,7 @@
 import pg from "pg";
 import type { PgClient, PgClientQuery, WithPgClient } from "postgraphile/@dataplan/pg";
-import { sharingWithPgClient, visibilityKey } from "../../plugins/sharedReads.ts";
-import { ORDER_PAYLOADS_SQL, orderStatusTopic, orderTopic, type Delivery, type DeliveryScope } from "../../plugins/topics.ts";
+import { sharingWithPgClient, visibilityKey } from "../../common/sharedReads.ts";
+import { ORDER_PAYLOADS_SQL, orderStatusTopic, orderTopic, type Delivery, type DeliveryScope } from "../../common/topics.ts";
 import { DEMO, subscribe } from "../support/client.ts";
 import { operationsOf } from "../support/contract.ts";
 import { insertOrders } from "../support/fixtures.ts";
@@ -9,7 +9,7 @@ import { listening, useTestService } from "../support/service.ts";
 import { sleep } from "../support/wait.ts";
 
 // Subscribers who would see the same thing share one re-read per event
-// (plugins/sharedReads.ts): which ones do, what is never shared, and the
+// (common/sharedReads.ts): which ones do, what is never shared, and the
 // facts about the database that make sharing between staff users right.
 
 const SELECT = 'select __baristas__."name" as "0" from "app_public"."baristas" as __baristas__ where (__baristas__."id" = $1::"uuid")';
@@ -178,7 +178,7 @@ describe("against the database", () => {
     expect(views.rows).toEqual([]);
   });
 
-  test("the payloads sent after a reconnection (plugins/topics.ts) are the triggers' own", async () => {
+  test("the payloads sent after a reconnection (common/topics.ts) are the triggers' own", async () => {
     const listener = new pg.Client({ connectionString: t.urls.owner });
     await listener.connect();
     try {

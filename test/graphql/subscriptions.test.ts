@@ -493,7 +493,7 @@ describe("a separate API process (its own OS process, as `npm run start:api` run
       expect(feedHere.results[0]!.data.orderStatusChanged).toEqual({ status: "READY", message: "Ready for pickup", barista: { name: baristaName } });
       feedHere.dispose();
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`);
+      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`, { cause: e });
     } finally {
       for (const c of clients) await c.dispose();
       await other.stop();

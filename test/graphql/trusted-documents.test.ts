@@ -5,14 +5,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Kind, parse, validate, visit, type GraphQLSchema } from "graphql";
 import { loadConfig, ConfigError } from "../../src/config.ts";
-import { makeTrustedDocumentsPlugin } from "../../plugins/trustedDocuments.ts";
+import { makeTrustedDocumentsPlugin } from "../../plugins/TrustedDocumentsPlugin.ts";
 import { main as documentsMain, manifestJson, printedDocuments, updateManifest, type Retired } from "../../scripts/documents.ts";
 import { DEMO, errorsOf, type GraphQLResponse, settled, subscribe } from "../support/client.ts";
 import { sandbox, SqlRecorder } from "../support/db.ts";
 import { makeCoffee } from "../support/fixtures.ts";
 import { listening, startAnotherService, startTestService, type TestService } from "../support/service.ts";
 
-// Trusted documents (README "Trusted documents", plugins/trustedDocuments.ts):
+// Trusted documents (README "Trusted documents", plugins/TrustedDocumentsPlugin.ts):
 // the committed manifest against its sources, requests by documentId and by
 // exact text (POST, GET, graphql-ws), the AD_HOC_QUERIES policy for every
 // role over HTTP and WebSocket, the two refusal codes, and no SQL for a
@@ -137,7 +137,7 @@ describe("the manifest", () => {
   });
 
   test("ids are the appendix's SHA256 hex document identifiers (its own example)", async () => {
-    const { documentId } = await import("../../plugins/trustedDocuments.ts");
+    const { documentId } = await import("../../plugins/TrustedDocumentsPlugin.ts");
     expect(documentId("query ($id: ID!) {\n  user(id: $id) {\n    name\n  }\n}")).toBe("sha256:7dba4bd717b41f10434822356a93c32b1fb4907b983e854300ad839f84cdcd6e");
     expect(documentId("query($id:ID!){user(id:$id){name}}")).toBe("sha256:71f7dc5758652baac68e4a10c50be732b741c892ade2883a99358f52b555286b");
   });
@@ -227,7 +227,7 @@ describe("worked out once", () => {
   test("grafserv gets each trusted document parsed and validated (every rule: limits too) once, the same DocumentNode for ever, whatever evicts its LRU", async () => {
     const { postgraphile } = await import("postgraphile");
     const { grafserv } = await import("postgraphile/grafserv/node");
-    const { makePreset } = await import("../../src/graphile.config.ts");
+    const { makePreset } = await import("../../src/preset.ts");
     const t = services.staff;
     // A depth limit of 2: FeaturedList (2 levels) passes, CoffeeDetail (3) does not.
     const config = { ...t.config, MAX_QUERY_DEPTH: 2 };

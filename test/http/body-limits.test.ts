@@ -83,7 +83,7 @@ function postLarge(path: string, size: number, options: { chunked?: boolean; hea
   });
 }
 
-function expect413(outcome: Outcome, code = "PAYLOAD_TOO_LARGE") {
+function expect413(outcome: Outcome) {
   const [head = "", body = ""] = outcome.response.split("\r\n\r\n");
   return {
     status: head.split("\r\n")[0],

@@ -830,7 +830,7 @@ describe("concurrency", () => {
       const elsewhere: CallbackTarget = { url: other.url, config: t.config };
       await copies((i) => (i % 2 ? elsewhere : t), "two OS processes");
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`);
+      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`, { cause: e });
     } finally {
       await other.stop();
     }
@@ -898,7 +898,7 @@ describe("signing-secret rotation and a trusted proxy (a service started with SI
       await waitPrepared(o4.id);
       await t.db.query("delete from app_private.blocked_sources where source in ($1, '192.0.2.10', '203.0.113.78')", [fresh]);
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`);
+      throw new Error(`${(e as Error).message}\n--- the other process logged:\n${other.tail()}`, { cause: e });
     } finally {
       await other.stop();
       await clearBlock();

@@ -1,4 +1,4 @@
-// The error catalogue (plugins/errorCatalogue.ts) is the one list of error
+// The error catalogue (common/errorCatalogue.ts) is the one list of error
 // codes, and true to what the code does: every SQLSTATE the migrations raise
 // is on it, every code on it has a producer (SQL that raises it, code of
 // ours that names it, or the library it is marked as coming from), and
@@ -16,10 +16,10 @@ import {
   UNUSED_SQLSTATES,
   WS_CLOSE_CODES,
   type ErrorEntry,
-} from "../../plugins/errorCatalogue.ts";
+} from "../../common/errorCatalogue.ts";
 
 const ROOT = path.resolve(__dirname, "../..");
-const CATALOGUE_FILE = "plugins/errorCatalogue.ts";
+const CATALOGUE_FILE = "common/errorCatalogue.ts";
 const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
 
 /** The SQL the database is built from: every committed migration and current.sql. */

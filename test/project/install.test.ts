@@ -161,8 +161,8 @@ describe("a production install (npm ci --omit=dev)", () => {
   // Codegen). Nothing that a production install runs imports them.
   const DEV_TOOLS = ["scripts/documents.ts", "scripts/schema-check.ts"];
 
-  test("every package that src/, plugins/ and scripts/ import is a dependency, not a devDependency, and installed without --dev", () => {
-    const imported = importedPackages(["src", "plugins", "scripts"]);
+  test("every package that src/, common/, plugins/ and scripts/ import is a dependency, not a devDependency, and installed without --dev", () => {
+    const imported = importedPackages(["src", "common", "plugins", "scripts"]);
     for (const [name, files] of imported) {
       const left = files.filter((f) => !DEV_TOOLS.includes(f));
       if (left.length) imported.set(name, left);
@@ -176,7 +176,7 @@ describe("a production install (npm ci --omit=dev)", () => {
   });
 
   test("the development tools are imported by no runtime file", () => {
-    const runtime = ["src", "plugins", "scripts"].flatMap((d) =>
+    const runtime = ["src", "common", "plugins", "scripts"].flatMap((d) =>
       readdirSync(path.join(ROOT, d), { recursive: true, encoding: "utf8" })
         .filter((f) => /\.(ts|mjs|js)$/.test(f))
         .map((f) => path.join(d, f)),

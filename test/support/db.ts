@@ -276,6 +276,7 @@ export class SqlRecorder {
     if (this.installed) return;
     this.installed = true;
     const original = this.original;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the patched query needs both this recorder and the client it is called on
     const self = this;
     pg.Client.prototype.query = function (this: pg.Client & { user?: string }, ...args: unknown[]) {
       const text = textOf(args[0]);

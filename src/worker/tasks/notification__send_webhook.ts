@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import type { Task } from "graphile-worker";
 import type { Config } from "../../config.ts";
 import { logger } from "../../logger.ts";
-import { asSystemInJob } from "./job.ts";
+import { asSystemInJob } from "../job.ts";
 
 // The outgoing webhook of one customer notification (NOTIFY_WEBHOOK_URL),
 // signed the Standard Webhooks way (https://www.standardwebhooks.com):

@@ -1,6 +1,6 @@
 import type { Task } from "graphile-worker";
 import { logger } from "../../logger.ts";
-import { asSystemInJob, orderIdOf } from "./job.ts";
+import { asSystemInJob, orderIdOf } from "../job.ts";
 
 /**
  * Payload: { orderId, kind }. Records a notification once, then logs it.

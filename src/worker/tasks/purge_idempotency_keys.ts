@@ -1,5 +1,5 @@
 import type { Task } from "graphile-worker";
-import { asSystemInJob } from "./job.ts";
+import { asSystemInJob } from "../job.ts";
 
 /**
  * No payload. Deletes Idempotency-Keys (and their stored answers) past the

@@ -1,5 +1,5 @@
 import type { Task } from "graphile-worker";
-import { asSystemInJob } from "./job.ts";
+import { asSystemInJob } from "../job.ts";
 
 /**
  * No payload. Deletes sign-in and registration attempts and expired or

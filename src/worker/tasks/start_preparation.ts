@@ -1,5 +1,5 @@
 import type { Task } from "graphile-worker";
-import { asSystemInJob, orderIdOf } from "./job.ts";
+import { asSystemInJob, orderIdOf } from "../job.ts";
 
 /** Payload: { orderId }. Moves a PAID order to PREPARING; a no-op when it has moved on. */
 export const start_preparation: Task = async (payload, helpers) => {

@@ -1,5 +1,5 @@
 import type { Task } from "graphile-worker";
-import { asSystemInJob, orderIdOf } from "./job.ts";
+import { asSystemInJob, orderIdOf } from "../job.ts";
 
 /** Payload: { orderId }. Takes the order's ingredients from stock, once. */
 export const update_inventory: Task = async (payload, helpers) => {

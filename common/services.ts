@@ -1,9 +1,9 @@
 /**
  * What the plugins need from the server they run in, handed to them through
- * the preset's schema options (`schema: { cafe }`, src/graphile.config.ts):
+ * the preset's schema options (`schema: { cafe }`, src/preset.ts):
  * schema plugins read `build.options.cafe`, middleware
- * `resolvedPreset.schema.cafe`. So plugins/ imports nothing from src/; src/
- * imports the facts kept here (roles, sessions).
+ * `resolvedPreset.schema.cafe`. So plugins/ imports nothing from src/; both
+ * import the facts kept here (roles, sessions).
  */
 
 /** The sign-in roles: only these are accepted in a token, whatever it says. */
@@ -61,7 +61,7 @@ declare global {
       clientIp: string;
       /** Waits until this process knows of the sign-ins revoked so far (src/db/revocations.ts). */
       revocationsCaughtUp?: () => Promise<void>;
-      /** Set by plugins/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
+      /** Set by common/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
       afterCommit?: Array<() => unknown>;
       /** Runs after every single-field mutation commits, before its answer: what this process keeps of the tables (the live cache) is dropped, so the caller's next read sees its own write without waiting for the NOTIFY. */
       onCommit?: () => void;

@@ -1,5 +1,5 @@
 // The LISTEN/NOTIFY channels subscriptions use, and what each carries: the
-// one place the TypeScript side names them (plugins/subscriptions.ts reads
+// one place the TypeScript side names them (plugins/SubscriptionsPlugin.ts reads
 // them, src/subscriber.ts LISTENs). The triggers that publish on them are in
 // the migrations (app_private.tg_orders__notify, tg_order_items__notify,
 // tg_coffees__notify_new, tg_notifications__publish, app_private.raise_alert);
@@ -50,7 +50,7 @@ export const ORDER_PAYLOADS_SQL = {
 /**
  * One NOTIFY as every subscription of its topic gets it. `shared` lives as
  * long as someone holds the delivery: subscribers who would see the same
- * thing share one re-read of it there (plugins/subscriptions.ts).
+ * thing share one re-read of it there (plugins/SubscriptionsPlugin.ts).
  */
 export interface Delivery {
   readonly payload: string;
@@ -62,7 +62,7 @@ export interface DeliveryScope {
   delivery: Delivery | null;
 }
 
-/** What plugins/subscriptions.ts needs of the LISTEN side (src/subscriber.ts). */
+/** What plugins/SubscriptionsPlugin.ts needs of the LISTEN side (src/subscriber.ts). */
 export interface SharingSubscriber {
   subscribe(topic: string, scope?: DeliveryScope): AsyncIterableIterator<string>;
 }

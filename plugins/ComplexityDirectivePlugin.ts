@@ -1,10 +1,8 @@
-import { extendSchema } from "postgraphile/utils";
-
 /**
  * `@complexity(value: Int!)` on field definitions. The value comes from a
  * smart comment in Postgres (`@complexity 10` on a table, column or
  * function), so a DBA prices a field without touching TypeScript; fields
- * without one cost 1. The query cost check (plugins/queryCost.ts) reads the
+ * without one cost 1. The query cost check (plugins/QueryCostPlugin.ts) reads the
  * directive from the schema, and the printed SDL shows it.
  *
  * A to-one relation field carries `extensions.joined`: PostGraphile reads
@@ -12,7 +10,7 @@ import { extendSchema } from "postgraphile/utils";
  *
  * Each table's object type also carries the table's name
  * (`extensions.pgTable`, e.g. "app_public.order_items"): what a
- * `totalCount` scans is priced by that table's size (plugins/queryCost.ts).
+ * `totalCount` scans is priced by that table's size (plugins/QueryCostPlugin.ts).
  */
 export const ComplexityDirectivePlugin: GraphileConfig.Plugin = {
   name: "ComplexityDirectivePlugin",
@@ -47,10 +45,3 @@ export const ComplexityDirectivePlugin: GraphileConfig.Plugin = {
     },
   },
 };
-
-/** Declares the directive itself. */
-export const ComplexityDirectiveDefinitionPlugin = extendSchema({
-  typeDefs: /* GraphQL */ `
-    directive @complexity(value: Int!) on FIELD_DEFINITION
-  `,
-});

@@ -1,7 +1,7 @@
 import { extendSchema } from "postgraphile/utils";
 import type { PgClient } from "postgraphile/@dataplan/pg";
 import { context, lambda, object, SafeError, sideEffect, type FieldArgs } from "postgraphile/grafast";
-import type { AccountRole, CafeServices } from "./services.ts";
+import type { AccountRole, CafeServices } from "../common/services.ts";
 
 interface SessionRow {
   user_id: string | null;
@@ -89,7 +89,7 @@ export const AccountsPlugin = extendSchema((build) => {
       },
     );
     return lambda($rows, async ({ rows, error, caughtUp, afterCommit }) => {
-      // Inside a mutation's one transaction (plugins/mutationTransaction.ts)
+      // Inside a mutation's one transaction (common/mutationTransaction.ts)
       // nothing is committed yet: wait after the commit, before the answer.
       if (revokes && caughtUp) {
         if (afterCommit) afterCommit.push(caughtUp);
@@ -190,4 +190,4 @@ export const AccountsPlugin = extendSchema((build) => {
       },
     },
   };
-});
+}, "AccountsPlugin");

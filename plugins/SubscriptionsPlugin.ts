@@ -3,11 +3,11 @@ import { pgSelectSingleFromRecord, withPgClient } from "postgraphile/@dataplan/p
 import { jsonParse } from "postgraphile/@dataplan/json";
 import { constant, context, isPromiseLike, lambda, listen, type Step } from "postgraphile/grafast";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
-import { sharingWithPgClient } from "./sharedReads.ts";
-import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, notificationTopic, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "./topics.ts";
+import { sharingWithPgClient } from "../common/sharedReads.ts";
+import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, notificationTopic, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "../common/topics.ts";
 
 /**
- * The contract's subscriptions over LISTEN/NOTIFY (topics: plugins/topics.ts).
+ * The contract's subscriptions over LISTEN/NOTIFY (topics: common/topics.ts).
  * Triggers publish ids on `order:<id>`, `order_status:<id>` and
  * `coffee:new`; each event is read again from Postgres under the
  * subscriber's own role, so RLS decides what they see. Following an order
@@ -21,7 +21,7 @@ import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, notificationTopic, orderStatusTopi
  * order; its lines, customer and barista are read under the subscriber's role.
  *
  * Subscribers who would see the same thing share one re-read per event
- * (plugins/sharedReads.ts): each operation over a WebSocket gets its own
+ * (common/sharedReads.ts): each operation over a WebSocket gets its own
  * `pgSubscriber` and `withPgClient` in its context, tied by the delivery
  * being answered.
  */
@@ -83,69 +83,73 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
         notificationAdded: Notification!
       }
     `,
-    plans: {
+    objects: {
       Subscription: {
-        orderUpdated: {
-          subscribePlan(_, { $id }) {
-            const $topic = lambda(followable($id), (id) => orderTopic(id as string));
-            return listen(context().get("pgSubscriber") as any, $topic, (e) => e);
+        plans: {
+          orderUpdated: {
+            subscribePlan(_, { $id }) {
+              const $topic = lambda(followable($id), (id) => orderTopic(id as string));
+              return listen(context().get("pgSubscriber") as any, $topic, (e) => e);
+            },
+            plan(_$event, { $id }) {
+              return orders.get({ id: $id });
+            },
           },
-          plan(_$event, { $id }) {
-            return orders.get({ id: $id });
+          orderStatusChanged: {
+            subscribePlan(_, { $orderId }) {
+              const $topic = lambda(followable($orderId), (id) => orderStatusTopic(id as string));
+              return listen(context().get("pgSubscriber") as any, $topic, (e) => jsonParse(e as any));
+            },
+            plan($event) {
+              return $event;
+            },
           },
-        },
-        orderStatusChanged: {
-          subscribePlan(_, { $orderId }) {
-            const $topic = lambda(followable($orderId), (id) => orderStatusTopic(id as string));
-            return listen(context().get("pgSubscriber") as any, $topic, (e) => jsonParse(e as any));
+          orderQueueChanged: {
+            subscribePlan() {
+              return listen(context().get("pgSubscriber") as any, queueFollowable(), (e) => jsonParse(e as any));
+            },
+            plan($row: any) {
+              return pgSelectSingleFromRecord(orders, $row);
+            },
           },
-          plan($event) {
-            return $event;
+          notificationAdded: {
+            subscribePlan() {
+              return listen(context().get("pgSubscriber") as any, ownNotifications(), (e) => jsonParse(e as any));
+            },
+            plan($event: any) {
+              // Read again under the subscriber's role: RLS shows their own only.
+              return notifications.get({ id: $event.get("id") });
+            },
           },
-        },
-        orderQueueChanged: {
-          subscribePlan() {
-            return listen(context().get("pgSubscriber") as any, queueFollowable(), (e) => jsonParse(e as any));
-          },
-          plan($row: any) {
-            return pgSelectSingleFromRecord(orders, $row);
-          },
-        },
-        notificationAdded: {
-          subscribePlan() {
-            return listen(context().get("pgSubscriber") as any, ownNotifications(), (e) => jsonParse(e as any));
-          },
-          plan($event: any) {
-            // Read again under the subscriber's role: RLS shows their own only.
-            return notifications.get({ id: $event.get("id") });
-          },
-        },
-        newCoffee: {
-          subscribePlan() {
-            return listen(context().get("pgSubscriber") as any, NEW_COFFEE_TOPIC, (e) => jsonParse(e as any));
-          },
-          plan($event: any) {
-            return coffees.get({ id: $event.get("id") });
+          newCoffee: {
+            subscribePlan() {
+              return listen(context().get("pgSubscriber") as any, NEW_COFFEE_TOPIC, (e) => jsonParse(e as any));
+            },
+            plan($event: any) {
+              return coffees.get({ id: $event.get("id") });
+            },
           },
         },
       },
       OrderStatusChange: {
-        orderId($e: any) {
-          return $e.get("id");
-        },
-        status($e: any) {
-          return $e.get("status");
-        },
-        message($e: any) {
-          return $e.get("message");
-        },
-        barista($e: any) {
-          return baristas.get({ id: $e.get("barista_id") });
+        plans: {
+          orderId($e: any) {
+            return $e.get("id");
+          },
+          status($e: any) {
+            return $e.get("status");
+          },
+          message($e: any) {
+            return $e.get("message");
+          },
+          barista($e: any) {
+            return baristas.get({ id: $e.get("barista_id") });
+          },
         },
       },
     },
   };
-});
+}, "SubscriptionsPlugin");
 
 /** Ties an operation's `pgSubscriber` to its `withPgClient` (see sharedReads.ts). */
 function shareReReads(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {

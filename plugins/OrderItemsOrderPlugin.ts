@@ -14,4 +14,4 @@ export const OrderItemsOrderPlugin = wrapPlans({
       return $items;
     },
   },
-});
+}, { name: "OrderItemsOrderPlugin" });

@@ -5,7 +5,7 @@ import { heldTransaction, type HeldTransaction } from "./heldTransaction.ts";
 // One re-read per event for subscribers who would see the same thing.
 //
 // Each subscription event is read again from Postgres under the
-// subscriber's role (plugins/subscriptions.ts). With a thousand subscribers
+// subscriber's role (plugins/SubscriptionsPlugin.ts). With a thousand subscribers
 // of one order that is a thousand identical transactions (BEGIN, set_config,
 // SELECT, COMMIT) per event. Here the statements Grafast's PgExecutor sends
 // while answering one delivery (one NOTIFY, src/subscriber.ts) are shared by

@@ -25,8 +25,8 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from "postgraphile/graphql";
-import type { PageSize } from "./pageSize.ts";
-import { isStaff, servicesOf, type AccountRole } from "./services.ts";
+import type { PageSize } from "./PageSizePlugin.ts";
+import { isStaff, servicesOf, type AccountRole } from "../common/services.ts";
 
 function operationType(document: DocumentNode, operationName: string | null | undefined): string {
   const op = document.definitions.find(
@@ -50,7 +50,7 @@ function operationType(document: DocumentNode, operationName: string | null | un
  *   (INTROSPECTION_LIMIT).
  *
  * Cost is the rows the database reads: a list or connection costs 1 plus,
- * for each row it may return (the page that plugins/pageSize.ts lets
+ * for each row it may return (the page that plugins/PageSizePlugin.ts lets
  * through: `first`/`last`/`limit`, else the field's default page size),
  * 1 plus what is read below that row. A column costs nothing more than its
  * row (unless its `@complexity` says so: a computed column runs a function);
@@ -233,7 +233,7 @@ function tokensRule(maxTokens: number, maxLength: number): ValidationRule {
   };
 }
 
-/** The table a connection type lists (its `nodes`' type's `extensions.pgTable`, set by plugins/complexity.ts). */
+/** The table a connection type lists (its `nodes`' type's `extensions.pgTable`, set by plugins/ComplexityDirectivePlugin.ts). */
 function tableOfConnection(connection: GraphQLNamedType): string | undefined {
   if (!isObjectType(connection)) return undefined;
   const nodes = connection.getFields().nodes;
@@ -360,7 +360,7 @@ export function costEstimator(defaultListSize: number, rowsOf: (table: string) =
     const isConnection = !isListType(type) && named.name.endsWith("Connection") && field.args.some((a) => a.name === "first");
     if (!isListType(type) && !isConnection) return own + childComplexity;
     // The rows that can come back. Absent `first`/`last`/`limit`: the
-    // field's default page size (plugins/pageSize.ts applies it in SQL),
+    // field's default page size (plugins/PageSizePlugin.ts applies it in SQL),
     // else `defaultListSize`. Given: priced as given (the smallest of
     // them), even above the page maximum that SQL cuts it to, so a request
     // for 100,000 rows is refused rather than silently shortened.

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { SafeError } from "postgraphile/grafast";
 import { BREAK, Kind, parse, print, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema, type SelectionNode, type SelectionSetNode } from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
-import { ERROR_STATUS } from "./errorCatalogue.ts";
+import { ERROR_STATUS } from "../common/errorCatalogue.ts";
 
 /**
  * Trusted documents (contract/trusted-documents.json, made by `npm run
@@ -33,7 +33,7 @@ import { ERROR_STATUS } from "./errorCatalogue.ts";
  * so before any SQL. Trusted documents are parsed and validated (with every
  * validation rule, the depth, alias and token limits included) once per
  * schema, and always get the same DocumentNode back: grafast's plan cache
- * and the cost cache of plugins/queryCost.ts, both keyed by that node, keep
+ * and the cost cache of plugins/QueryCostPlugin.ts, both keyed by that node, keep
  * their entries for them whatever ad-hoc traffic does to grafserv's LRU.
  */
 

@@ -5,35 +5,34 @@ import { makePgService } from "postgraphile/adaptors/pg";
 import { normalizeConnectionParams } from "postgraphile/grafserv";
 import { PostGraphileConnectionFilterPreset } from "postgraphile-plugin-connection-filter";
 import type { Pool } from "pg";
-import { ContractShapesPlugin } from "../plugins/contractShapes.ts";
-import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/ordersField.ts";
-import { makePageSizePlugin } from "../plugins/pageSize.ts";
-import { MutationsPlugin } from "../plugins/mutations.ts";
-import { idempotencyState, makeIdempotencyPlugin } from "../plugins/idempotency.ts";
-import { OrderItemsOrderPlugin } from "../plugins/orderItemsOrder.ts";
-import { AccountsPlugin } from "../plugins/accounts.ts";
-import { SubscriptionsPlugin } from "../plugins/subscriptions.ts";
-import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/reports.ts";
-import { ComplexityDirectivePlugin, ComplexityDirectiveDefinitionPlugin } from "../plugins/complexity.ts";
+import { ContractShapesPlugin } from "../plugins/ContractShapesPlugin.ts";
+import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/OrdersFieldPlugin.ts";
+import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
+import { MutationsPlugin } from "../plugins/MutationsPlugin.ts";
+import { idempotencyState, makeIdempotencyPlugin } from "../plugins/IdempotencyPlugin.ts";
+import { OrderItemsOrderPlugin } from "../plugins/OrderItemsOrderPlugin.ts";
+import { AccountsPlugin } from "../plugins/AccountsPlugin.ts";
+import { SubscriptionsPlugin } from "../plugins/SubscriptionsPlugin.ts";
+import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/ReportsPlugin.ts";
+import { ComplexityDirectivePlugin } from "../plugins/ComplexityDirectivePlugin.ts";
+import { ComplexityDirectiveDefinitionPlugin } from "../plugins/ComplexityDirectiveDefinitionPlugin.ts";
 import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
-import { isStaff, type CafeServices, type Viewer } from "../plugins/services.ts";
+import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
-import { makeQueryCostPlugin } from "../plugins/queryCost.ts";
-import { ErrorCodesPlugin } from "../plugins/errorCodes.ts";
-import { makeTrustedDocumentsPlugin } from "../plugins/trustedDocuments.ts";
+import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin.ts";
+import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
+import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts";
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
 import { logger } from "./logger.ts";
 import { requestScope } from "./http/requestScope.ts";
-import { OperationNamePlugin } from "../plugins/operationName.ts";
+import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
 import type { LiveCache } from "./http/liveCache.ts";
-
-/** Where a request's verified viewer is kept (set before grafserv sees it). */
-export const VIEWER = Symbol("viewer");
+import { VIEWER, type RequestWithViewer } from "./http/viewer.ts";
 
 export interface PresetOptions {
   /** Delivers LISTEN/NOTIFY events to subscriptions. */
@@ -66,7 +65,7 @@ export interface PresetOptions {
 /** contract/trusted-documents.json (`npm run documents`): id -> document text. */
 const TRUSTED_DOCUMENTS: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../contract/trusted-documents.json"), "utf8"));
 
-/** What the plugins need from this server (plugins/services.ts): they import nothing from src/. */
+/** What the plugins need from this server (common/services.ts): they import nothing from src/. */
 function servicesFor(config: Config): CafeServices {
   const passwordChecks = makePasswordCheckGate({
     concurrency: passwordCheckConcurrency(config.PASSWORD_CHECK_CONCURRENCY, config.DATABASE_POOL_SIZE),
@@ -124,7 +123,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
         // (HTTP), or from the socket's connection_init payload, checked again
         // (a token may have expired since the socket opened).
         callerIsStaff(event) {
-          if (event.request) return isStaff((event.request.requestContext.node?.req as { [VIEWER]?: Viewer | null } | undefined)?.[VIEWER]);
+          if (event.request) return isStaff((event.request.requestContext.node?.req as RequestWithViewer | undefined)?.[VIEWER]);
           try {
             return isStaff(viewerFromConnectionParams(normalizeConnectionParams(event.graphqlWsContext?.connectionParams) as Record<string, unknown> | undefined));
           } catch {
@@ -159,7 +158,7 @@ export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionPar
     grafast: {
       explain: false,
       context(requestContext) {
-        const req = requestContext.node?.req as (import("node:http").IncomingMessage & { [VIEWER]?: Viewer | null }) | undefined;
+        const req = requestContext.node?.req as RequestWithViewer | undefined;
         const viewer = req ? (req[VIEWER] ?? null) : viewerFromConnectionParams(requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined);
         const httpReq = req ?? requestContext.ws?.request;
         const source = httpReq ? sourceOf(httpReq) : null;

@@ -1,6 +1,6 @@
 import type { JobHelpers } from "graphile-worker";
 import type pg from "pg";
-import { inTransactionAsSystem } from "../../db/asSystem.ts";
+import { inTransactionAsSystem } from "../db/asSystem.ts";
 
 /** Runs `fn` in a transaction as cafe_system, the role the transition rules name for jobs. */
 export function asSystemInJob<T>(helpers: JobHelpers, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {

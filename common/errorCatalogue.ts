@@ -13,7 +13,7 @@ export interface ErrorEntry {
   sqlstates?: readonly string[];
   /** The SQL's DETAIL (JSON) goes to the client as `extensions.details` (src/errors.ts). */
   details?: true;
-  /** The library that makes the refusal (a module name: test/project/error-catalogue.test.ts checks it is installed); the code itself is added by plugins/errorCodes.ts or src/errors.ts. */
+  /** The library that makes the refusal (a module name: test/project/error-catalogue.test.ts checks it is installed); the code itself is added by plugins/ErrorCodesPlugin.ts or src/errors.ts. */
   by?: string;
   when: string;
 }
@@ -43,7 +43,7 @@ export const ERROR_CATALOGUE = {
   INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
   GRAPHQL_PARSE_FAILED: { status: null, by: "graphql", when: "The document is not valid GraphQL syntax." },
   GRAPHQL_VALIDATION_FAILED: { status: null, by: "graphql", when: "The document does not validate against the schema (unknown field, wrong argument type, ...)." },
-  // the limits, checked before any SQL (plugins/queryCost.ts)
+  // the limits, checked before any SQL (plugins/QueryCostPlugin.ts)
   QUERY_TOO_COMPLEX: { status: null, when: "The request's cost is above `MAX_QUERY_COST` (`MAX_QUERY_COST_STAFF` for staff)." },
   QUERY_TOO_DEEP: { status: null, when: "The document is nested deeper than `MAX_QUERY_DEPTH`." },
   TOO_MANY_ALIASES: { status: null, when: "The document holds more than `MAX_QUERY_ALIASES` aliases." },
@@ -56,11 +56,11 @@ export const ERROR_CATALOGUE = {
   NOT_ACCEPTABLE: { status: 406, by: "postgraphile/grafserv", when: "An `Accept` header that allows no type `/graphql` answers with." },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, by: "postgraphile/grafserv", when: "A body that is not `application/json` (or another type grafserv reads)." },
   INVALID_JSON: { status: 400, when: "A request body that is not valid JSON (on `/graphql` and the payment callback alike)." },
-  // untrusted documents (plugins/trustedDocuments.ts)
+  // untrusted documents (plugins/TrustedDocumentsPlugin.ts)
   TRUSTED_DOCUMENT_REQUIRED: { status: 403, when: "An ad-hoc document (or introspection) that `AD_HOC_QUERIES` refuses for this caller." },
   PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, when: "A `documentId` that is not in the trusted-documents manifest." },
   PERSISTED_QUERY_NOT_FOUND: { status: 400, when: "Apollo's persisted-query protocol: an `extensions.persistedQuery.sha256Hash` this server does not know (Apollo's link then sends the text with the hash)." },
-  // idempotent mutations (plugins/idempotency.ts)
+  // idempotent mutations (plugins/IdempotencyPlugin.ts)
   IDEMPOTENCY_KEY_REUSED: { status: 422, when: "A mutation's `Idempotency-Key` (HTTP header; graphql-ws: `extensions.idempotencyKey`) that this caller already used, within `idempotency_key_retention_hours`, for a different request (document, operation name or variables). Nothing ran: use a new key for a new request." },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: "The first request with this `Idempotency-Key` still runs, or its effects are saved and its answer is not written yet (or was lost in a crash between the two), after waiting `idempotency_wait_seconds` for it. Nothing ran again: retry shortly with the same key." },
   // refusals of the WebSocket layer (src/http/websocket.ts)

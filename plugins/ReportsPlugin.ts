@@ -1,7 +1,7 @@
 import { extendSchema } from "postgraphile/utils";
 import { withPgClient } from "postgraphile/@dataplan/pg";
 import { constant, lambda, object, type Step } from "postgraphile/grafast";
-import { pageSizeOf, type PageSize } from "./pageSize.ts";
+import { pageSizeOf, type PageSize } from "./PageSizePlugin.ts";
 
 /** The most rows a sales report returns (31 days of HOUR buckets): a longer range is BAD_USER_INPUT. */
 export const SALES_REPORT_PAGE_SIZE: PageSize = { default: 744, max: 744 };
@@ -94,4 +94,4 @@ export const ReportsPlugin = extendSchema((build) => {
       },
     },
   };
-});
+}, "ReportsPlugin");

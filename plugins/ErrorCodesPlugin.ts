@@ -1,6 +1,6 @@
 import { GraphQLError } from "postgraphile/graphql";
 import { SafeError } from "postgraphile/grafast";
-import { ERROR_CATALOGUE, ERROR_STATUS, RETRY_AFTER_SECONDS, type ErrorCode } from "./errorCatalogue.ts";
+import { ERROR_CATALOGUE, ERROR_STATUS, RETRY_AFTER_SECONDS, type ErrorCode } from "../common/errorCatalogue.ts";
 
 /**
  * An answer whose every error is "busy" or "down" and whose data is nothing

@@ -24,7 +24,7 @@ import { heldTransaction, type HeldTransaction } from "./heldTransaction.ts";
 // Operations with several root mutation fields keep one transaction per
 // field (one failing must not undo the others).
 //
-// An inner middleware (plugins/idempotency.ts) may run statements of its own
+// An inner middleware (plugins/IdempotencyPlugin.ts) may run statements of its own
 // in the held transaction before the mutation (`inHeld`: an Idempotency-Key's
 // claim), have one run just before its COMMIT (`beforeCommit`: the key marked
 // committed with the effects), and, while it is still open, roll back to a
@@ -172,7 +172,7 @@ export function answerAfter(result: any, undone: unknown, field: string): any {
   return { ...result, data: null, errors: [...(result.errors ?? []), error] };
 }
 
-/** What an inner middleware (plugins/idempotency.ts) may do with a single-field mutation's transaction. */
+/** What an inner middleware (plugins/IdempotencyPlugin.ts) may do with a single-field mutation's transaction. */
 export type MutationTransaction = Pick<ReturnType<typeof oneTransaction>, "inHeld" | "beforeCommit" | "ended" | "failed" | "forgive" | "abort" | "finish">;
 
 /** Grafast middleware: a single-field mutation runs in one transaction, committed before its payload is read and before it is answered. */

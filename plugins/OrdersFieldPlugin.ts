@@ -2,9 +2,9 @@ import { extendSchema } from "postgraphile/utils";
 import { listOfCodec, type PgCodec, type PgSelectStep } from "postgraphile/@dataplan/pg";
 import { lambda } from "postgraphile/grafast";
 import { sql } from "postgraphile/pg-sql2";
-import { pageArgument, pageSizeOf, type PageSize } from "./pageSize.ts";
+import { pageArgument, pageSizeOf, type PageSize } from "./PageSizePlugin.ts";
 
-/** The whole barista queue by default; read by the query cost (plugins/pageSize.ts). */
+/** The whole barista queue by default; read by the query cost (plugins/PageSizePlugin.ts). */
 export const ORDERS_PAGE_SIZE: PageSize = { default: 500, max: 500 };
 
 /**
@@ -51,4 +51,4 @@ export const OrdersFieldPlugin = extendSchema((build) => {
       },
     },
   };
-});
+}, "OrdersFieldPlugin");

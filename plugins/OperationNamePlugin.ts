@@ -1,5 +1,5 @@
 import { getOperationAST, type DocumentNode } from "postgraphile/graphql";
-import { servicesOf } from "./services.ts";
+import { servicesOf } from "../common/services.ts";
 
 /** The name of a document's only operation (none when it has several), found once per parsed document. */
 const onlyNames = new WeakMap<DocumentNode, string | undefined>();

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { GraphQLError, print, type DocumentNode } from "postgraphile/graphql";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
-import { operationOf, singleMutationField, type MutationTransaction } from "./mutationTransaction.ts";
-import { MutationsPlugin } from "./mutations.ts";
-import { ERROR_CATALOGUE, ERROR_STATUS } from "./errorCatalogue.ts";
+import { operationOf, singleMutationField, type MutationTransaction } from "../common/mutationTransaction.ts";
+import { MutationsPlugin } from "./MutationsPlugin.ts";
+import { ERROR_CATALOGUE, ERROR_STATUS } from "../common/errorCatalogue.ts";
 
 /**
  * Idempotent mutations: a client names an attempt with a key (HTTP: the
@@ -13,7 +13,7 @@ import { ERROR_CATALOGUE, ERROR_STATUS } from "./errorCatalogue.ts";
  * first answer instead of a second effect (`Idempotent-Replayed: true`,
  * and `extensions.idempotentReplayed: true` in the answer).
  *
- * Runs inside plugins/mutationTransaction.ts's transaction, which commits a
+ * Runs inside common/mutationTransaction.ts's transaction, which commits a
  * mutation before its payload is read (no request holds stock locks while
  * it reads a payload). The key is claimed there before the mutation
  * (app_hidden.idempotency_claim: INSERT ... ON CONFLICT, so a concurrent
