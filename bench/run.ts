@@ -184,7 +184,17 @@ async function main() {
     "",
     targetsTable(scenarios.flatMap((s) => s.rows)),
     "",
-    ...(s2x ? ["### S2 by order count", "", scaleTable(s2x, scenarios.find((s) => s.id === "S2")), ""] : []),
+    ...(s2x
+      ? [
+          "### S2 by order count",
+          "",
+          scaleTable(
+            s2x,
+            scenarios.find((s) => s.id === "S2"),
+          ),
+          "",
+        ]
+      : []),
     "### Notes",
     "",
     notesSection(scenarios),

@@ -27,19 +27,52 @@ export interface ErrorEntry {
  * not here (nor in INTERNAL_SQLSTATES), or when nothing produces a code.
  */
 export const ERROR_CATALOGUE = {
-  UNAUTHENTICATED: { status: 401, sqlstates: ["28000"], when: "A bad, expired or revoked token (never a silent downgrade to anonymous), a wrong password, or a caller without a token whom Postgres refuses: sign in first. A subscription ends with it when its token expires." },
+  UNAUTHENTICATED: {
+    status: 401,
+    sqlstates: ["28000"],
+    when: "A bad, expired or revoked token (never a silent downgrade to anonymous), a wrong password, or a caller without a token whom Postgres refuses: sign in first. A subscription ends with it when its token expires.",
+  },
   FORBIDDEN: { status: null, sqlstates: ["42501"], when: "A signed-in caller whose role may not do this (e.g. a customer following the barista queue)." },
-  BAD_USER_INPUT: { status: 400, sqlstates: ["22023", "22P02", "22003", "23514", "23502", "22001", "22021", "22P05"], when: "An argument the rules refuse: invalid value (22023), malformed text such as an id that is not a UUID (22P02), a number out of range (22003), a check (23514) or not-null (23502) constraint, a value too long (22001), a character that cannot be stored such as NUL (22021, 22P05); also a negative `first`/`last`/`offset`/`limit`, a cursor the server did not hand out, `documentId` and `query` together." },
+  BAD_USER_INPUT: {
+    status: 400,
+    sqlstates: ["22023", "22P02", "22003", "23514", "23502", "22001", "22021", "22P05"],
+    when: "An argument the rules refuse: invalid value (22023), malformed text such as an id that is not a UUID (22P02), a number out of range (22003), a check (23514) or not-null (23502) constraint, a value too long (22001), a character that cannot be stored such as NUL (22021, 22P05); also a negative `first`/`last`/`offset`/`limit`, a cursor the server did not hand out, `documentId` and `query` together.",
+  },
   NOT_FOUND: { status: null, sqlstates: ["P0002"], when: "No such row, or one the caller may not see (e.g. another customer's order)." },
-  INVALID_TRANSITION: { status: null, sqlstates: ["CT001"], details: true, when: "An order status change that `app_public.order_status_transitions` does not allow for this role; `extensions.details` holds `from` and `to`." },
+  INVALID_TRANSITION: {
+    status: null,
+    sqlstates: ["CT001"],
+    details: true,
+    when: "An order status change that `app_public.order_status_transitions` does not allow for this role; `extensions.details` holds `from` and `to`.",
+  },
   OUT_OF_STOCK: { status: null, sqlstates: ["CT002"], when: "An order needs more of an ingredient than is in stock (less what open orders hold)." },
   NOT_AVAILABLE: { status: null, sqlstates: ["CT003"], when: "An order names a coffee that is not on sale." },
   CONFLICT: { status: null, sqlstates: ["23505"], when: "A unique value taken, e.g. registering an e-mail that has an account (ignoring case)." },
-  RATE_LIMITED: { status: 429, sqlstates: ["CT004"], details: true, when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`; `extensions.details` holds `retry_after_seconds` for sign-ins)." },
-  TOO_MANY_OPEN_ORDERS: { status: null, sqlstates: ["CT011"], details: true, when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps." },
-  QUERY_TIMEOUT: { status: null, sqlstates: ["57014", "55P03"], when: "A statement ran past its role's statement timeout, or waited past its lock timeout for a row another request holds (app_private.role_limits)." },
-  SERVICE_UNAVAILABLE: { status: 503, when: "The database is unreachable (its own health connection cannot connect); retry after `Retry-After` (2 s). `/readyz` answers 503 meanwhile; requests that need no SQL still answer." },
-  SERVICE_BUSY: { status: 503, when: "The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full): retry after `Retry-After` (1 s). Not \"down\": `/readyz` stays ready." },
+  RATE_LIMITED: {
+    status: 429,
+    sqlstates: ["CT004"],
+    details: true,
+    when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`; `extensions.details` holds `retry_after_seconds` for sign-ins).",
+  },
+  TOO_MANY_OPEN_ORDERS: {
+    status: null,
+    sqlstates: ["CT011"],
+    details: true,
+    when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps.",
+  },
+  QUERY_TIMEOUT: {
+    status: null,
+    sqlstates: ["57014", "55P03"],
+    when: "A statement ran past its role's statement timeout, or waited past its lock timeout for a row another request holds (app_private.role_limits).",
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    when: "The database is unreachable (its own health connection cannot connect); retry after `Retry-After` (2 s). `/readyz` answers 503 meanwhile; requests that need no SQL still answer.",
+  },
+  SERVICE_BUSY: {
+    status: 503,
+    when: 'The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full): retry after `Retry-After` (1 s). Not "down": `/readyz` stays ready.',
+  },
   INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
   GRAPHQL_PARSE_FAILED: { status: null, by: "graphql", when: "The document is not valid GraphQL syntax." },
   GRAPHQL_VALIDATION_FAILED: { status: null, by: "graphql", when: "The document does not validate against the schema (unknown field, wrong argument type, ...)." },
@@ -59,10 +92,19 @@ export const ERROR_CATALOGUE = {
   // untrusted documents (plugins/TrustedDocumentsPlugin.ts)
   TRUSTED_DOCUMENT_REQUIRED: { status: 403, when: "An ad-hoc document (or introspection) that `AD_HOC_QUERIES` refuses for this caller." },
   PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, when: "A `documentId` that is not in the trusted-documents manifest." },
-  PERSISTED_QUERY_NOT_FOUND: { status: 400, when: "Apollo's persisted-query protocol: an `extensions.persistedQuery.sha256Hash` this server does not know (Apollo's link then sends the text with the hash)." },
+  PERSISTED_QUERY_NOT_FOUND: {
+    status: 400,
+    when: "Apollo's persisted-query protocol: an `extensions.persistedQuery.sha256Hash` this server does not know (Apollo's link then sends the text with the hash).",
+  },
   // idempotent mutations (plugins/IdempotencyPlugin.ts)
-  IDEMPOTENCY_KEY_REUSED: { status: 422, when: "A mutation's `Idempotency-Key` (HTTP header; graphql-ws: `extensions.idempotencyKey`) that this caller already used, within `idempotency_key_retention_hours`, for a different request (document, operation name or variables). Nothing ran: use a new key for a new request." },
-  IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: "The first request with this `Idempotency-Key` still runs, or its effects are saved and its answer is not written yet (or was lost in a crash between the two), after waiting `idempotency_wait_seconds` for it. Nothing ran again: retry shortly with the same key." },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    when: "A mutation's `Idempotency-Key` (HTTP header; graphql-ws: `extensions.idempotencyKey`) that this caller already used, within `idempotency_key_retention_hours`, for a different request (document, operation name or variables). Nothing ran: use a new key for a new request.",
+  },
+  IDEMPOTENCY_KEY_IN_PROGRESS: {
+    status: 409,
+    when: "The first request with this `Idempotency-Key` still runs, or its effects are saved and its answer is not written yet (or was lost in a crash between the two), after waiting `idempotency_wait_seconds` for it. Nothing ran again: retry shortly with the same key.",
+  },
   // refusals of the WebSocket layer (src/http/websocket.ts)
   TOO_MANY_SUBSCRIPTIONS: { status: null, when: "More than `WS_MAX_SUBSCRIPTIONS_PER_SOCKET` operations open at once on one socket (an `error` message)." },
   TOO_MANY_CONNECTIONS: { status: 429, when: "More than `WS_MAX_SOCKETS_PER_SOURCE` open sockets from one source (the upgrade is refused)." },
@@ -90,14 +132,22 @@ export const SQLSTATE_CODES: Record<string, ErrorCode> = Object.fromEntries<Erro
  * too answers with the same status.
  */
 export const CALLBACK_ERRORS = {
-  RATE_LIMITED: { status: ERROR_CATALOGUE.RATE_LIMITED.status, by: "route", when: "The source failed authentication (401) too often and is blocked for a while; nothing is written for it while blocked (a validly signed request still passes)." },
+  RATE_LIMITED: {
+    status: ERROR_CATALOGUE.RATE_LIMITED.status,
+    by: "route",
+    when: "The source failed authentication (401) too often and is blocked for a while; nothing is written for it while blocked (a validly signed request still passes).",
+  },
   PAYLOAD_TOO_LARGE: { status: ERROR_CATALOGUE.PAYLOAD_TOO_LARGE.status, by: "route", when: "A body over 64 KiB (never read nor written)." },
   METHOD_NOT_ALLOWED: { status: ERROR_CATALOGUE.METHOD_NOT_ALLOWED.status, by: "route", when: "Any method but POST (the `Allow` header says so)." },
   UNAUTHORIZED: { status: 401, by: "route", when: "A missing or wrong bearer token (`WEBHOOK_TOKEN`)." },
   BAD_SIGNATURE: { status: 401, by: "route", when: "`X-Signature` does not match the body (`SIGNING_SECRET`, or `SIGNING_SECRET_PREVIOUS` while rotating)." },
   UNSUPPORTED_MEDIA_TYPE: { status: ERROR_CATALOGUE.UNSUPPORTED_MEDIA_TYPE.status, by: "route", when: "A body that is not `application/json`." },
   INVALID_JSON: { status: ERROR_CATALOGUE.INVALID_JSON.status, by: "route", when: "A body that is not valid JSON." },
-  VALIDATION_FAILED: { status: 400, by: "route", when: "Bad fields (`details[{path,message}]`): also a status that looks like `paid` but is not exactly `paid`, a payment without a valid amount (or shape B without items), a malformed `currency`." },
+  VALIDATION_FAILED: {
+    status: 400,
+    by: "route",
+    when: "Bad fields (`details[{path,message}]`): also a status that looks like `paid` but is not exactly `paid`, a payment without a valid amount (or shape B without items), a malformed `currency`.",
+  },
   SERVICE_UNAVAILABLE: { status: ERROR_CATALOGUE.SERVICE_UNAVAILABLE.status, by: "route", when: "The database cannot be reached; retry after `Retry-After`." },
   SERVICE_BUSY: { status: ERROR_CATALOGUE.SERVICE_BUSY.status, by: "route", when: "Every connection of the route's own pool stayed in use; nothing was recorded: retry after `Retry-After`." },
   INTERNAL_ERROR: { status: 500, by: "route", when: "An unexpected failure (logged); retry." },
@@ -115,7 +165,10 @@ export type CallbackErrorCode = keyof typeof CALLBACK_ERRORS;
  * (`code`: what the client sees; null: caught inside the database).
  */
 export const INTERNAL_SQLSTATES = {
-  CT900: { code: "INTERNAL_SERVER_ERROR", when: "`app_private.setting()` or `text_setting()` finds a setting missing from `app_private.settings`: the limits fail closed; the log line names the setting." },
+  CT900: {
+    code: "INTERNAL_SERVER_ERROR",
+    when: "`app_private.setting()` or `text_setting()` finds a setting missing from `app_private.settings`: the limits fail closed; the log line names the setting.",
+  },
   CTI01: { code: null, when: "`app_hidden.idempotency_claim()` finds the key claimed: raised and caught in the same block, to undo it and release the row's lock." },
 } as const satisfies Record<string, { code: ErrorCode | null; when: string }>;
 

@@ -165,10 +165,7 @@ export function oneTransaction(real: WithPgClient) {
 export function answerAfter(result: any, undone: unknown, field: string): any {
   if (undone === undefined || result == null || typeof result !== "object") return result;
   if (result.data == null || result.data[field] == null) return result; // the mutation itself failed: its own error says so
-  const error =
-    undone instanceof GraphQLError
-      ? undone
-      : new GraphQLError((undone as Error)?.message ?? String(undone), { originalError: undone as Error, path: [field] });
+  const error = undone instanceof GraphQLError ? undone : new GraphQLError((undone as Error)?.message ?? String(undone), { originalError: undone as Error, path: [field] });
   return { ...result, data: null, errors: [...(result.errors ?? []), error] };
 }
 

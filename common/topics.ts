@@ -41,8 +41,7 @@ export function orderIdOfTopic(topic: string): string | null {
  */
 export const ORDER_PAYLOADS_SQL = {
   order: "json_build_object('id', o.id)::text",
-  orderStatus:
-    "json_build_object('id', o.id, 'status', o.status, 'barista_id', o.barista_id, 'message', app_public.order_status_message(o.status))::text",
+  orderStatus: "json_build_object('id', o.id, 'status', o.status, 'barista_id', o.barista_id, 'message', app_public.order_status_message(o.status))::text",
   /** (The trigger drops `notes` from a row too long for a NOTIFY; delivered in-process, nothing is too long.) */
   orderQueue: "row_to_json(o)::text",
 } as const;

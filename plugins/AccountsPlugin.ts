@@ -132,22 +132,13 @@ export const AccountsPlugin = extendSchema((build) => {
       Mutation: {
         plans: {
           login(_: unknown, fieldArgs: FieldArgs) {
-            return call(
-              fieldArgs,
-              ["email", "password"],
-              "select s.* from app_hidden.authenticate($1, $2, $3) s",
-              (rows) => payload(rows[0], "Wrong e-mail or password."),
-              { checksPassword: true },
-            );
+            return call(fieldArgs, ["email", "password"], "select s.* from app_hidden.authenticate($1, $2, $3) s", (rows) => payload(rows[0], "Wrong e-mail or password."), { checksPassword: true });
           },
           register(_: unknown, fieldArgs: FieldArgs) {
-            return call(
-              fieldArgs,
-              ["email", "password", "name"],
-              "select s.* from app_hidden.register($1, $2, $3, $4) s",
-              (rows) => payload(rows[0], "Could not register."),
-              { noteFirst: "select app_hidden.note_registration_attempt($1)", checksPassword: true },
-            );
+            return call(fieldArgs, ["email", "password", "name"], "select s.* from app_hidden.register($1, $2, $3, $4) s", (rows) => payload(rows[0], "Could not register."), {
+              noteFirst: "select app_hidden.note_registration_attempt($1)",
+              checksPassword: true,
+            });
           },
           refreshToken(_: unknown, fieldArgs: FieldArgs) {
             return call(

@@ -240,9 +240,7 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
     // a second run.
     if ((await tx.finish()) !== undefined) return answered; // the COMMIT failed: the claim went with the effects, the retry runs
     try {
-      await ctx.withPgClient!(pgSettings, (client) =>
-        client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] }),
-      );
+      await ctx.withPgClient!(pgSettings, (client) => client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] }));
     } catch {
       // The key stays `committed` (see above).
     }

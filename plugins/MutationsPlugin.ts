@@ -120,10 +120,7 @@ const MutationsSchemaPlugin = extendSchema((build) => {
             );
           },
           updateOrderStatus(_: unknown, fieldArgs: FieldArgs) {
-            return updateOrderStatus.execute(
-              [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_status", fieldArgs.getRaw("status"), statusCodec)],
-              "mutation",
-            );
+            return updateOrderStatus.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_status", fieldArgs.getRaw("status"), statusCodec)], "mutation");
           },
           cancelOrder(_: unknown, fieldArgs: FieldArgs) {
             return cancelOrder.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid)], "mutation");
@@ -150,19 +147,13 @@ const MutationsSchemaPlugin = extendSchema((build) => {
             );
           },
           markOrderPaid(_: unknown, fieldArgs: FieldArgs) {
-            return markOrderPaid.execute(
-              [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_method", fieldArgs.getRaw("method"), methodCodec)],
-              "mutation",
-            );
+            return markOrderPaid.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_method", fieldArgs.getRaw("method"), methodCodec)], "mutation");
           },
           settleRefund(_: unknown, fieldArgs: FieldArgs) {
             return settleRefund.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid)], "mutation");
           },
           setCoffeeAvailable(_: unknown, fieldArgs: FieldArgs) {
-            return setCoffeeAvailable.execute(
-              [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean)],
-              "mutation",
-            );
+            return setCoffeeAvailable.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean)], "mutation");
           },
           restockIngredient(_: unknown, fieldArgs: FieldArgs) {
             return restockIngredient.execute(
@@ -175,16 +166,10 @@ const MutationsSchemaPlugin = extendSchema((build) => {
             );
           },
           setStockAlertLevel(_: unknown, fieldArgs: FieldArgs) {
-            return setStockAlertLevel.execute(
-              [arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid), arg("p_alert_level", fieldArgs.getRaw("alertLevel"), TYPES.numeric)],
-              "mutation",
-            );
+            return setStockAlertLevel.execute([arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid), arg("p_alert_level", fieldArgs.getRaw("alertLevel"), TYPES.numeric)], "mutation");
           },
           updateCoffeePrice(_: unknown, fieldArgs: FieldArgs) {
-            return updateCoffeePrice.execute(
-              [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_new_price", fieldArgs.getRaw("newPrice"), TYPES.numeric)],
-              "mutation",
-            );
+            return updateCoffeePrice.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_new_price", fieldArgs.getRaw("newPrice"), TYPES.numeric)], "mutation");
           },
         },
       },

@@ -6,12 +6,15 @@ import type { PgSelectStep } from "postgraphile/@dataplan/pg";
  * `coffee { name }` join in the same SQL statement), always in the order
  * the lines were given.
  */
-export const OrderItemsOrderPlugin = wrapPlans({
-  Order: {
-    items(plan) {
-      const $items = plan() as PgSelectStep;
-      $items.orderBy({ attribute: "position", direction: "ASC" });
-      return $items;
+export const OrderItemsOrderPlugin = wrapPlans(
+  {
+    Order: {
+      items(plan) {
+        const $items = plan() as PgSelectStep;
+        $items.orderBy({ attribute: "position", direction: "ASC" });
+        return $items;
+      },
     },
   },
-}, { name: "OrderItemsOrderPlugin" });
+  { name: "OrderItemsOrderPlugin" },
+);

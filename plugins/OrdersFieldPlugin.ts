@@ -36,14 +36,12 @@ export const OrdersFieldPlugin = extendSchema((build) => {
             // orders_status_idx, where `$1 is null or status = any($1)` left it
             // only a sequential scan (figures: docs/performance.md). No status:
             // every status.
-            $orders.where(
-              sql`${$orders.alias}.status = any(coalesce(${statuses}, enum_range(null::${statusCodec.sqlType})))`,
-            );
+            $orders.where(sql`${$orders.alias}.status = any(coalesce(${statuses}, enum_range(null::${statusCodec.sqlType})))`);
             $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
             $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
             // Paging for long histories, capped.
             const pageSize = pageSizeOf(info);
-          $orders.setFirst(lambda($first, (n: unknown) => Math.min(pageArgument("first", n) ?? pageSize.default, pageSize.max)));
+            $orders.setFirst(lambda($first, (n: unknown) => Math.min(pageArgument("first", n) ?? pageSize.default, pageSize.max)));
             $orders.setOffset(lambda($offset, (n: unknown) => pageArgument("offset", n) ?? 0));
             return $orders;
           },

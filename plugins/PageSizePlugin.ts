@@ -39,7 +39,10 @@ export function pageArgument(name: string, value: unknown): number | null {
 /** `@pageSize 100` or `@pageSize 50 500` (default, max); the max is never below the default. */
 export function pageSizeFromTag(tag: unknown, fallback: PageSize): PageSize {
   if (typeof tag !== "string" && typeof tag !== "number") return fallback;
-  const [d, m] = String(tag).trim().split(/\s+/).map((v) => Number.parseInt(v, 10));
+  const [d, m] = String(tag)
+    .trim()
+    .split(/\s+/)
+    .map((v) => Number.parseInt(v, 10));
   if (!Number.isInteger(d) || d! < 0) throw new Error(`@pageSize ${tag}: expected "<default> [<max>]"`);
   const max = Number.isInteger(m) ? m! : Math.max(d!, fallback.max);
   if (max < d!) throw new Error(`@pageSize ${tag}: the max is below the default`);
@@ -55,8 +58,7 @@ interface PgScope {
 }
 
 /** The fields graphile-build-pg gives first/offset (PgFirstLastBeforeAfterArgsPlugin's test). */
-const isPagedPgField = (scope: PgScope) =>
-  Boolean((scope.isPgFieldConnection || scope.isPgFieldSimpleCollection) && scope.pgFieldResource && !scope.pgFieldResource.isUnique);
+const isPagedPgField = (scope: PgScope) => Boolean((scope.isPgFieldConnection || scope.isPgFieldSimpleCollection) && scope.pgFieldResource && !scope.pgFieldResource.isUnique);
 
 const PAGING_ARGS = new Set(["first", "last", "offset"]);
 

@@ -29,9 +29,7 @@ import type { PageSize } from "./PageSizePlugin.ts";
 import { isStaff, servicesOf, type AccountRole } from "../common/services.ts";
 
 function operationType(document: DocumentNode, operationName: string | null | undefined): string {
-  const op = document.definitions.find(
-    (d) => d.kind === "OperationDefinition" && (!operationName || d.name?.value === operationName),
-  ) as { operation?: string } | undefined;
+  const op = document.definitions.find((d) => d.kind === "OperationDefinition" && (!operationName || d.name?.value === operationName)) as { operation?: string } | undefined;
   return op?.operation ?? "unknown";
 }
 
@@ -156,7 +154,10 @@ function depthRule(maxDepth: number): ValidationRule {
  * expanded), else INTROSPECTION_LIMIT. Thirty aliased `__schema` walks
  * would otherwise answer megabytes at cost 0.
  */
-export function introspectionCounts(operation: { selectionSet: { selections: readonly SelectionNode[] } }, getFragment: (name: string) => { selectionSet: { selections: readonly SelectionNode[] } } | null | undefined) {
+export function introspectionCounts(
+  operation: { selectionSet: { selections: readonly SelectionNode[] } },
+  getFragment: (name: string) => { selectionSet: { selections: readonly SelectionNode[] } } | null | undefined,
+) {
   // Each fragment is counted once and its count reused wherever it is
   // spread (a fragment bomb spreads 2^n times: walking it would hang).
   const perFragment = new Map<string, { schema: number; type: number }>();
@@ -484,7 +485,7 @@ export function makeCostCache(price: Price, generation: () => number = () => 0):
     }
     if (priced instanceof Error) throw priced;
     return priced;
-  }
+  };
 }
 
 export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
@@ -498,10 +499,7 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
   const events = limits.subscriptionEvents ?? SUBSCRIPTION_EVENTS;
 
   /** Null when the request may run; else the refusal. A subscription is priced for `events` re-reads of its selection. */
-  function check(
-    args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown },
-    perEvent = 1,
-  ) {
+  function check(args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: Record<string, unknown> | null; operationName?: string | null; contextValue?: unknown }, perEvent = 1) {
     const viewer = (args.contextValue as { viewer?: { role: AccountRole } | null } | undefined)?.viewer;
     const maximum = ceilingFor(viewer);
     // The variables first, before anything coerces them (the pricing below

@@ -76,19 +76,13 @@ export const ReportsPlugin = extendSchema((build) => {
       Query: {
         plans: {
           salesReport(_, { $from, $to, $groupBy }, info) {
-            return rowsOf(
-              "select * from app_hidden.sales_report($1, $2, $3, $4)",
-              object({ from: $from!, to: $to!, groupBy: $groupBy!, maxRows: constant(pageSizeOf(info).max) }),
-            );
+            return rowsOf("select * from app_hidden.sales_report($1, $2, $3, $4)", object({ from: $from!, to: $to!, groupBy: $groupBy!, maxRows: constant(pageSizeOf(info).max) }));
           },
           auditLog(_, { $first, $offset }, info) {
             // Without `first`, the page the cost plugin priced: DEFAULT_LIST_SIZE rows.
             const pageSize = pageSizeOf(info);
             const $page = lambda($first!, (first) => Math.min((first as number | null) ?? pageSize.default, pageSize.max));
-            return rowsOf(
-              "select to_json(at) #>> '{}' as at, actor, action, entity, before, after from app_hidden.audit_log($1, $2)",
-              object({ first: $page, offset: $offset! }),
-            );
+            return rowsOf("select to_json(at) #>> '{}' as at, actor, action, entity, before, after from app_hidden.audit_log($1, $2)", object({ first: $page, offset: $offset! }));
           },
         },
       },

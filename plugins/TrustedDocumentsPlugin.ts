@@ -1,6 +1,20 @@
 import { createHash } from "node:crypto";
 import { SafeError } from "postgraphile/grafast";
-import { BREAK, Kind, parse, print, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema, type SelectionNode, type SelectionSetNode } from "postgraphile/graphql";
+import {
+  BREAK,
+  Kind,
+  parse,
+  print,
+  Source,
+  validate,
+  visit,
+  type ASTNode,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLSchema,
+  type SelectionNode,
+  type SelectionSetNode,
+} from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
 import { ERROR_STATUS } from "../common/errorCatalogue.ts";
 
@@ -96,9 +110,7 @@ export function withoutAddedTypename(document: DocumentNode): DocumentNode {
   const added = (s: SelectionNode) => s.kind === Kind.FIELD && s.name.value === "__typename" && !s.alias && !s.arguments?.length && !s.directives?.length;
   const strip = (set: SelectionSetNode, root: boolean): SelectionSetNode => ({
     ...set,
-    selections: set.selections
-      .filter((s) => root || !added(s))
-      .map((s) => (s.kind === Kind.FRAGMENT_SPREAD || !s.selectionSet ? s : { ...s, selectionSet: strip(s.selectionSet, false) })),
+    selections: set.selections.filter((s) => root || !added(s)).map((s) => (s.kind === Kind.FRAGMENT_SPREAD || !s.selectionSet ? s : { ...s, selectionSet: strip(s.selectionSet, false) })),
   });
   return {
     ...document,

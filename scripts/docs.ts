@@ -154,7 +154,9 @@ export function performancePage(): string {
   const page = readFileSync(path.join(ROOT, "docs/performance.md"), "utf8");
   const [begin, end] = [page.indexOf(RUN_BEGIN), page.indexOf(RUN_END)];
   if (begin < 0 || end < begin) throw new Error(`docs/performance.md has lost its markers: ${RUN_BEGIN} ... ${RUN_END}`);
-  const run = readFileSync(path.join(ROOT, LATEST_RUN), "utf8").trim().replace(/^(#+) /gm, "#$1 ");
+  const run = readFileSync(path.join(ROOT, LATEST_RUN), "utf8")
+    .trim()
+    .replace(/^(#+) /gm, "#$1 ");
   return `${page.slice(0, begin + RUN_BEGIN.length)}\n\n${run}\n\n${page.slice(end)}`;
 }
 

@@ -91,7 +91,7 @@ export async function updateManifest(root = ROOT, retire?: { id: string; reason:
   const current = await currentDocuments(root);
   const currentIds = new Set(current.map((d) => d.id));
   if (retire) {
-    if (!retire.reason?.trim()) throw new DocumentsError("--retire needs --reason \"...\": why the id may stop working (it is kept on the record)");
+    if (!retire.reason?.trim()) throw new DocumentsError('--retire needs --reason "...": why the id may stop working (it is kept on the record)');
     if (!(retire.id in present)) throw new DocumentsError(`${retire.id} is not in ${MANIFEST}`);
     if (currentIds.has(retire.id)) throw new DocumentsError(`${retire.id} (${operationOf(present[retire.id]!)}) is what the sources make now: edit or remove the operation first`);
     retired[retire.id] = { operation: operationOf(present[retire.id]!), retiredAt: (retire.now ?? new Date()).toISOString(), reason: retire.reason.trim() };
@@ -110,9 +110,14 @@ export async function updateManifest(root = ROOT, retire?: { id: string; reason:
 
   // An id in the committed manifest must still be there, or be retired.
   const dropped = Object.keys(committedManifest(root) ?? {}).filter((id) => !(id in manifest) && !(id in retired));
-  if (dropped.length) throw new DocumentsError(`These published ids would be dropped without being retired: ${dropped.join(", ")}. Restore ${MANIFEST} from git, then retire them with --retire <id> --reason "..." if they must go.`);
+  if (dropped.length)
+    throw new DocumentsError(
+      `These published ids would be dropped without being retired: ${dropped.join(", ")}. Restore ${MANIFEST} from git, then retire them with --retire <id> --reason "..." if they must go.`,
+    );
 
-  const kept = Object.keys(manifest).filter((id) => !currentIds.has(id)).map((id) => ({ id, operation: operationOf(manifest[id]!) }));
+  const kept = Object.keys(manifest)
+    .filter((id) => !currentIds.has(id))
+    .map((id) => ({ id, operation: operationOf(manifest[id]!) }));
   return { manifest, retired, added, kept };
 }
 
@@ -133,7 +138,10 @@ export async function main(argv: string[], root = ROOT, out: (line: string) => v
   if (values.retire) writeFileSync(path.join(root, RETIRED), `${JSON.stringify(update.retired, null, 2)}\n`);
   for (const d of update.added) out(`added    ${d.id}  ${d.operation}  (${d.file})`);
   if (values.retire) out(`retired  ${values.retire}  (${RETIRED})`);
-  if (update.kept.length) out(`${update.kept.length} earlier ids kept and served (edited or removed operations: ${[...new Set(update.kept.map((k) => k.operation))].join(", ")}); retire one with --retire <id> --reason "..."`);
+  if (update.kept.length)
+    out(
+      `${update.kept.length} earlier ids kept and served (edited or removed operations: ${[...new Set(update.kept.map((k) => k.operation))].join(", ")}); retire one with --retire <id> --reason "..."`,
+    );
   out(`${Object.keys(update.manifest).length} trusted documents in ${MANIFEST}`);
   return 0;
 }

@@ -76,11 +76,10 @@ export async function serverMajor(url: string): Promise<number> {
 }
 
 export async function dumpSchema(url: string): Promise<string> {
-  const out = execFileSync(
-    findPgDump(await serverMajor(url)),
-    ["--schema-only", "--no-owner", "--no-sync", "--exclude-schema=graphile_migrate", "--exclude-schema=graphile_worker", "--dbname", url],
-    { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
-  );
+  const out = execFileSync(findPgDump(await serverMajor(url)), ["--schema-only", "--no-owner", "--no-sync", "--exclude-schema=graphile_migrate", "--exclude-schema=graphile_worker", "--dbname", url], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return normalise(out);
 }
 

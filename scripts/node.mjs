@@ -74,7 +74,6 @@ function relay(command, commandArgs, env = process.env) {
     if (signal) {
       process.removeAllListeners(signal);
       process.kill(process.pid, signal);
-    }
-    else process.exit(code ?? 1);
+    } else process.exit(code ?? 1);
   });
 }

@@ -41,7 +41,9 @@ export function printedDocuments(root = ROOT): TrustedDocument[] {
   const out: TrustedDocument[] = [];
   const names = new Map<string, string>();
   for (const dir of SOURCES) {
-    for (const name of readdirSync(path.join(root, dir)).filter((f) => f.endsWith(".graphql")).sort()) {
+    for (const name of readdirSync(path.join(root, dir))
+      .filter((f) => f.endsWith(".graphql"))
+      .sort()) {
       const file = `${dir}/${name}`;
       const ast = parse(readFileSync(path.join(root, file), "utf8"));
       const fragments = new Map<string, FragmentDefinitionNode>();
@@ -70,4 +72,3 @@ export function printedDocuments(root = ROOT): TrustedDocument[] {
   }
   return out;
 }
-

@@ -27,18 +27,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { makeSchema } from "postgraphile";
 import { printSchemaWithDirectives } from "@graphql-tools/utils";
-import {
-  buildSchema,
-  getNamedType,
-  lexicographicSortSchema,
-  parse,
-  TypeInfo,
-  validate,
-  visit,
-  visitWithTypeInfo,
-  type DocumentNode,
-  type GraphQLSchema,
-} from "postgraphile/graphql";
+import { buildSchema, getNamedType, lexicographicSortSchema, parse, TypeInfo, validate, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema } from "postgraphile/graphql";
 import { CriticalityLevel, diff, type Change } from "@graphql-inspector/core";
 import { watch as migrateWatch } from "graphile-migrate";
 import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
@@ -173,13 +162,9 @@ export async function compare(dir: string, newSdl: string): Promise<CheckResult>
     return { ...d, ast, usedOld: coordinatesUsed(oldSchema, ast), usedNew: coordinatesUsed(newSchema, ast) };
   });
   const who = ({ operation, client, id }: UsedBy): UsedBy => ({ operation, client, id });
-  const breaking = changes
-    .filter((c) => c.criticality.level === CriticalityLevel.Breaking)
-    .map((change) => ({ change, usedBy: docs.filter((d) => touches(change.path, d.usedOld)).map(who) }));
+  const breaking = changes.filter((c) => c.criticality.level === CriticalityLevel.Breaking).map((change) => ({ change, usedBy: docs.filter((d) => touches(change.path, d.usedOld)).map(who) }));
   const dangerous = changes.filter((c) => c.criticality.level === CriticalityLevel.Dangerous);
-  const invalid = docs
-    .map((d) => ({ ...who(d), errors: validate(newSchema, d.ast).map((e) => e.message) }))
-    .filter((d) => d.errors.length);
+  const invalid = docs.map((d) => ({ ...who(d), errors: validate(newSchema, d.ast).map((e) => e.message) })).filter((d) => d.errors.length);
   const deprecated: CheckResult["deprecated"] = [];
   for (const type of Object.values(newSchema.getTypeMap())) {
     if (type.name.startsWith("__") || !("getFields" in type)) continue;

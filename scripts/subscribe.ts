@@ -33,17 +33,14 @@ async function main() {
     webSocketImpl: WebSocket,
     connectionParams: token ? { authorization: `Bearer ${token}` } : {},
   });
-  client.subscribe(
-    target === "new-coffee" ? { query: trusted("NewOnMenu").text } : { query: trusted("StatusFeed").text, variables: { orderId: target } },
-    {
-      next: (event) => console.log(JSON.stringify(event)),
-      error: (err) => {
-        console.error("error:", JSON.stringify(err));
-        process.exit(1);
-      },
-      complete: () => process.exit(0),
+  client.subscribe(target === "new-coffee" ? { query: trusted("NewOnMenu").text } : { query: trusted("StatusFeed").text, variables: { orderId: target } }, {
+    next: (event) => console.log(JSON.stringify(event)),
+    error: (err) => {
+      console.error("error:", JSON.stringify(err));
+      process.exit(1);
     },
-  );
+    complete: () => process.exit(0),
+  });
   console.error(`subscribed to ${target}; Ctrl-C to stop`);
 }
 

@@ -41,7 +41,11 @@ function sample(type: GraphQLInputType): unknown {
   const named = getNamedType(inner);
   if (isEnumType(named)) return named.getValues()[0]!.value;
   if (isInputObjectType(named)) {
-    return Object.fromEntries(Object.values(named.getFields()).filter((f) => isNonNullType(f.type)).map((f) => [f.name, sample(f.type)]));
+    return Object.fromEntries(
+      Object.values(named.getFields())
+        .filter((f) => isNonNullType(f.type))
+        .map((f) => [f.name, sample(f.type)]),
+    );
   }
   return ({ ID: "40000000-0000-4000-8000-000000000003", Int: 1, Float: 1.5, Boolean: true } as Record<string, unknown>)[named.name] ?? "x";
 }
@@ -84,7 +88,9 @@ const run = async (document: ReturnType<typeof parse>) => {
 const pinned = parseAndValidate(featured).document!;
 const samePlan = await per(() => run(pinned), 300);
 const newPlan = await per(() => run(parse(featured)), 300);
-console.log(`FeaturedList executed in-process (SQL included): same DocumentNode ${samePlan.toFixed(0)} µs, a new DocumentNode each time ${newPlan.toFixed(0)} µs (planning: ${(newPlan - samePlan).toFixed(0)} µs)`);
+console.log(
+  `FeaturedList executed in-process (SQL included): same DocumentNode ${samePlan.toFixed(0)} µs, a new DocumentNode each time ${newPlan.toFixed(0)} µs (planning: ${(newPlan - samePlan).toFixed(0)} µs)`,
+);
 
 await pgl.release();
 await pool.end();

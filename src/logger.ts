@@ -38,18 +38,21 @@ export function setLogFormat(format: LogFormat): void {
 // stdout, one synchronous write per line (pino's default), or the pretty stream.
 const json = pino.destination({ dest: 1, sync: true });
 const destination = { write: (line: string) => (pretty ?? json).write(line) };
-export const logger = pino({
-  level: (LOG_LEVELS as readonly string[]).includes(fromEnv ?? "") ? fromEnv : "info",
-  base,
-  mixin() {
-    const requestId = currentRequestId();
-    return requestId ? { requestId } : {};
+export const logger = pino(
+  {
+    level: (LOG_LEVELS as readonly string[]).includes(fromEnv ?? "") ? fromEnv : "info",
+    base,
+    mixin() {
+      const requestId = currentRequestId();
+      return requestId ? { requestId } : {};
+    },
+    redact: {
+      paths: ["req.headers.authorization", "req.headers['x-signature']", "password", "*.password", "token", "*.token"],
+      censor: "[redacted]",
+    },
   },
-  redact: {
-    paths: ["req.headers.authorization", "req.headers['x-signature']", "password", "*.password", "token", "*.token"],
-    censor: "[redacted]",
-  },
-}, destination);
+  destination,
+);
 
 /**
  * The access log's lines (src/http/accessLog.ts), to stdout too: fields it

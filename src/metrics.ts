@@ -125,7 +125,6 @@ export const paymentCallbacks = new client.Counter({
   registers: [registry],
 });
 
-
 /** The live cache's events (src/http/liveCache.ts), counted in plain numbers on the hot path. */
 export const liveCacheEvents = { hits: 0, misses: 0, invalidations: 0 };
 
@@ -161,7 +160,9 @@ new client.Gauge({
   labelNames: ["state"] as const,
   registers: [registry],
   collect() {
-    let total = 0, idle = 0, waiting = 0;
+    let total = 0,
+      idle = 0,
+      waiting = 0;
     for (const { pool } of sources) {
       total += pool.totalCount;
       idle += pool.idleCount;
@@ -179,7 +180,8 @@ new client.Gauge({
   labelNames: ["kind"] as const,
   registers: [registry],
   collect() {
-    let sockets = 0, topics = 0;
+    let sockets = 0,
+      topics = 0;
     for (const s of sources) {
       sockets += s.sockets();
       topics += s.topics();

@@ -19,7 +19,8 @@ export function makePasswordCheckGate({ concurrency, queue }: { concurrency: num
   const waiting: Array<() => void> = [];
   const release = () => {
     const next = waiting.shift();
-    if (next) next(); // the slot passes straight on
+    if (next)
+      next(); // the slot passes straight on
     else running -= 1;
   };
   const once = () => {

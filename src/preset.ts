@@ -81,7 +81,19 @@ function servicesFor(config: Config): CafeServices {
 }
 
 /** The whole GraphQL service, in one object: what is exposed and how. */
-export function makePreset({ config, pool, pgSubscriber, viewerFromConnectionParams, clientAddress, sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }), revocationsCaughtUp, limitsOf = () => FALLBACK_ROLE_LIMIT, tableRows, watch, liveCache }: PresetOptions): GraphileConfig.Preset {
+export function makePreset({
+  config,
+  pool,
+  pgSubscriber,
+  viewerFromConnectionParams,
+  clientAddress,
+  sourceOf = (req) => ({ address: clientAddress(req), key: clientAddress(req), trusted: false }),
+  revocationsCaughtUp,
+  limitsOf = () => FALLBACK_ROLE_LIMIT,
+  tableRows,
+  watch,
+  liveCache,
+}: PresetOptions): GraphileConfig.Preset {
   const onCommit = liveCache ? () => liveCache.invalidate() : undefined;
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],

@@ -107,8 +107,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   // Our own superuser pool (rather than PostGraphile's): it closes idle
   // connections at once (it is used once, to install the watch fixtures) and
   // is ended, quietly, at shutdown.
-  const watchPool =
-    config.NODE_ENV === "development" && urls.root ? new pg.Pool({ connectionString: onDatabase(urls.root, databaseName(urls.owner)), max: 1, idleTimeoutMillis: 100 }) : null;
+  const watchPool = config.NODE_ENV === "development" && urls.root ? new pg.Pool({ connectionString: onDatabase(urls.root, databaseName(urls.owner)), max: 1, idleTimeoutMillis: 100 }) : null;
   if (watchPool) {
     watchPool.on("error", (e) => logger.debug({ err: e }, "watch-mode superuser connection closed"));
     shutdown.add("watch-mode pool", () => watchPool.end());
@@ -116,8 +115,25 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const watch = watchPool ? { superuserPool: watchPool } : undefined;
   // Public reads answered from memory, emptied by NOTIFY (src/http/liveCache.ts).
   const liveCache = new LiveCache({ maxEntries: config.LIVE_CACHE_MAX_ENTRIES, maxBytes: config.LIVE_CACHE_MAX_BYTES });
-  shutdown.add("live cache", followPublicReads(liveCache, subscriber, (text, values) => pool.query(text, values)));
-  const pgl = postgraphile(makePreset({ config, pool, pgSubscriber: subscriber as never, viewerFromConnectionParams, clientAddress, sourceOf, revocationsCaughtUp, limitsOf: roleLimits.settingsFor, tableRows: tableSizes, watch, liveCache }));
+  shutdown.add(
+    "live cache",
+    followPublicReads(liveCache, subscriber, (text, values) => pool.query(text, values)),
+  );
+  const pgl = postgraphile(
+    makePreset({
+      config,
+      pool,
+      pgSubscriber: subscriber as never,
+      viewerFromConnectionParams,
+      clientAddress,
+      sourceOf,
+      revocationsCaughtUp,
+      limitsOf: roleLimits.settingsFor,
+      tableRows: tableSizes,
+      watch,
+      liveCache,
+    }),
+  );
   shutdown.add("PostGraphile", () => pgl.release());
   const serv = pgl.createServ(grafserv);
   const graphqlHandler = serv.createHandler();
@@ -164,7 +180,10 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     onRevoked: (signInId, then) => revokedSignIns.onRevoked(signInId, then),
   });
 
-  shutdown.add("pool and queue metrics", registerPoolAndQueueMetrics(pool, websockets.sockets, () => subscriber.listeningTopics.length));
+  shutdown.add(
+    "pool and queue metrics",
+    registerPoolAndQueueMetrics(pool, websockets.sockets, () => subscriber.listeningTopics.length),
+  );
   shutdown.add("payment alerts", installPaymentAlerts(subscriber));
 
   await revokedSignIns.ready;

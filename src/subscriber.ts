@@ -1,15 +1,6 @@
 import pg from "pg";
 import { logger } from "./logger.ts";
-import {
-  ORDER_PAYLOADS_SQL,
-  ORDER_QUEUE_TOPIC,
-  orderIdOfTopic,
-  orderStatusTopic,
-  orderTopic,
-  type Delivery,
-  type DeliveryScope,
-  type SharingSubscriber,
-} from "../common/topics.ts";
+import { ORDER_PAYLOADS_SQL, ORDER_QUEUE_TOPIC, orderIdOfTopic, orderStatusTopic, orderTopic, type Delivery, type DeliveryScope, type SharingSubscriber } from "../common/topics.ts";
 
 // The LISTEN side of subscriptions. PostGraphile's stock PgSubscriber ends
 // every subscription when its connection drops; this one reconnects (with

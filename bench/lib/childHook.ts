@@ -34,8 +34,7 @@ if (file) {
         const text = typeof config === "string" ? config : (config as { text?: string } | null)?.text;
         const vals = Array.isArray(values) ? values : (config as { values?: unknown[] } | null)?.values;
         const name = typeof config === "object" && config ? (config as { name?: string }).name : undefined;
-        if (typeof text === "string")
-          appendFileSync(file, JSON.stringify({ t: Date.now(), client: id, text, values: vals ?? [], ...(name ? { name } : {}) }) + "\n");
+        if (typeof text === "string") appendFileSync(file, JSON.stringify({ t: Date.now(), client: id, text, values: vals ?? [], ...(name ? { name } : {}) }) + "\n");
       } catch {
         // capture must never break the process under test
       }

@@ -27,7 +27,10 @@ export async function openBenchDatabase(given: string | undefined, defaultName: 
   let stopServer = async () => {};
   if (!url) {
     const probe = new pg.Client({ connectionString: "postgres://postgres@127.0.0.1:5432/postgres", connectionTimeoutMillis: 1500 });
-    const answers = await probe.connect().then(() => probe.end().then(() => true), () => false);
+    const answers = await probe.connect().then(
+      () => probe.end().then(() => true),
+      () => false,
+    );
     if (answers) [url, server] = [`postgres://postgres@127.0.0.1:5432/${defaultName}`, "system"];
     else {
       const embedded = await startEmbeddedPostgres({ EMBEDDED_PG_DIR: ".data/bench-pg", EMBEDDED_PG_PORT: 54359 });

@@ -30,7 +30,10 @@ export async function peakThenLatency(ctx: Ctx, scenario: string, caseName: stri
     peaks.push(await measure({ ...request, onStart: () => (meter = cpuMeter(v.pid)) }));
     cpu.push(meter());
   }
-  const serviceIndex = Math.max(0, variants.findIndex((v) => v.variant === "service"));
+  const serviceIndex = Math.max(
+    0,
+    variants.findIndex((v) => v.variant === "service"),
+  );
   const rate = Math.max(1, Math.round(o.latencyLoad * (peaks[serviceIndex]!.opsPerSec || 1)));
   const rows: Row[] = [];
   for (const [i, v] of variants.entries()) {

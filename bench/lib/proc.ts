@@ -92,7 +92,13 @@ export function ask(child: Child, msg: unknown, okType: string): Promise<void> {
 export async function readyByHttp(child: Child, urlPath: string, timeoutMs = 90_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(100)) {
     if (child.proc.exitCode !== null) throw new Error(`${child.name} exited (${child.proc.exitCode})\n${child.logTail()}`);
-    if (await fetch(`http://127.0.0.1:${child.port}${urlPath}`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`http://127.0.0.1:${child.port}${urlPath}`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
   }
   throw new Error(`${child.name} did not answer ${urlPath} in ${timeoutMs} ms\n${child.logTail()}`);
 }
@@ -111,7 +117,11 @@ export interface CapturedQuery {
 function captureLines(file: string): any[] {
   const text = existsSync(file) ? readFileSync(file, "utf8") : "";
   // The child may be writing its last line as we read: only whole lines count.
-  return text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return text
+    .slice(0, text.lastIndexOf("\n") + 1)
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /** Toggles the child's capture until it is `on`; returns the line count then (a cursor for readCapture). */
@@ -130,7 +140,10 @@ async function toggleCapture(child: Child, on: boolean): Promise<number> {
 
 export const startCapture = (child: Child) => toggleCapture(child, true);
 export const stopCapture = async (child: Child) => void (await toggleCapture(child, false));
-export const readCapture = (child: Child, cursor: number): CapturedQuery[] => captureLines(child.captureFile!).slice(cursor).filter((l) => !l.marker);
+export const readCapture = (child: Child, cursor: number): CapturedQuery[] =>
+  captureLines(child.captureFile!)
+    .slice(cursor)
+    .filter((l) => !l.marker);
 
 /** Runs `fn` with the child's SQL capture on; returns what it sent to Postgres meanwhile (not the health check's `select 1`). */
 export async function captureSql<T>(child: Child, fn: () => Promise<T>): Promise<{ result: T; queries: CapturedQuery[] }> {

@@ -23,7 +23,8 @@ function topLevel(s: string, at: (i: number) => boolean | void): void {
   let quote: string | null = null;
   for (let i = 0; i < s.length; i++) {
     const ch = s[i]!;
-    if (quote) quote = ch === quote ? null : quote; // a doubled quote closes and reopens
+    if (quote)
+      quote = ch === quote ? null : quote; // a doubled quote closes and reopens
     else if (ch === "'" || ch === '"') quote = ch;
     else if (ch === "(" || ch === "[") depth++;
     else if (ch === ")" || ch === "]") depth--;
@@ -60,8 +61,7 @@ export function selectLayout(sql: string): SelectColumn[] {
 }
 
 /** The position of the column `column` of a table aliased as one of `aliases`. */
-export const findColumn = (layout: SelectColumn[], src: { aliases: string[]; column: string }) =>
-  layout.findIndex((c) => c.ref && src.aliases.includes(c.ref.alias) && c.ref.column === src.column);
+export const findColumn = (layout: SelectColumn[], src: { aliases: string[]; column: string }) => layout.findIndex((c) => c.ref && src.aliases.includes(c.ref.alias) && c.ref.column === src.column);
 
 /** The position of the first array column with an element from a table whose alias passes `aliasTest`. */
 export const findArray = (layout: SelectColumn[], aliasTest: (alias: string) => boolean) => layout.findIndex((c) => c.elements?.some((e) => e && aliasTest(e.alias)));

@@ -48,8 +48,7 @@ export async function stockDocuments(stockUrl: string, headers: Record<string, s
     return f;
   };
   const items = t.order.fields.find((f: any) => named(f.type) === "OrderItemConnection") ?? field(t.order, (n) => n === "OrderItem", "Order -> order items");
-  const itemsSel =
-    named(items.type) === "OrderItemConnection" ? `${items.name}(orderBy: [POSITION_ASC]) { nodes { ...QueueItem } }` : `${items.name} { ...QueueItem }`;
+  const itemsSel = named(items.type) === "OrderItemConnection" ? `${items.name}(orderBy: [POSITION_ASC]) { nodes { ...QueueItem } }` : `${items.name} { ...QueueItem }`;
   const itemCoffee = field(t.orderItem, (n) => n === "Coffee", "OrderItem -> Coffee").name;
   const customer = field(t.order, (n) => n === "Customer", "Order -> Customer").name;
   const barista = field(t.order, (n) => n === "Barista", "Order -> Barista").name;
@@ -93,7 +92,6 @@ interface Prepared {
   statements: Record<Op, { settings: Array<[string, string]>; list: CapturedQuery[] }>;
   notes: string[];
 }
-
 
 async function prepare(ctx: Ctx): Promise<Prepared> {
   const headers = { BaristaQueue: { authorization: `Bearer ${ctx.tokens.barista}` }, CoffeeDetail: { authorization: `Bearer ${ctx.tokens.alice}` } };
@@ -247,7 +245,10 @@ export async function s2Scale(ctx: Ctx, first: ScenarioResult): Promise<Scenario
   for (const op of ["BaristaQueue", "CoffeeDetail"] as const) {
     for (const variant of ["service", "floor"] as const) {
       const ops = points.map((pt) => ({ x: pt.orders, y: pt.rows.find((r) => r.case.startsWith(op) && r.variant === variant)?.opsPerSec ?? null }));
-      const s = slope(`${op} ${variant}: cost per request (1 / req/s)`, ops.map((x) => ({ x: x.x, y: x.y && 1 / x.y })));
+      const s = slope(
+        `${op} ${variant}: cost per request (1 / req/s)`,
+        ops.map((x) => ({ x: x.x, y: x.y && 1 / x.y })),
+      );
       notes.push(`${op} ${variant}: ${list(ops, "req/s")}; cost per request grows as orders^${sig(s, 2) ?? "n/a"} (0 = flat, 1 = linear)`);
     }
     const sql = points.map((pt) => ({ x: pt.orders, y: pt.plans[op]?.[0]?.custom.executionMs ?? null }));

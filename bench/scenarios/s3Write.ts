@@ -17,14 +17,7 @@ const SET_CONFIG = "select set_config(el->>0, el->>1, true) from json_array_elem
 
 /** Vacuums what create_order() reads, and the catalogs (where a temporary table per call would leave dead rows). */
 export async function vacuumForProbe(ctx: Ctx): Promise<void> {
-  for (const t of [
-    "app_public.orders",
-    "app_public.order_items",
-    "pg_catalog.pg_class",
-    "pg_catalog.pg_attribute",
-    "pg_catalog.pg_type",
-    "pg_catalog.pg_depend",
-  ]) {
+  for (const t of ["app_public.orders", "app_public.order_items", "pg_catalog.pg_class", "pg_catalog.pg_attribute", "pg_catalog.pg_type", "pg_catalog.pg_depend"]) {
     await ctx.root.query(`vacuum analyze ${t}`);
   }
 }
@@ -72,9 +65,7 @@ async function probe(ctx: Ctx, calls: number, close: boolean): Promise<Summary> 
   }
   if (close) await closeBenchOrders(ctx.root);
   else {
-    await ctx.root.query(
-      "set session_replication_role = replica; update app_public.orders set status = 'COMPLETED', inventory_taken_at = now() where notes = 'bench probe' and status = 'PENDING'",
-    );
+    await ctx.root.query("set session_replication_role = replica; update app_public.orders set status = 'COMPLETED', inventory_taken_at = now() where notes = 'bench probe' and status = 'PENDING'");
     await endTriggerlessLoad(ctx.root);
   }
   return summarize(times);
@@ -103,24 +94,16 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
 
   // One request each with SQL capture: statements, round trips, and the
   // extensions the service adds (the floor answers the same JSON shape).
-  const cap = await captureSql(ctx.service, () =>
-    postJson(svc, "/graphql", gqlBody(doc, "PlaceOrder", { input: nextInput() }), { authorization: `Bearer ${customer().token}` }),
-  );
+  const cap = await captureSql(ctx.service, () => postJson(svc, "/graphql", gqlBody(doc, "PlaceOrder", { input: nextInput() }), { authorization: `Bearer ${customer().token}` }));
   if (cap.result.status !== 200 || cap.result.json?.errors) throw new Error(`PlaceOrder failed: ${cap.result.text.slice(0, 300)}`);
   await sendFloorSpec(ctx, { PlaceOrder: { extensions: cap.result.json.extensions ?? null } });
-  const fcap = await captureSql(ctx.floorSql, () =>
-    postJson(floor, "/s3/PlaceOrder", JSON.stringify({ variables: { input: nextInput() } }), { authorization: `Bearer ${customer().token}` }),
-  );
+  const fcap = await captureSql(ctx.floorSql, () => postJson(floor, "/s3/PlaceOrder", JSON.stringify({ variables: { input: nextInput() } }), { authorization: `Bearer ${customer().token}` }));
   if (fcap.result.status !== 200) throw new Error(`floor PlaceOrder failed: ${fcap.result.text.slice(0, 300)}`);
   const sameShape =
     JSON.stringify(fcap.result.json, (_k, v) => (typeof v === "string" || typeof v === "number" ? typeof v : v)) ===
     JSON.stringify(cap.result.json, (_k, v) => (typeof v === "string" || typeof v === "number" ? typeof v : v));
   const catalogDead = async () =>
-    (
-      await ctx.root.query(
-        "select coalesce(sum(n_dead_tup), 0)::int as dead from pg_stat_sys_tables where relname in ('pg_class', 'pg_attribute', 'pg_type', 'pg_depend')",
-      )
-    ).rows[0].dead as number;
+    (await ctx.root.query("select coalesce(sum(n_dead_tup), 0)::int as dead from pg_stat_sys_tables where relname in ('pg_class', 'pg_attribute', 'pg_type', 'pg_depend')")).rows[0].dead as number;
   const deadBefore = await catalogDead();
   const reset = async () => {
     await closeBenchOrders(ctx.root);
@@ -160,16 +143,12 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
   const openProbe: Array<{ extraOpen: number; openOrders: number; ms: Summary }> = [];
   for (const extra of ctx.opts.s3OpenOrders) {
     if (extra > 0) await makePendingOrders(ctx.root, extra, "bench s3open");
-    const { rows } = await ctx.root.query(
-      "select count(*)::int as n from app_public.orders where inventory_taken_at is null and status not in ('COMPLETED', 'CANCELLED')",
-    );
+    const { rows } = await ctx.root.query("select count(*)::int as n from app_public.orders where inventory_taken_at is null and status not in ('COMPLETED', 'CANCELLED')");
     await vacuumForProbe(ctx);
     openProbe.push({ extraOpen: extra, openOrders: rows[0].n, ms: await createOrderProbeKeepingOpen(ctx) });
   }
   await reset();
-  const { rows: open } = await ctx.root.query(
-    "select count(*)::int as n from app_public.orders where inventory_taken_at is null and status not in ('COMPLETED', 'CANCELLED')",
-  );
+  const { rows: open } = await ctx.root.query("select count(*)::int as n from app_public.orders where inventory_taken_at is null and status not in ('COMPLETED', 'CANCELLED')");
   return {
     id: "S3",
     title: "write",

@@ -102,11 +102,9 @@ export async function s4(ctx: Ctx): Promise<ScenarioResult> {
     return fetch(url + "/orders/payment-callback", { method: "POST", body, headers }).then(async (r) => ({ status: r.status, text: await r.text() }));
   };
   const cap = await captureSql(ctx.service, () => post(svc, probe[0]!));
-  if (cap.result.status !== 200 || !cap.result.text.includes("processed"))
-    throw new Error(`service callback failed: ${cap.result.status} ${cap.result.text.slice(0, 300)}`);
+  if (cap.result.status !== 200 || !cap.result.text.includes("processed")) throw new Error(`service callback failed: ${cap.result.status} ${cap.result.text.slice(0, 300)}`);
   const fcap = await captureSql(ctx.floorSql, () => post(floor, probe[1]!));
-  if (fcap.result.status !== 200 || !fcap.result.text.includes("processed"))
-    throw new Error(`floor callback failed: ${fcap.result.status} ${fcap.result.text.slice(0, 300)}`);
+  if (fcap.result.status !== 200 || !fcap.result.text.includes("processed")) throw new Error(`floor callback failed: ${fcap.result.status} ${fcap.result.text.slice(0, 300)}`);
 
   const svcStream = callbackStream(ctx.secrets, svcOrders);
   const floorStream = callbackStream(ctx.secrets, floorOrders);
@@ -145,9 +143,7 @@ export async function s4(ctx: Ctx): Promise<ScenarioResult> {
     const refused = (r.variant === "service" ? svcStream : floorStream).refused;
     if (refused.length) r.notes.push(`${refused.length} refused, e.g. ${refused.slice(0, 2).join(" | ")}`);
   }
-  const { rows: deliveries } = await ctx.root.query(
-    "select count(*)::int as n from app_private.payment_deliveries where received_at > now() - interval '60 seconds'",
-  );
+  const { rows: deliveries } = await ctx.root.query("select count(*)::int as n from app_private.payment_deliveries where received_at > now() - interval '60 seconds'");
   ctx.shared.s4 = {
     serviceAccepted: [...svcStream.accepted.keys()],
     floorAccepted: [...floorStream.accepted.keys()],

@@ -76,7 +76,7 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
     });
     await listener.query(orders.map((x) => `listen "order_status:${x.id}";`).join(""));
     const allPrepared = async (accepted: Map<string, number>, timeoutMs: number) => {
-      for (const deadline = Date.now() + timeoutMs; [...accepted.keys()].some((id) => !preparingAt.has(id)) && Date.now() < deadline; ) await sleep(10);
+      for (const deadline = Date.now() + timeoutMs; [...accepted.keys()].some((id) => !preparingAt.has(id)) && Date.now() < deadline;) await sleep(10);
     };
     // A first callback proves the worker is listening for jobs.
     const warm = callbackStream(ctx.secrets, orders.slice(count));
@@ -120,7 +120,7 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
       committed.push(pool.query("select graphile_worker.add_job('bench_noop', json_build_object('t', $1::int))", [i]).then(now));
     }
     const at = await Promise.all(committed);
-    for (const deadline = Date.now() + 15_000; done.size < count && Date.now() < deadline; ) await sleep(10);
+    for (const deadline = Date.now() + 15_000; done.size < count && Date.now() < deadline;) await sleep(10);
     at.forEach((t, i) => done.has(i) && floorLatency.push(done.get(i)! - t));
     await pool.end();
   } finally {
@@ -138,8 +138,24 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
     };
   };
   const rows = [
-    row("service", `src/main.ts --worker (concurrency ${concurrency}), the three real tasks`, serviceDrain!, "jobs (start_preparation, update_inventory, notification__send_webhook)", serviceLatency, `${o.s5Rate} callbacks/s fixed`, missing),
-    row("floor", "graphile-worker, no-op task, same concurrency", floorDrain!, "no-op jobs", floorLatency, `${o.s5Rate} jobs/s fixed (enqueue committed -> task ran)`, Math.max(0, count - floorLatency.length)),
+    row(
+      "service",
+      `src/main.ts --worker (concurrency ${concurrency}), the three real tasks`,
+      serviceDrain!,
+      "jobs (start_preparation, update_inventory, notification__send_webhook)",
+      serviceLatency,
+      `${o.s5Rate} callbacks/s fixed`,
+      missing,
+    ),
+    row(
+      "floor",
+      "graphile-worker, no-op task, same concurrency",
+      floorDrain!,
+      "no-op jobs",
+      floorLatency,
+      `${o.s5Rate} jobs/s fixed (enqueue committed -> task ran)`,
+      Math.max(0, count - floorLatency.length),
+    ),
   ];
   return { id: "S5", title: "jobs", rows, notes };
 }

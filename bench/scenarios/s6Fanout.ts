@@ -151,9 +151,7 @@ export async function s6(ctx: Ctx): Promise<ScenarioResult> {
     const reread = perDelivery.find((q) => !/^\s*(begin|commit)|set_config\(/i.test(q.text));
     const settingsQ = perDelivery.find((q) => /set_config\(/.test(q.text));
     const sql = countSql(perDelivery);
-    notes.push(
-      `per delivery the service sends ${sql.roundTrips} queries (${sql.statements} statements): ${reread ? reread.text.replace(/\s+/g, " ").slice(0, 160) : "none"}`,
-    );
+    notes.push(`per delivery the service sends ${sql.roundTrips} queries (${sql.statements} statements): ${reread ? reread.text.replace(/\s+/g, " ").slice(0, 160) : "none"}`);
 
     const listenerUrl = ctx.db.url;
     for (const n of ctx.opts.s6Subscribers) {

@@ -77,12 +77,16 @@ export async function s8(ctx: Ctx): Promise<ScenarioResult> {
       { variant: "service", label: "cafe-api, live cache on", baseUrl: svc, pid: cached.proc.pid, request: { path: "/graphql", body, headers: {} } },
       { variant: "floor", label: "node:http answering the same bytes", baseUrl: base(ctx.floorHttp.port), pid: ctx.floorHttp.proc.pid, request: { path: "/graphql", body, headers: {} } },
       { variant: "extra", label: "cafe-api, live cache off", baseUrl: base(ctx.service.port), pid: ctx.service.proc.pid, request: { path: "/graphql", body, headers: {} } },
-      { variant: "peer", label: "stock PostGraphile V5: menuItems, featuredCoffee, seasonalDrinks", baseUrl: stock, pid: ctx.stock.proc.pid, request: { path: "/graphql", body: gqlBody(stockDoc), headers: {} } },
+      {
+        variant: "peer",
+        label: "stock PostGraphile V5: menuItems, featuredCoffee, seasonalDrinks",
+        baseUrl: stock,
+        pid: ctx.stock.proc.pid,
+        request: { path: "/graphql", body: gqlBody(stockDoc), headers: {} },
+      },
     ]);
     const after = await cacheCounters(svc, metricsToken);
-    notes.push(
-      `the cached service meanwhile: ${after.hits - before.hits} hits, ${after.misses - before.misses} misses, ${after.invalidations - before.invalidations} invalidations (GET /metrics)`,
-    );
+    notes.push(`the cached service meanwhile: ${after.hits - before.hits} hits, ${after.misses - before.misses} misses, ${after.invalidations - before.invalidations} invalidations (GET /metrics)`);
     const ops = (v: string) => rows.find((r) => r.variant === v)?.opsPerSec ?? null;
     const ratio = (a: number | null, b: number | null) => (a && b ? sig(a / b, 3) : "n/a");
     notes.push(`live cache on / stock PostGraphile: ${ratio(ops("service"), ops("peer"))}x req/s (target >= 3x); on / off: ${ratio(ops("service"), ops("extra"))}x`);

@@ -124,11 +124,7 @@ async function coffeeDetail(req: http.IncomingMessage, body: any) {
   const values = [...s.select.values];
   values[s.idIndex] = body?.variables?.id;
   const settings = settingsFor(req.headers.authorization);
-  const rows = await withSettings(
-    reader,
-    settings,
-    async (c) => (await c.query({ text: s.select.text, values, rowMode: "array", ...(s.select.name ? { name: s.select.name } : {}) })).rows,
-  );
+  const rows = await withSettings(reader, settings, async (c) => (await c.query({ text: s.select.text, values, rowMode: "array", ...(s.select.name ? { name: s.select.name } : {}) })).rows);
   const r = rows[0] as any[] | undefined;
   const coffee =
     !r || at(r, L.id) === null
@@ -198,11 +194,7 @@ async function paymentCallback(req: http.IncomingMessage, raw: Buffer): Promise<
   const body = JSON.parse(raw.toString("utf8"));
   const orderId: string = body.data?.order_id ?? body.order_id;
   const amount: string = String(body.data?.amount ?? body.amount);
-  const key = body.idempotency_key
-    ? `idem:${body.idempotency_key}`
-    : body.event_id
-      ? `event:${body.event_id}`
-      : `sha256:${createHash("sha256").update(raw).digest("hex")}`;
+  const key = body.idempotency_key ? `idem:${body.idempotency_key}` : body.event_id ? `event:${body.event_id}` : `sha256:${createHash("sha256").update(raw).digest("hex")}`;
   const bodyHash = createHash("sha256").update(raw).digest("hex");
   // The service's own function, in the service's transaction shape (as cafe_system).
   const r = await asSystem(owner, async (c) => {

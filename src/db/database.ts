@@ -71,10 +71,7 @@ function reachableByOthers(dir: string): boolean {
  * service, which stops it after draining, says so); otherwise it stops with
  * the process group that started it, as a test run's does.
  */
-export async function startEmbeddedPostgres(
-  config: Pick<Config, "EMBEDDED_PG_DIR" | "EMBEDDED_PG_PORT">,
-  { ownProcessGroup = false }: { ownProcessGroup?: boolean } = {},
-): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DIR" | "EMBEDDED_PG_PORT">, { ownProcessGroup = false }: { ownProcessGroup?: boolean } = {}): Promise<EmbeddedServer> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const isRoot = process.getuid?.() === 0;
   let dataDir = path.resolve(ROOT_DIR, config.EMBEDDED_PG_DIR);
@@ -196,8 +193,7 @@ export async function resolveDatabaseUrls(config: Config, databaseUrl: string): 
     throw productionDefaultError("DATABASE_ROLE_PASSWORD", `DATABASE_URL is a superuser's, so ${OWNER_ROLE}'s password would be set to it; set DATABASE_ROLE_PASSWORD or DATABASE_OWNER_URL`);
   }
   const owner = config.DATABASE_OWNER_URL ?? (root ? withUser(databaseUrl, OWNER_ROLE, config.DATABASE_ROLE_PASSWORD) : databaseUrl);
-  const authenticator =
-    config.DATABASE_AUTHENTICATOR_URL ?? withUser(databaseUrl, AUTHENTICATOR_ROLE, config.DATABASE_ROLE_PASSWORD);
+  const authenticator = config.DATABASE_AUTHENTICATOR_URL ?? withUser(databaseUrl, AUTHENTICATOR_ROLE, config.DATABASE_ROLE_PASSWORD);
   return { root, owner, authenticator };
 }
 
@@ -298,7 +294,9 @@ export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "
         logger.info("loaded the demo data");
       }
       demoAccounts = (
-        await owner.query("select email::text, role::text from app_private.accounts where email = any($1::text[]) and disabled_at is null order by array_position($1::text[], email::text)", [DEMO_ACCOUNTS])
+        await owner.query("select email::text, role::text from app_private.accounts where email = any($1::text[]) and disabled_at is null order by array_position($1::text[], email::text)", [
+          DEMO_ACCOUNTS,
+        ])
       ).rows;
     }
     await installDdlAudit(urls, owner);
@@ -338,8 +336,7 @@ export async function missingGrants(owner: pg.Client, authenticator: string): Pr
     [requiredExtensions()],
   );
   const lines: string[] = [];
-  if (!me.create_db)
-    lines.push(`${me.role} lacks CREATE on database ${me.db}: run \`grant create on database ${id(me.db)} to ${id(me.role)}\``);
+  if (!me.create_db) lines.push(`${me.role} lacks CREATE on database ${me.db}: run \`grant create on database ${id(me.db)} to ${id(me.role)}\``);
   if (me.missing_extensions.length && !me.create_public)
     lines.push(
       `${me.role} cannot create the extensions ${me.missing_extensions.join(", ")} in database ${me.db}: run \`${me.missing_extensions.map((e: string) => `create extension if not exists ${e};`).join(" ")}\` there as a superuser (or \`grant create on schema public to ${id(me.role)}\`)`,
@@ -354,18 +351,15 @@ export async function missingGrants(owner: pg.Client, authenticator: string): Pr
     [REQUEST_ROLES, authenticator],
   );
   const { rowCount: authenticatorExists } = await owner.query("select 1 from pg_roles where rolname = $1", [authenticator]);
-  if (!authenticatorExists)
-    lines.push(`role ${authenticator} does not exist: run \`create role ${id(authenticator)} login noinherit password '...'\``);
+  if (!authenticatorExists) lines.push(`role ${authenticator} does not exist: run \`create role ${id(authenticator)} login noinherit password '...'\``);
   for (const r of roles) {
     if (!r.exists) {
       lines.push(`role ${r.role} does not exist: run \`create role ${r.role} nologin\``);
       continue;
     }
-    if (authenticatorExists && !r.authenticator_member)
-      lines.push(`${authenticator} is not a member of ${r.role}: run \`grant ${r.role} to ${id(authenticator)}\``);
+    if (authenticatorExists && !r.authenticator_member) lines.push(`${authenticator} is not a member of ${r.role}: run \`grant ${r.role} to ${id(authenticator)}\``);
   }
-  if (roles.find((r) => r.role === "cafe_system")?.owner_member === false)
-    lines.push(`${me.role} is not a member of cafe_system (the worker acts as it): run \`grant cafe_system to ${id(me.role)}\``);
+  if (roles.find((r) => r.role === "cafe_system")?.owner_member === false) lines.push(`${me.role} is not a member of cafe_system (the worker acts as it): run \`grant cafe_system to ${id(me.role)}\``);
   return lines;
 }
 
@@ -410,4 +404,3 @@ export async function dropDatabase(rootUrl: string, name: string): Promise<void>
     await client.end();
   }
 }
-

@@ -10,20 +10,7 @@ import { logger } from "../logger.ts";
 // never one of the request pool's, so a full pool cannot make it fail.
 
 /** Error codes of a database that is down, restarting or unreachable (node's and Postgres's SQLSTATEs). */
-const UNAVAILABLE_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENOTFOUND",
-  "EPIPE",
-  "57P01",
-  "57P02",
-  "57P03",
-  "08006",
-  "08001",
-  "08003",
-]);
+const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EPIPE", "57P01", "57P02", "57P03", "08006", "08001", "08003"]);
 
 /** pg-pool's error when no connection became free within connectionTimeoutMillis (its queue, not the network). */
 const POOL_WAIT_TIMEOUT = "timeout exceeded when trying to connect";

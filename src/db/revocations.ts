@@ -15,7 +15,6 @@ import { SIGN_IN_REVOKED_TOPIC } from "../../common/topics.ts";
 //   - it forgets one once every access token of that sign-in has expired
 //     (none is issued after the revocation: its refresh tokens are revoked).
 
-
 /** Margin for clock differences between Postgres and this process. */
 const CLOCK_MARGIN_MS = 60_000;
 /** Longest a mutation waits for its LISTEN connection (e.g. while it reconnects). */

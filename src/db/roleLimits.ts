@@ -13,7 +13,6 @@ import { ROLE_LIMITS_TOPIC } from "../../common/topics.ts";
 // loaded at start-up, again after its LISTEN connection comes back, and on
 // every change (the table's trigger NOTIFYs 'role_limits_changed').
 
-
 export interface RoleLimit {
   /** Milliseconds, as set_config wants them. */
   statement_timeout: string;
@@ -47,9 +46,7 @@ export class RoleLimits {
   readonly settingsFor = (role: string): RoleLimit => this.limits.get(role) ?? FALLBACK_ROLE_LIMIT;
 
   private async load() {
-    const { rows } = await asSystem(this.pool, (client) =>
-      client.query<{ role: string } & RoleLimit>("select role, statement_timeout, lock_timeout from app_private.role_limit_settings()"),
-    );
+    const { rows } = await asSystem(this.pool, (client) => client.query<{ role: string } & RoleLimit>("select role, statement_timeout, lock_timeout from app_private.role_limit_settings()"));
     this.limits = new Map(rows.map((r) => [r.role, { statement_timeout: r.statement_timeout, lock_timeout: r.lock_timeout }]));
     logger.debug({ roleLimits: Object.fromEntries(this.limits) }, "loaded role limits");
   }

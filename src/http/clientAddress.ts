@@ -62,7 +62,10 @@ export function sourceKey(address: string): string {
 /** TRUSTED_NETWORKS, parsed: comma-separated CIDRs (a bare address is one host). Throws on a bad entry. */
 export function parseNetworks(value: string): net.BlockList {
   const list = new net.BlockList();
-  for (const entry of value.split(",").map((v) => v.trim()).filter(Boolean)) {
+  for (const entry of value
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean)) {
     const [addr, prefix, ...rest] = entry.split("/");
     const type = net.isIPv4(addr ?? "") ? "ipv4" : net.isIPv6(addr ?? "") ? "ipv6" : null;
     const bits = prefix === undefined ? (type === "ipv4" ? 32 : 128) : Number(prefix);
@@ -96,20 +99,12 @@ const SOURCE = Symbol("source");
  */
 export function makeClientAddress(value: string, trustedNetworks = ""): ClientAddress {
   const none = value === "false" || value === "";
-  const trust: Trust = none
-    ? () => false
-    : value === "true"
-      ? () => true
-      : /^\d+$/.test(value)
-        ? (_addr, hop) => hop < Number(value)
-        : proxyaddr.compile(value.split(",").map((v) => v.trim()));
+  const trust: Trust = none ? () => false : value === "true" ? () => true : /^\d+$/.test(value) ? (_addr, hop) => hop < Number(value) : proxyaddr.compile(value.split(",").map((v) => v.trim()));
   const networks = parseNetworks(trustedNetworks);
   const anyTrusted = trustedNetworks.trim() !== "";
   // Without trusted proxies the address is the socket's (what proxyaddr
   // answers then), without parsing X-Forwarded-For on every request.
-  const clientAddress = none
-    ? (req: IncomingMessage) => req.socket.remoteAddress ?? ""
-    : (req: IncomingMessage) => proxyaddr(req as Parameters<typeof proxyaddr>[0], trust);
+  const clientAddress = none ? (req: IncomingMessage) => req.socket.remoteAddress ?? "" : (req: IncomingMessage) => proxyaddr(req as Parameters<typeof proxyaddr>[0], trust);
   const sourceOfAddress = (address: string): Source => {
     const key = sourceKey(address);
     let trusted = false;

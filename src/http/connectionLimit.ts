@@ -24,8 +24,7 @@ export function installConnectionLimit(server: http.Server, sources: ClientAddre
   const open = new Map<string, number>();
   const body = JSON.stringify(refusalBody("TOO_MANY_CONNECTIONS", `At most ${max} open connections per source; close one first.`));
   const answer =
-    "HTTP/1.1 429 Too Many Requests\r\nconnection: close\r\nretry-after: 5\r\ncontent-type: application/json; charset=utf-8\r\n" +
-    `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    "HTTP/1.1 429 Too Many Requests\r\nconnection: close\r\nretry-after: 5\r\ncontent-type: application/json; charset=utf-8\r\n" + `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   let refusedSinceLog = 0;
   let loggedAt = 0;
   server.on("connection", (socket: CountedSocket) => {

@@ -6,7 +6,9 @@ import type { Config } from "../config.ts";
 // the same list decides which Origins may open one.
 
 export function makeCors(config: Config) {
-  const origins = config.CORS_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean);
+  const origins = config.CORS_ORIGINS.split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
   const any = origins.includes("*");
   return {
     handler: cors({

@@ -282,14 +282,17 @@ export function makeFastPath({ serv, cacheSize, next, liveCache }: FastPathOptio
     if (contentType === undefined || !isJsonPost(req)) return next(req, res);
     // Awaited (not continued in the stream's callbacks) so the request's
     // scope (its id, for every log line) carries on.
-    void readBody(req).then(async (raw) => {
-      try {
-        if (!(await serve(req, res, raw, contentType))) next(replay(req, raw), res);
-      } catch (e) {
-        logger.error({ err: e }, "GraphQL fast path failed");
-        if (!res.headersSent) next(replay(req, raw), res);
-      }
-    }, () => req.destroy());
+    void readBody(req).then(
+      async (raw) => {
+        try {
+          if (!(await serve(req, res, raw, contentType))) next(replay(req, raw), res);
+        } catch (e) {
+          logger.error({ err: e }, "GraphQL fast path failed");
+          if (!res.headersSent) next(replay(req, raw), res);
+        }
+      },
+      () => req.destroy(),
+    );
   };
 }
 

@@ -141,7 +141,13 @@ export function isPublicRead(schema: GraphQLSchema, document: DocumentNode, oper
 /** Variables as JSON with object keys sorted: the same values, the same text. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
   );
 }
 

@@ -39,10 +39,11 @@ export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
 
 /** This route's own refusals and their statuses (common/errorCatalogue.ts CALLBACK_ERRORS: the provider's contract, not GraphQL's). */
-const REFUSAL_STATUS = Object.fromEntries(Object.entries(CALLBACK_ERRORS).filter(([, e]) => e.by === "route").map(([code, e]) => [code, e.status])) as Record<
-  { [K in CallbackErrorCode]: (typeof CALLBACK_ERRORS)[K]["by"] extends "route" ? K : never }[CallbackErrorCode],
-  number
->;
+const REFUSAL_STATUS = Object.fromEntries(
+  Object.entries(CALLBACK_ERRORS)
+    .filter(([, e]) => e.by === "route")
+    .map(([code, e]) => [code, e.status]),
+) as Record<{ [K in CallbackErrorCode]: (typeof CALLBACK_ERRORS)[K]["by"] extends "route" ? K : never }[CallbackErrorCode], number>;
 type ErrorCode = keyof typeof REFUSAL_STATUS;
 
 /** Every outcome a delivery may have (the metrics count each from 0): ours, then app_private.process_payment_callback's. */
@@ -84,18 +85,13 @@ export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf 
     }
     entry[why]++;
     if (now - entry.loggedAt >= 60_000) {
-      logger.warn(
-        { source, refusedWhileBlocked: entry.blocked, refusedOverLimit: entry.overLimit },
-        "payment callback: source refused from memory (not written to the delivery log)",
-      );
+      logger.warn({ source, refusedWhileBlocked: entry.blocked, refusedOverLimit: entry.overLimit }, "payment callback: source refused from memory (not written to the delivery log)");
       entry.loggedAt = now;
     }
     res.setHeader("retry-after", why === "blocked" ? "60" : "1");
     // The body is not read: the connection closes after the answer.
     if (!req.complete) res.setHeader("connection", "close");
-    return why === "blocked"
-      ? fail(res, "RATE_LIMITED", "Too many failed attempts from this source; retry later.")
-      : fail(res, "RATE_LIMITED", "Too many deliveries from this source; slow down.");
+    return why === "blocked" ? fail(res, "RATE_LIMITED", "Too many failed attempts from this source; retry later.") : fail(res, "RATE_LIMITED", "Too many deliveries from this source; slow down.");
   };
 
   /** Writes a refused delivery; for a failure before authentication, learns at once whether its source is now blocked. */

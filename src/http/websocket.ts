@@ -162,7 +162,10 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
         // A revoked sign-in's socket closes, ending its subscriptions.
         if (viewer) {
           const socket = (ctx.extra as Extra).socket;
-          socket.once("close", options.onRevoked(viewer.signInId, () => socket.close(CloseCode.Forbidden, "This sign-in has ended; sign in again.")));
+          socket.once(
+            "close",
+            options.onRevoked(viewer.signInId, () => socket.close(CloseCode.Forbidden, "This sign-in has ended; sign in again.")),
+          );
         }
         return true;
       } catch {

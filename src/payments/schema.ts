@@ -6,20 +6,18 @@ import { z } from "zod";
 const MAX_AMOUNT = 99_999_999.99;
 
 /** A positive amount with at most two decimals, as a number or a numeric string; kept as exact text. */
-export const amount = z
-  .union([z.number(), z.string().regex(/^\d{1,8}(\.\d{1,2})?$/, "must be a number with at most two decimals")])
-  .transform((v, ctx) => {
-    const n = typeof v === "number" ? v : Number(v);
-    if (!Number.isFinite(n) || n <= 0 || n > MAX_AMOUNT) {
-      ctx.addIssue({ code: "custom", message: "must be a positive amount" });
-      return z.NEVER;
-    }
-    if (Math.abs(n * 100 - Math.round(n * 100)) > 1e-6) {
-      ctx.addIssue({ code: "custom", message: "must have at most two decimals" });
-      return z.NEVER;
-    }
-    return n.toFixed(2);
-  });
+export const amount = z.union([z.number(), z.string().regex(/^\d{1,8}(\.\d{1,2})?$/, "must be a number with at most two decimals")]).transform((v, ctx) => {
+  const n = typeof v === "number" ? v : Number(v);
+  if (!Number.isFinite(n) || n <= 0 || n > MAX_AMOUNT) {
+    ctx.addIssue({ code: "custom", message: "must be a positive amount" });
+    return z.NEVER;
+  }
+  if (Math.abs(n * 100 - Math.round(n * 100)) > 1e-6) {
+    ctx.addIssue({ code: "custom", message: "must have at most two decimals" });
+    return z.NEVER;
+  }
+  return n.toFixed(2);
+});
 
 /** Text Postgres can store: no NUL characters. */
 const text = (max: number) =>
@@ -99,8 +97,32 @@ export const shapeBOther = z.object({ order_id: text(100), status: text(50), ...
  * "paid"; then amount (and, for shape B, items) are present and valid.
  */
 export type Delivery =
-  | { shape: "A"; payment: boolean; event: string; orderRef: string | null; customer: string | null; amount: string | null; items: null; status: null; currency: string | null; eventId?: string; idempotencyKey?: string }
-  | { shape: "B"; payment: boolean; event: null; orderRef: string; customer: null; amount: string | null; items: Array<{ product: string; quantity: number }> | null; status: string; currency: string | null; eventId?: string; idempotencyKey?: string };
+  | {
+      shape: "A";
+      payment: boolean;
+      event: string;
+      orderRef: string | null;
+      customer: string | null;
+      amount: string | null;
+      items: null;
+      status: null;
+      currency: string | null;
+      eventId?: string;
+      idempotencyKey?: string;
+    }
+  | {
+      shape: "B";
+      payment: boolean;
+      event: null;
+      orderRef: string;
+      customer: null;
+      amount: string | null;
+      items: Array<{ product: string; quantity: number }> | null;
+      status: string;
+      currency: string | null;
+      eventId?: string;
+      idempotencyKey?: string;
+    };
 
 export interface FieldProblem {
   path: string;
@@ -109,8 +131,7 @@ export interface FieldProblem {
 
 /** Validates a parsed body: a Delivery, or the list of what is wrong with it. */
 export function parseDelivery(body: unknown): { ok: true; delivery: Delivery } | { ok: false; details: FieldProblem[] } {
-  const problems = (error: z.ZodError): FieldProblem[] =>
-    error.issues.map((i) => ({ path: i.path.join(".") || "(body)", message: i.message }));
+  const problems = (error: z.ZodError): FieldProblem[] => error.issues.map((i) => ({ path: i.path.join(".") || "(body)", message: i.message }));
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, details: [{ path: "(body)", message: "must be a JSON object" }] };
   }
@@ -119,12 +140,42 @@ export function parseDelivery(body: unknown): { ok: true; delivery: Delivery } |
     if (event !== PAYMENT_EVENT) {
       const r = shapeAOther.safeParse(body);
       if (!r.success) return { ok: false, details: problems(r.error) };
-      return { ok: true, delivery: { shape: "A", payment: false, event: r.data.event, orderRef: null, customer: null, amount: null, items: null, status: null, currency: null, eventId: r.data.event_id, idempotencyKey: r.data.idempotency_key } };
+      return {
+        ok: true,
+        delivery: {
+          shape: "A",
+          payment: false,
+          event: r.data.event,
+          orderRef: null,
+          customer: null,
+          amount: null,
+          items: null,
+          status: null,
+          currency: null,
+          eventId: r.data.event_id,
+          idempotencyKey: r.data.idempotency_key,
+        },
+      };
     }
     const r = shapeA.safeParse(body);
     if (!r.success) return { ok: false, details: problems(r.error) };
     const d = r.data;
-    return { ok: true, delivery: { shape: "A", payment: true, event: d.event, orderRef: d.data.order_id ?? null, customer: d.data.customer, amount: d.data.amount, items: null, status: null, currency: d.data.currency ?? null, eventId: d.event_id, idempotencyKey: d.idempotency_key } };
+    return {
+      ok: true,
+      delivery: {
+        shape: "A",
+        payment: true,
+        event: d.event,
+        orderRef: d.data.order_id ?? null,
+        customer: d.data.customer,
+        amount: d.data.amount,
+        items: null,
+        status: null,
+        currency: d.data.currency ?? null,
+        eventId: d.event_id,
+        idempotencyKey: d.idempotency_key,
+      },
+    };
   }
   if ("order_id" in body) {
     const status = (body as { status?: unknown }).status;
@@ -135,12 +186,42 @@ export function parseDelivery(body: unknown): { ok: true; delivery: Delivery } |
     if (kind === "other") {
       const r = shapeBOther.safeParse(body);
       if (!r.success) return { ok: false, details: problems(r.error) };
-      return { ok: true, delivery: { shape: "B", payment: false, event: null, orderRef: r.data.order_id, customer: null, amount: null, items: null, status: r.data.status, currency: null, eventId: r.data.event_id, idempotencyKey: r.data.idempotency_key } };
+      return {
+        ok: true,
+        delivery: {
+          shape: "B",
+          payment: false,
+          event: null,
+          orderRef: r.data.order_id,
+          customer: null,
+          amount: null,
+          items: null,
+          status: r.data.status,
+          currency: null,
+          eventId: r.data.event_id,
+          idempotencyKey: r.data.idempotency_key,
+        },
+      };
     }
     const r = shapeB.safeParse(body);
     if (!r.success) return { ok: false, details: problems(r.error) };
     const d = r.data;
-    return { ok: true, delivery: { shape: "B", payment: true, event: null, orderRef: d.order_id, customer: null, amount: d.amount, items: d.items, status: d.status, currency: d.currency ?? null, eventId: d.event_id, idempotencyKey: d.idempotency_key } };
+    return {
+      ok: true,
+      delivery: {
+        shape: "B",
+        payment: true,
+        event: null,
+        orderRef: d.order_id,
+        customer: null,
+        amount: d.amount,
+        items: d.items,
+        status: d.status,
+        currency: d.currency ?? null,
+        eventId: d.event_id,
+        idempotencyKey: d.idempotency_key,
+      },
+    };
   }
   return { ok: false, details: [{ path: "(body)", message: "must carry `event` (shape A) or `order_id` (shape B)" }] };
 }

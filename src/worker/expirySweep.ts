@@ -34,6 +34,6 @@ export function startExpirySweep(pool: pg.Pool): () => Promise<void> {
   sweeper.unref();
   return async () => {
     clearInterval(sweeper);
-    for (const giveUpAt = Date.now() + SWEEP_STOP_WAIT_MS; sweeping && Date.now() < giveUpAt; ) await new Promise((r) => setTimeout(r, 20));
+    for (const giveUpAt = Date.now() + SWEEP_STOP_WAIT_MS; sweeping && Date.now() < giveUpAt;) await new Promise((r) => setTimeout(r, 20));
   };
 }

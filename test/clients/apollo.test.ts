@@ -46,7 +46,10 @@ function apollo(t: TestService, options: { useGETForHashedQueries?: boolean; tok
     const url = new URL(String(input));
     const res = await fetch(input, init);
     const body = await res.clone().json();
-    const request = init?.method === "GET" || !init?.body ? Object.fromEntries([...url.searchParams].map(([k, v]) => [k, k === "variables" || k === "extensions" ? JSON.parse(v) : v])) : JSON.parse(String(init.body));
+    const request =
+      init?.method === "GET" || !init?.body
+        ? Object.fromEntries([...url.searchParams].map(([k, v]) => [k, k === "variables" || k === "extensions" ? JSON.parse(v) : v]))
+        : JSON.parse(String(init.body));
     sent.push({ method: init?.method ?? "GET", query: request.query, extensions: request.extensions, status: res.status, body });
     return res;
   };
@@ -75,7 +78,10 @@ test("by hash alone (the link's own request, no cache): the first request runs, 
 
 test("ApolloClient with InMemoryCache (`__typename` added): unknown hash, then hash and text, which is trusted; then the hash alone", async () => {
   // A document per round: the server learns each hash the first time.
-  for (const [useGETForHashedQueries, query, list] of [[false, KIOSK, "menuItems"], [true, FEATURED, "coffees"]] as const) {
+  for (const [useGETForHashedQueries, query, list] of [
+    [false, KIOSK, "menuItems"],
+    [true, FEATURED, "coffees"],
+  ] as const) {
     const { client, sent } = apollo(services.none, { useGETForHashedQueries });
     const first = await client.query({ query, fetchPolicy: "network-only" });
     expect(first.error).toBeUndefined();

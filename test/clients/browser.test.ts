@@ -33,7 +33,11 @@ const shot = (name: string) => page.screenshot({ path: path.join(OUT, `${name}.p
 
 /** The text of a Monaco editor on the page (its visible lines), with Monaco's non-breaking spaces made plain. */
 const editorText = (selector: string) =>
-  page.locator(`${selector} .view-lines`).first().innerText().then((s) => s.replace(/\u00a0/g, " "));
+  page
+    .locator(`${selector} .view-lines`)
+    .first()
+    .innerText()
+    .then((s) => s.replace(/\u00a0/g, " "));
 
 /** Replaces the content of the Monaco editor inside `selector`, typing as the admin would (pasted in one go: no auto-closed brackets). */
 async function typeInto(selector: string, text: string) {
@@ -64,9 +68,7 @@ beforeAll(async () => {
   });
   // A Content-Security-Policy that refused anything Ruru loads would show here.
   await page.exposeFunction("reportCspViolation", (v: string) => pageErrors.push(`CSP: ${v}`));
-  await page.addInitScript(() =>
-    document.addEventListener("securitypolicyviolation", (e) => (window as any).reportCspViolation(`${e.violatedDirective} ${e.blockedURI}`)),
-  );
+  await page.addInitScript(() => document.addEventListener("securitypolicyviolation", (e) => (window as any).reportCspViolation(`${e.violatedDirective} ${e.blockedURI}`)));
 }, 60_000);
 
 test("Ruru loads under its CSP headers, with nothing refused", async () => {
@@ -89,10 +91,9 @@ test("the admin sets a bearer token in the headers editor and runs a filtered, o
     timeOffset: `-${10 + i} minutes`,
   }));
   await insertOrders(t, specs);
-  const { rows: expected } = await t.db.query(
-    `select id, status from app_public.orders where customer_id = $1 and status in ('PAID', 'COMPLETED') order by time_ordered desc limit 2 offset 1`,
-    [DEMO.bob.id],
-  );
+  const { rows: expected } = await t.db.query(`select id, status from app_public.orders where customer_id = $1 and status in ('PAID', 'COMPLETED') order by time_ordered desc limit 2 offset 1`, [
+    DEMO.bob.id,
+  ]);
   const { rows: count } = await t.db.query(`select count(*)::int as n from app_public.orders where customer_id = $1 and status in ('PAID', 'COMPLETED')`, [DEMO.bob.id]);
   expect(expected).toHaveLength(2);
 
@@ -106,10 +107,15 @@ test("the admin sets a bearer token in the headers editor and runs a filtered, o
     `query AdHoc { allOrders(filter: { customerId: { equalTo: "${DEMO.bob.id}" }, status: { in: [PAID, COMPLETED] } }, orderBy: [TIME_ORDERED_DESC], first: 2, offset: 1) { totalCount nodes { id status } } }`,
   );
   await run();
-  const result = await waitUntil("the result on the page", async () => {
-    const text = await editorText(".graphiql-response");
-    return text.includes("totalCount") ? text : "";
-  }, 15_000, 100);
+  const result = await waitUntil(
+    "the result on the page",
+    async () => {
+      const text = await editorText(".graphiql-response");
+      return text.includes("totalCount") ? text : "";
+    },
+    15_000,
+    100,
+  );
   await shot("03-all-orders");
   const parsed = JSON.parse(result);
   expect(parsed).toMatchObject({ data: { allOrders: { totalCount: count[0].n, nodes: expected.map((o) => ({ id: o.id, status: o.status })) } } });
@@ -124,10 +130,15 @@ test("an orderQueueChanged subscription started in Ruru shows the order paid at 
 
   const paid = await t.gql(`mutation($id: ID!) { markOrderPaid(id: $id, method: CARD_PRESENT) { id status } }`, { variables: { id: orderId }, token: await t.token("barista") });
   expect(paid.body.errors).toBeUndefined();
-  const event = await waitUntil("the event on the page", async () => {
-    const text = await editorText(".graphiql-response");
-    return text.includes(orderId!) ? text : "";
-  }, 15_000, 100);
+  const event = await waitUntil(
+    "the event on the page",
+    async () => {
+      const text = await editorText(".graphiql-response");
+      return text.includes(orderId!) ? text : "";
+    },
+    15_000,
+    100,
+  );
   await shot("05-subscription-event");
   expect(JSON.parse(event)).toMatchObject({ data: { orderQueueChanged: { id: orderId, status: "PAID" } } });
   expect(pageErrors).toEqual([]);

@@ -55,7 +55,8 @@ test("Codegen writes typed documents for each of the five clients, each operatio
     expect(ids.length).toBeGreaterThan(5); // its own operations, and sign-in etc. (documents/accounts.graphql)
     for (const id of ids) expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
   }
-  const operations = (client: string) => Object.values(emitted[client]!).map((text) => (parse(text).definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION) as OperationDefinitionNode).name!.value);
+  const operations = (client: string) =>
+    Object.values(emitted[client]!).map((text) => (parse(text).definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION) as OperationDefinitionNode).name!.value);
   expect(operations("kiosk")).toEqual(expect.arrayContaining(["KioskMenu", "FeaturedList", "Login", "RefreshToken", "Ping"]));
   expect(operations("barista")).toEqual(expect.arrayContaining(["BaristaQueue", "QueueLive"]));
   expect(operations("admin")).toEqual(expect.arrayContaining(["AdminDashboard", "SalesReport", "AuditLog"]));

@@ -74,7 +74,9 @@ if (!existsSync(SHARED_CONTRACT)) console.warn(`skipped: no master copy of the c
 const sharedTest = existsSync(SHARED_CONTRACT) ? test : test.skip;
 sharedTest("contract/ is an exact copy of the master copy next to the checkout, where there is one, plus the trusted-documents manifest", () => {
   const list = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name])).sort();
+    readdirSync(dir, { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? list(path.join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name]))
+      .sort();
   const mine = list(CONTRACT_DIR).filter((f) => !OWN_CONTRACT_FILES.includes(f));
   expect(list(CONTRACT_DIR)).toEqual(expect.arrayContaining(OWN_CONTRACT_FILES));
   expect(mine).toEqual(list(SHARED_CONTRACT));

@@ -43,9 +43,7 @@ interface Orphan {
 test(
   `crash during payment: ${N} callbacks while the worker is SIGKILLed at random moments and the API once`,
   async () => {
-    const { rows: stockBefore } = await d.db.query<{ ingredient_id: string; current_stock: number }>(
-      "select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items",
-    );
+    const { rows: stockBefore } = await d.db.query<{ ingredient_id: string; current_stock: number }>("select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items");
 
     let api = await ChildService.start({ name: "api", mode: "api", databaseUrl: d.url, env: { DATABASE_POOL_SIZE: "6" } });
     let worker = await ChildService.start({ name: "worker", mode: "worker", databaseUrl: d.url, waitReady: false });
@@ -101,10 +99,9 @@ test(
       while (watching) {
         const open = orphans.filter((o) => o.doneAt === null);
         if (open.length) {
-          const { rows } = await d.db.query<{ id: string; locked: boolean }>(
-            "select id::text, locked_at is not null as locked from graphile_worker.jobs where id = any($1::bigint[])",
-            [open.map((o) => o.jobId)],
-          );
+          const { rows } = await d.db.query<{ id: string; locked: boolean }>("select id::text, locked_at is not null as locked from graphile_worker.jobs where id = any($1::bigint[])", [
+            open.map((o) => o.jobId),
+          ]);
           const stillLocked = new Set(rows.filter((r) => r.locked).map((r) => r.id));
           const now = Date.now();
           for (const o of open) if (!stillLocked.has(o.jobId)) o.doneAt = now;
@@ -137,9 +134,7 @@ test(
       const killedAt = Date.now();
       await worker.exited;
       workerKills++;
-      const { rows: locked } = await d.db.query<{ id: string; key: string; locked_at: Date }>(
-        "select id::text, key, locked_at from graphile_worker.jobs where locked_at is not null",
-      );
+      const { rows: locked } = await d.db.query<{ id: string; key: string; locked_at: Date }>("select id::text, key, locked_at from graphile_worker.jobs where locked_at is not null");
       for (const j of locked) {
         // A job still locked by an earlier killed worker is the same orphan.
         if (!orphans.some((o) => o.jobId === j.id)) orphans.push({ jobId: j.id, key: j.key, killedAt, lockedAt: j.locked_at.getTime(), doneAt: null });
@@ -165,12 +160,18 @@ test(
     // Eventually: every order paid once, PREPARING, notified once, stock
     // taken once, and no job left (a job whose work was done but whose
     // worker died before completing it is released and re-run as a no-op).
-    let effects = await orderEffects(d.db, orders.map((o) => o.id));
+    let effects = await orderEffects(
+      d.db,
+      orders.map((o) => o.id),
+    );
     let unsettled = orders.filter((o) => effectProblems(effects.get(o.id), true).length > 0);
     let jobsLeft = (await jobCounts(d.db)).total;
     while ((unsettled.length || jobsLeft) && Date.now() - faultsEnded < SETTLE_LIMIT_MS) {
       await sleep(500);
-      effects = await orderEffects(d.db, orders.map((o) => o.id));
+      effects = await orderEffects(
+        d.db,
+        orders.map((o) => o.id),
+      );
       unsettled = orders.filter((o) => effectProblems(effects.get(o.id), true).length > 0);
       jobsLeft = (await jobCounts(d.db)).total;
     }
@@ -202,9 +203,7 @@ test(
     const slow = waits.filter((w) => w.wait_s === null || w.wait_s > 5).sort((a, b) => (b.wait_s ?? 1e9) - (a.wait_s ?? 1e9));
 
     // Stock: each ingredient went down by exactly what the paid orders need, once.
-    const { rows: stockAfter } = await d.db.query<{ ingredient_id: string; current_stock: number }>(
-      "select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items",
-    );
+    const { rows: stockAfter } = await d.db.query<{ ingredient_id: string; current_stock: number }>("select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items");
     const need = new Map<string, number>();
     for (const e of effects.values()) for (const x of e.expected) need.set(x.ingredient, (need.get(x.ingredient) ?? 0) + x.amount);
     const stockProblems = stockBefore
@@ -239,9 +238,7 @@ test(
     });
     if (orphans.length) {
       console.log(
-        `[drill 1] orphaned jobs (locked by a SIGKILLed worker): ${orphans
-          .map((o) => `${o.key} stuck ${o.doneAt ? ((o.doneAt - o.killedAt) / 1000).toFixed(1) + " s" : "still locked"}`)
-          .join("; ")}`,
+        `[drill 1] orphaned jobs (locked by a SIGKILLed worker): ${orphans.map((o) => `${o.key} stuck ${o.doneAt ? ((o.doneAt - o.killedAt) / 1000).toFixed(1) + " s" : "still locked"}`).join("; ")}`,
       );
     }
 
@@ -253,11 +250,7 @@ test(
     // Nothing but 200s, 503s and connection errors while the faults lasted.
     expect(Object.keys(failedKinds).filter((k) => !/^(503:|ECONNREFUSED|ECONNRESET|TIMEOUT|socket hang up|EPIPE)/.test(k))).toEqual([]);
     // Paid once, PREPARING, notified once, stock taken once, within the limit.
-    expect(
-      orders
-        .map((o) => ({ order: o.id, problems: effectProblems(effects.get(o.id), true) }))
-        .filter((x) => x.problems.length),
-    ).toEqual([]);
+    expect(orders.map((o) => ({ order: o.id, problems: effectProblems(effects.get(o.id), true) })).filter((x) => x.problems.length)).toEqual([]);
     expect(stockProblems).toEqual([]);
     expect(jobs).toEqual({ total: 0, locked: 0, failed: 0 });
   },

@@ -140,7 +140,12 @@ test(
         }
         if (slowest >= PROMPT_MS) problems.push(`an answer took ${slowest} ms while the database was down`);
         if (!serviceSurvivedOutage) {
-          problems.push(`the service process exited (${JSON.stringify(svc.exitInfo)}) when the database went away: ${svc.logs.filter((l) => !l.startsWith("{")).slice(0, 6).join(" | ")}`);
+          problems.push(
+            `the service process exited (${JSON.stringify(svc.exitInfo)}) when the database went away: ${svc.logs
+              .filter((l) => !l.startsWith("{"))
+              .slice(0, 6)
+              .join(" | ")}`,
+          );
         } else if (!subscriptionSurvivedOutage) {
           problems.push(`the subscription ended during the outage (completed ${sub.completed}, error ${String(sub.error)}, closes ${JSON.stringify(closes)})`);
         }
@@ -209,9 +214,7 @@ test(
         const check = new pg.Client({ connectionString: dbUrl });
         await check.connect();
         const statusOf = async () => {
-          const { rows } = await check.query<{ id: string; status: string }>("select id, status::text from app_public.orders where id = any($1::uuid[])", [
-            [y!.id, ...busy.map((o) => o.id)],
-          ]);
+          const { rows } = await check.query<{ id: string; status: string }>("select id, status::text from app_public.orders where id = any($1::uuid[])", [[y!.id, ...busy.map((o) => o.id)]]);
           return new Map(rows.map((r) => [r.id, r.status]));
         };
         let states = await statusOf();

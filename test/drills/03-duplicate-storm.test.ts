@@ -72,10 +72,7 @@ test(
         const retried = answers.filter((a) => a.attempts > 1).length;
 
         // Effects before any worker ran: one PAID transition and three jobs an order.
-        const { rows: paid } = await d.db.query(
-          "select count(*)::int as n from app_public.order_events where to_status = 'PAID' and order_id = any($1::uuid[])",
-          [orders.map((o) => o.id)],
-        );
+        const { rows: paid } = await d.db.query("select count(*)::int as n from app_public.order_events where to_status = 'PAID' and order_id = any($1::uuid[])", [orders.map((o) => o.id)]);
         // Each job of an order: start_preparation:<order>, update_inventory:<order>,
         // and notification__send_webhook:<its payment notification>.
         const { rows: jobsPerOrder } = await d.db.query<{ n: number; total: number }>(
@@ -95,11 +92,17 @@ test(
         // Then the worker: one notification, one set of stock movements an order.
         worker = await ChildService.start({ name: "worker", mode: "worker", databaseUrl: d.url, waitReady: false });
         const settleStart = Date.now();
-        let effects = await orderEffects(d.db, orders.map((o) => o.id));
+        let effects = await orderEffects(
+          d.db,
+          orders.map((o) => o.id),
+        );
         let bad = orders.filter((o) => effectProblems(effects.get(o.id), true).length);
         while (bad.length && Date.now() - settleStart < 60_000) {
           await sleep(500);
-          effects = await orderEffects(d.db, orders.map((o) => o.id));
+          effects = await orderEffects(
+            d.db,
+            orders.map((o) => o.id),
+          );
           bad = orders.filter((o) => effectProblems(effects.get(o.id), true).length);
         }
 
@@ -137,7 +140,10 @@ test(
           differentBodyAlertsAtLeastAltered: (alerts.find((a) => a.kind === "duplicate_key_different_body")?.n ?? 0) >= ALTERED,
           // 1,000 callbacks in seconds is a burst over the rule (300 in 60 s): one alert a window.
           burstAlerts,
-          unsettled: orders.map((o) => ({ order: o.id, problems: effectProblems(effects.get(o.id), true) })).filter((x) => x.problems.length).slice(0, 5),
+          unsettled: orders
+            .map((o) => ({ order: o.id, problems: effectProblems(effects.get(o.id), true) }))
+            .filter((x) => x.problems.length)
+            .slice(0, 5),
         }).toEqual({
           otherAnswers: [],
           processed: EVENTS,

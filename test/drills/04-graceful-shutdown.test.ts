@@ -144,7 +144,7 @@ test(
         const slow = await Promise.all(
           [...slowCallbacks.map((s) => s.done), slowGraphql.done].map((p) =>
             p.then(
-              (r) => `${r.status}:${r.json?.status ?? (r.json?.data ? "data" : r.json?.errors?.[0]?.extensions?.code ?? r.json?.error?.code)}`,
+              (r) => `${r.status}:${r.json?.status ?? (r.json?.data ? "data" : (r.json?.errors?.[0]?.extensions?.code ?? r.json?.error?.code))}`,
               (e) => errorCode(e),
             ),
           ),
@@ -168,10 +168,7 @@ test(
         for (const [i, s] of slowCallbacks.entries()) if (slow[i] === "200:processed") processedIds.push(s.order.id);
         const { rows: keyed } = await d.db.query<{ order_id: string }>("select order_id from app_private.processed_payment_keys where outcome = 'processed'");
         const keyedIds = new Set(keyed.map((k) => k.order_id));
-        const { rows: paidRows } = await d.db.query<{ id: string }>(
-          "select id from app_public.orders where id = any($1::uuid[]) and status <> 'PENDING'",
-          [orders.map((o) => o.id)],
-        );
+        const { rows: paidRows } = await d.db.query<{ id: string }>("select id from app_public.orders where id = any($1::uuid[]) and status <> 'PENDING'", [orders.map((o) => o.id)]);
         const { rows: jobless } = await d.db.query<{ id: string }>(
           `select o.id from app_public.orders o
             where o.id = any($1::uuid[]) and o.status = 'PAID'

@@ -228,10 +228,7 @@ test(
         const shapeA = fc.record(
           {
             event: fc.oneof(fc.constant("payment.completed"), anyValue),
-            data: fc.oneof(
-              fc.record({ amount, customer: anyValue, order_id: maybe(anyValue) }, { requiredKeys: [] }),
-              anyValue,
-            ),
+            data: fc.oneof(fc.record({ amount, customer: anyValue, order_id: maybe(anyValue) }, { requiredKeys: [] }), anyValue),
             event_id: maybe(anyValue),
             idempotency_key: maybe(anyValue),
             extra: maybe(anyValue),
@@ -243,10 +240,7 @@ test(
             order_id: anyValue,
             status: fc.oneof(fc.constantFrom("paid", "PAID", "Paid", "pending", "failed"), anyValue),
             amount,
-            items: fc.oneof(
-              fc.array(fc.record({ product: anyValue, quantity: fc.oneof(fc.integer({ min: -5, max: 2000 }), anyValue) }, { requiredKeys: [] }), { maxLength: 5 }),
-              anyValue,
-            ),
+            items: fc.oneof(fc.array(fc.record({ product: anyValue, quantity: fc.oneof(fc.integer({ min: -5, max: 2000 }), anyValue) }, { requiredKeys: [] }), { maxLength: 5 }), anyValue),
             event_id: maybe(anyValue),
             idempotency_key: maybe(anyValue),
           },
@@ -298,8 +292,10 @@ test(
             ),
             async (sig) => {
               await unblock();
-              await send(validBody, { "content-type": "application/json", authorization: `Bearer ${SECRETS.webhookToken}`, "x-signature": sig }, (r) =>
-                r.status === 401 && r.json?.error?.code === "BAD_SIGNATURE",
+              await send(
+                validBody,
+                { "content-type": "application/json", authorization: `Bearer ${SECRETS.webhookToken}`, "x-signature": sig },
+                (r) => r.status === 401 && r.json?.error?.code === "BAD_SIGNATURE",
               );
             },
           ),
@@ -310,7 +306,10 @@ test(
         await fc.assert(
           fc.asyncProperty(
             fc.oneof(
-              fc.string({ unit: "binary-ascii", maxLength: 80 }).filter(headerSafe).map((s) => `Bearer ${s}`),
+              fc
+                .string({ unit: "binary-ascii", maxLength: 80 })
+                .filter(headerSafe)
+                .map((s) => `Bearer ${s}`),
               fc.constantFrom(
                 `Basic ${Buffer.from(`x:${SECRETS.webhookToken}`).toString("base64")}`,
                 `Bearer ${SECRETS.webhookToken}x`,
@@ -362,7 +361,7 @@ test(
         const depth = 30_000;
         const deep = `{"event":"payment.completed","data":{"amount":1,"customer":"alice@example.com","order_id":${"[".repeat(depth)}${"]".repeat(depth)}}}`;
         await send(deep, callbackHeaders(deep), (r) => r.status === 400);
-        const deepIgnored = `{"event":"deep.one","event_id":"deep-1","data":${"{\"a\":".repeat(8000)}1${"}".repeat(8000)}}`;
+        const deepIgnored = `{"event":"deep.one","event_id":"deep-1","data":${'{"a":'.repeat(8000)}1${"}".repeat(8000)}}`;
         await send(deepIgnored, callbackHeaders(deepIgnored), notProcessed);
         const deepKey = `{"event":"payment.completed","event_id":${"[".repeat(20000)}${"]".repeat(20000)},"data":{"amount":1,"customer":"alice@example.com"}}`;
         await send(deepKey, callbackHeaders(deepKey), (r) => r.status === 400);
@@ -391,7 +390,9 @@ test(
           undocumented: undocumented.length,
           prompt_answer_during_slowloris: prompt,
           slowloris_body: `${bodySlow.filter((s) => s.closedAfterMs !== null).length}/${bodySlow.length} cut by the server within ${SLOW_OBSERVE_MS / 1000} s${
-            bodySlow.some((s) => s.closedAfterMs) ? ` (after ${Math.min(...bodySlow.filter((s) => s.closedAfterMs).map((s) => s.closedAfterMs!))} ms: ${bodySlow.find((s) => s.closedAfterMs)?.answer})` : ""
+            bodySlow.some((s) => s.closedAfterMs)
+              ? ` (after ${Math.min(...bodySlow.filter((s) => s.closedAfterMs).map((s) => s.closedAfterMs!))} ms: ${bodySlow.find((s) => s.closedAfterMs)?.answer})`
+              : ""
           }`,
           slowloris_headers: headerSlow.closedAfterMs ? `cut after ${headerSlow.closedAfterMs} ms (${headerSlow.answer})` : `still open after ${SLOW_OBSERVE_MS / 1000} s`,
           rss_mb: { start: Math.round(rssStart), peak: Math.round(rssPeak), end: Math.round(rssEnd) },
@@ -473,5 +474,4 @@ test("a refused or an ignored delivery does not use up its key: the corrected pa
         paidAfterIgnored: "200:processed",
       });
     },
-  ),
-);
+  ));

@@ -29,7 +29,10 @@ interface Hostile {
 const FRAG_LEVELS = 20;
 const fragmentBomb = (() => {
   let f = "";
-  for (let i = 0; i < FRAG_LEVELS; i++) f += `fragment F${i} on Query { ${Array(10).fill(i === FRAG_LEVELS - 1 ? "menuItems { id }" : `...F${i + 1}`).join(" ")} }\n`;
+  for (let i = 0; i < FRAG_LEVELS; i++)
+    f += `fragment F${i} on Query { ${Array(10)
+      .fill(i === FRAG_LEVELS - 1 ? "menuItems { id }" : `...F${i + 1}`)
+      .join(" ")} }\n`;
   return `query { ...F0 }\n${f}`;
 })();
 // Wide rather than deep: 4 levels of 12 spreads, 20,736 expansions, each a list field.
@@ -53,7 +56,11 @@ const HOSTILE: Hostile[] = [
   { name: "fragment bomb (10^20 expansions)", body: { query: fragmentBomb }, codes: ["QUERY_TOO_DEEP", "QUERY_TOO_COMPLEX", "TOO_MANY_ALIASES"] },
   { name: "fragment fan-out (20,736 list fields)", body: { query: fragmentFanout }, codes: ["QUERY_TOO_COMPLEX", "TOO_MANY_ALIASES", "QUERY_TOO_DEEP"] },
   { name: "cyclic fragments", body: { query: "query { ...A } fragment A on Query { ...B menuItems { id } } fragment B on Query { ...A }" }, codes: [] },
-  { name: "cyclic fragments through lists", body: { query: "query { coffees { ...A } } fragment A on Coffee { name reviews { ...B } } fragment B on Review { rating ...C } fragment C on Review { ...B }" }, codes: [] },
+  {
+    name: "cyclic fragments through lists",
+    body: { query: "query { coffees { ...A } } fragment A on Coffee { name reviews { ...B } } fragment B on Review { rating ...C } fragment C on Review { ...B }" },
+    codes: [],
+  },
   { name: "deep nesting (depth 23)", body: { query: nest(10, "id") }, codes: ["QUERY_TOO_DEEP"] },
   { name: "deep nesting (depth 101)", body: { query: nest(50, "id") }, codes: ["QUERY_TOO_DEEP"] },
   { name: "deeply nested list literal", body: { query: `query { orders(status: ${"[".repeat(2000)}PENDING${"]".repeat(2000)}) { id } }` }, codes: [] },
@@ -75,7 +82,11 @@ const HOSTILE: Hostile[] = [
     codes: ["QUERY_TOO_LARGE", "PAYLOAD_TOO_LARGE"],
     chunked: true,
   },
-  { name: "many variables (20,000 unused)", body: { query: "query { menuItems { id } }", variables: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`v${i}`, i])) }, codes: ["QUERY_TOO_LARGE", "PAYLOAD_TOO_LARGE"] },
+  {
+    name: "many variables (20,000 unused)",
+    body: { query: "query { menuItems { id } }", variables: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`v${i}`, i])) },
+    codes: ["QUERY_TOO_LARGE", "PAYLOAD_TOO_LARGE"],
+  },
   { name: "too many tokens", body: { query: `query { menuItems { ${Array(6000).fill("id").join(" ")} } }` }, codes: ["TOO_MANY_TOKENS", "QUERY_TOO_LARGE"] },
   { name: "document too long", body: { query: `query { menuItems { id } } # ${"x".repeat(60_000)}` }, codes: ["QUERY_TOO_LARGE"] },
   { name: "3,000 copies of one field", body: { query: `query { menuItems { ${Array(3000).fill("id").join(" ")} } }` }, codes: [] },
@@ -170,9 +181,7 @@ test(
           if (slowOnChild.some((s) => s.startsWith(`${h.name}:`))) continue;
           sql.statements = [];
           sql.counting = true;
-          const r = await send(t.url, h, h.as ? baristaToken : null, 10_000).catch(
-            (e): RawResponse => ({ status: -1, headers: {}, text: `no answer: ${errorCode(e)}`, json: undefined, ms: 0 }),
-          );
+          const r = await send(t.url, h, h.as ? baristaToken : null, 10_000).catch((e): RawResponse => ({ status: -1, headers: {}, text: `no answer: ${errorCode(e)}`, json: undefined, ms: 0 }));
           sql.counting = false;
           const codes = codesOf(r.json);
           const problems: string[] = [];
@@ -182,7 +191,8 @@ test(
           else if (r.status === 200 && !codes.length) problems.push("accepted");
           if (hasData) problems.push("returned data");
           if (r.status >= 500) problems.push(`HTTP ${r.status}`);
-          if (h.codes.length && !codes.some((c) => h.codes.includes(c))) problems.push(`codes ${JSON.stringify(codes.slice(0, 3))} instead of one of ${h.codes.join("/")} (HTTP ${r.status}: ${r.text.slice(0, 120)})`);
+          if (h.codes.length && !codes.some((c) => h.codes.includes(c)))
+            problems.push(`codes ${JSON.stringify(codes.slice(0, 3))} instead of one of ${h.codes.join("/")} (HTTP ${r.status}: ${r.text.slice(0, 120)})`);
           // GraphQL errors carry extensions.code (README "API").
           if (codes.some((c) => c.startsWith(NO_CODE))) problems.push(`an error without extensions.code: ${codes.find((c) => c.startsWith(NO_CODE))!.slice(NO_CODE.length)}`);
           if (sql.statements.length) problems.push(`${sql.statements.length} SQL statements ran: ${sql.statements.slice(0, 3).join(" | ")}`);
@@ -212,7 +222,11 @@ test(
           await s.waitFor(1, 3000);
           sql.counting = false;
           const err = s.error as any;
-          const codes = Array.isArray(err) ? err.map((e: any) => e.extensions?.code ?? `(no code) ${e.message?.slice(0, 50)}`) : err ? [String(err.message ?? err).slice(0, 60)] : s.results.flatMap((r) => codesOf(r));
+          const codes = Array.isArray(err)
+            ? err.map((e: any) => e.extensions?.code ?? `(no code) ${e.message?.slice(0, 50)}`)
+            : err
+              ? [String(err.message ?? err).slice(0, 60)]
+              : s.results.flatMap((r) => codesOf(r));
           wsResults[name] = [...codes.slice(0, 2), ...(sql.statements.length ? [`${sql.statements.length} SQL`] : [])];
           s.dispose();
         }
@@ -236,7 +250,10 @@ test(
           must_failed: mustFailed.length,
           should_failed: shouldFailed.map((r) => `${r.name} (${r.status === "ok" ? "" : (r as any).reason})`),
         });
-        for (const r of results) console.log(`[drill 6]   ${r.problems.length ? "PROBLEM" : "ok     "} ${r.name}: HTTP ${r.status} ${r.codes.join(",")} (${r.statements} SQL, ${r.ms} ms)${r.problems.length ? " <- " + r.problems.join("; ") : ""}`);
+        for (const r of results)
+          console.log(
+            `[drill 6]   ${r.problems.length ? "PROBLEM" : "ok     "} ${r.name}: HTTP ${r.status} ${r.codes.join(",")} (${r.statements} SQL, ${r.ms} ms)${r.problems.length ? " <- " + r.problems.join("; ") : ""}`,
+          );
 
         expect({
           slowOnChild,

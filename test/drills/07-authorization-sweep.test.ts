@@ -76,7 +76,12 @@ const SIGNED_IN = A("no", "yes", "yes", "yes");
 const nodes = (d: any) => (d?.nodes ?? (Array.isArray(d) ? d : d ? [d] : [])) as any[];
 const onlyAlice = (key: string) => (d: any) => {
   const bad = nodes(d).filter((n) => n?.[key] !== ALICE);
-  return bad.length ? `${bad.length} rows not alice's (${bad.slice(0, 2).map((b) => b?.[key]).join(",")})` : null;
+  return bad.length
+    ? `${bad.length} rows not alice's (${bad
+        .slice(0, 2)
+        .map((b) => b?.[key])
+        .join(",")})`
+    : null;
 };
 const onlyAliceOrders = (key: string) => (d: any, c: Ctx) => {
   const bad = nodes(d).filter((n) => !c.aliceOrderIds.has(n?.[key]));
@@ -134,7 +139,13 @@ const RULES: Record<string, Rule> = {
   "Query.allOrderItems": { doc: "{ allOrderItems { nodes { orderId } } }", access: OWN, own: onlyAliceOrders("orderId"), expectData: true },
   "Query.orderEventById": { doc: "query($id: BigInt!) { orderEventById(id: $id) { orderId } }", vars: (c) => ({ id: c.orderEventId }), access: OWN, own: onlyAliceOrders("orderId"), expectData: true },
   "Query.allOrderEvents": { doc: "{ allOrderEvents { nodes { orderId } } }", access: OWN, own: onlyAliceOrders("orderId"), expectData: true },
-  "Query.notificationById": { doc: "query($id: ID!) { notificationById(id: $id) { customerId } }", vars: (c) => ({ id: c.notification.id }), access: OWN, own: onlyAlice("customerId"), expectData: true },
+  "Query.notificationById": {
+    doc: "query($id: ID!) { notificationById(id: $id) { customerId } }",
+    vars: (c) => ({ id: c.notification.id }),
+    access: OWN,
+    own: onlyAlice("customerId"),
+    expectData: true,
+  },
   "Query.notificationByOrderIdAndKind": {
     doc: "query($o: ID!, $k: String!) { notificationByOrderIdAndKind(orderId: $o, kind: $k) { customerId } }",
     vars: (c) => ({ o: c.notification.orderId, k: c.notification.kind }),
@@ -151,13 +162,36 @@ const RULES: Record<string, Rule> = {
   "Query.customerByEmail": { doc: "query($e: String!) { customerByEmail(email: $e) { id } }", vars: () => ({ e: "alice@example.com" }), access: STAFF, refuseWithError: true, expectData: true },
   "Query.searchCustomers": { doc: "query($q: String!) { searchCustomers(query: $q) { id } }", vars: () => ({ q: "ali" }), access: STAFF, refuseWithError: true, expectData: true },
   "Query.user": { doc: "query($id: ID!) { user(id: $id) { id } }", vars: () => ({ id: ALICE }), access: STAFF, refuseWithError: true, expectData: true },
-  "Query.profileByCustomerId": { doc: "query($id: ID!) { profileByCustomerId(customerId: $id) { customerId } }", vars: () => ({ id: ALICE }), access: OWN, own: onlyAlice("customerId"), expectData: true },
-  "Query.profileByUsername": { doc: "query($u: String!) { profileByUsername(username: $u) { customerId } }", vars: () => ({ u: "alice" }), access: OWN, own: onlyAlice("customerId"), expectData: true },
+  "Query.profileByCustomerId": {
+    doc: "query($id: ID!) { profileByCustomerId(customerId: $id) { customerId } }",
+    vars: () => ({ id: ALICE }),
+    access: OWN,
+    own: onlyAlice("customerId"),
+    expectData: true,
+  },
+  "Query.profileByUsername": {
+    doc: "query($u: String!) { profileByUsername(username: $u) { customerId } }",
+    vars: () => ({ u: "alice" }),
+    access: OWN,
+    own: onlyAlice("customerId"),
+    expectData: true,
+  },
   "Query.allProfiles": { doc: "{ allProfiles { nodes { customerId } } }", access: OWN, own: onlyAlice("customerId"), expectData: true },
 
   // --- staff: a customer sees the baristas of her orders only ---
-  "Query.baristaById": { doc: "query($id: ID!) { baristaById(id: $id) { id } }", vars: () => ({ id: SAM }), access: OWN, own: (d, c) => (nodes(d).every((b) => c.aliceBaristas.has(b.id)) ? null : "a barista not on her orders"), expectData: true },
-  "Query.allBaristas": { doc: "{ allBaristas { nodes { id } } }", access: OWN, own: (d, c) => (nodes(d).every((b) => c.aliceBaristas.has(b.id)) ? null : "baristas not on her orders"), expectData: true },
+  "Query.baristaById": {
+    doc: "query($id: ID!) { baristaById(id: $id) { id } }",
+    vars: () => ({ id: SAM }),
+    access: OWN,
+    own: (d, c) => (nodes(d).every((b) => c.aliceBaristas.has(b.id)) ? null : "a barista not on her orders"),
+    expectData: true,
+  },
+  "Query.allBaristas": {
+    doc: "{ allBaristas { nodes { id } } }",
+    access: OWN,
+    own: (d, c) => (nodes(d).every((b) => c.aliceBaristas.has(b.id)) ? null : "baristas not on her orders"),
+    expectData: true,
+  },
 
   // --- stock: staff ---
   "Query.lowStockItems": { doc: "{ lowStockItems { currentStock } }", access: STAFF, refuseWithError: true, expectData: true },
@@ -230,7 +264,13 @@ const RULES: Record<string, Rule> = {
     check: (d, role) => (role === "alice" && d?.customerId !== ALICE ? "alice's order is not hers" : null),
     expectData: true,
   },
-  "Mutation.cancelOrder": { doc: "mutation($id: ID!) { cancelOrder(id: $id) }", vars: async (c) => ({ id: await c.freshOrder(ALICE) }), access: A("no", "yes", "yes", "yes"), refuseWithError: true, expectData: true },
+  "Mutation.cancelOrder": {
+    doc: "mutation($id: ID!) { cancelOrder(id: $id) }",
+    vars: async (c) => ({ id: await c.freshOrder(ALICE) }),
+    access: A("no", "yes", "yes", "yes"),
+    refuseWithError: true,
+    expectData: true,
+  },
   "Mutation.updateOrderStatus": {
     doc: "mutation($id: ID!) { updateOrderStatus(id: $id, status: CANCELLED) { status } }",
     vars: async (c) => ({ id: await c.freshOrder(ALICE) }),
@@ -238,7 +278,13 @@ const RULES: Record<string, Rule> = {
     refuseWithError: true,
     expectData: true,
   },
-  "Mutation.markOrderPaid": { doc: "mutation($id: ID!) { markOrderPaid(id: $id, method: CASH) { status } }", vars: async (c) => ({ id: await c.freshOrder(ALICE) }), access: STAFF, refuseWithError: true, expectData: true },
+  "Mutation.markOrderPaid": {
+    doc: "mutation($id: ID!) { markOrderPaid(id: $id, method: CASH) { status } }",
+    vars: async (c) => ({ id: await c.freshOrder(ALICE) }),
+    access: STAFF,
+    refuseWithError: true,
+    expectData: true,
+  },
   "Mutation.updateCustomerProfile": { doc: 'mutation { updateCustomerProfile(input: { name: "Alice Martin" }) { id } }', access: A("no", "yes", "no", "no"), refuseWithError: true, expectData: true },
   "Mutation.createCoffee": {
     doc: "mutation($n: String!) { createCoffee(name: $n, price: 3.5) { id } }",
@@ -247,17 +293,35 @@ const RULES: Record<string, Rule> = {
     refuseWithError: true,
     expectData: true,
   },
-  "Mutation.updateCoffeePrice": { doc: "mutation($id: ID!) { updateCoffeePrice(id: $id, newPrice: 3.75) { id } }", vars: (c) => ({ id: c.drillCoffee }), access: ADMIN, refuseWithError: true, expectData: true },
-  "Mutation.setCoffeeAvailable": { doc: "mutation($id: ID!) { setCoffeeAvailable(id: $id, available: true) { id } }", vars: (c) => ({ id: c.drillCoffee }), access: ADMIN, refuseWithError: true, expectData: true },
+  "Mutation.updateCoffeePrice": {
+    doc: "mutation($id: ID!) { updateCoffeePrice(id: $id, newPrice: 3.75) { id } }",
+    vars: (c) => ({ id: c.drillCoffee }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
+  "Mutation.setCoffeeAvailable": {
+    doc: "mutation($id: ID!) { setCoffeeAvailable(id: $id, available: true) { id } }",
+    vars: (c) => ({ id: c.drillCoffee }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
   "Mutation.settleRefund": { doc: "mutation($id: ID!) { settleRefund(id: $id) { id } }", vars: async (c) => ({ id: await c.freshRefund() }), access: ADMIN, refuseWithError: true, expectData: true },
   "Mutation.restockIngredient": {
-    doc: 'mutation($id: ID!, $r: String) { restockIngredient(ingredientId: $id, amount: 1, reason: $r) { currentStock } }',
+    doc: "mutation($id: ID!, $r: String) { restockIngredient(ingredientId: $id, amount: 1, reason: $r) { currentStock } }",
     vars: (c) => ({ id: c.ingredient.id, r: "drill 7" }),
     access: ADMIN,
     refuseWithError: true,
     expectData: true,
   },
-  "Mutation.setStockAlertLevel": { doc: "mutation($id: ID!) { setStockAlertLevel(ingredientId: $id, alertLevel: 2000) { alertLevel } }", vars: (c) => ({ id: c.ingredient.id }), access: ADMIN, refuseWithError: true, expectData: true },
+  "Mutation.setStockAlertLevel": {
+    doc: "mutation($id: ID!) { setStockAlertLevel(ingredientId: $id, alertLevel: 2000) { alertLevel } }",
+    vars: (c) => ({ id: c.ingredient.id }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
 };
 
 /** A customer must not reach another customer's rows by id: alice asking for bob's. */
@@ -268,7 +332,12 @@ const CROSS: Array<{ name: string; doc: string; vars: (c: Ctx) => Record<string,
   { name: "profileByCustomerId(bob)", doc: "query($id: ID!) { profileByCustomerId(customerId: $id) { customerId } }", vars: () => ({ id: BOB }) },
   { name: "baristaById(admin, on none of her orders)", doc: "query($id: ID!) { baristaById(id: $id) { id } }", vars: () => ({ id: MORGAN }) },
   { name: "cancelOrder(bob's)", doc: "mutation($id: ID!) { cancelOrder(id: $id) }", vars: async (c) => ({ id: await c.freshOrder(BOB) }), mutation: true },
-  { name: "createOrder for bob", doc: "mutation($b: ID!) { createOrder(coffeeId: \"40000000-0000-4000-8000-000000000001\", quantity: 1, customerId: $b) { id } }", vars: () => ({ b: BOB }), mutation: true },
+  {
+    name: "createOrder for bob",
+    doc: 'mutation($b: ID!) { createOrder(coffeeId: "40000000-0000-4000-8000-000000000001", quantity: 1, customerId: $b) { id } }',
+    vars: () => ({ b: BOB }),
+    mutation: true,
+  },
 ];
 
 const INJECTIONS = ["' OR '1'='1", "'; DROP TABLE app_public.orders; --", "'; select pg_sleep(3); --", "\\'; select 1; --", "%' OR 1=1 --", "$$; select 1; $$", "a\u0000b", ")) OR ((1=1"];
@@ -320,10 +389,7 @@ async function arrange(): Promise<Ctx> {
   const evOrder = await freshOrder();
   await db.query("update app_public.orders set status = 'CANCELLED' where id = $1", [evOrder]);
   const event = await one("select id::text from app_public.order_events where order_id = $1 order by id desc limit 1", [evOrder]);
-  const notification = await one(
-    "insert into app_public.notifications (customer_id, order_id, kind, message) values ($1, $2, 'drill7', 'drill 7') returning id, order_id, kind",
-    [ALICE, evOrder],
-  );
+  const notification = await one("insert into app_public.notifications (customer_id, order_id, kind, message) values ($1, $2, 'drill7', 'drill 7') returning id, order_id, kind", [ALICE, evOrder]);
   const freshRefund = async () => {
     const o = await freshOrder();
     await db.query("update app_public.orders set status = 'CANCELLED' where id = $1", [o]);
@@ -332,11 +398,11 @@ async function arrange(): Promise<Ctx> {
   const refundId = await freshRefund();
   const refund = await one("select id, source_key from app_public.refunds where id = $1", [refundId]);
   const alert = await one("insert into app_public.payment_alerts (kind, message) values ('drill', 'drill 7') returning id");
-  await db.query(
-    "insert into app_public.stock_movements (ingredient_id, delta, reason, actor_role) values ('30000000-0000-4000-8000-000000000001', 0, 'drill 7', 'dba')",
-  );
+  await db.query("insert into app_public.stock_movements (ingredient_id, delta, reason, actor_role) values ('30000000-0000-4000-8000-000000000001', 0, 'drill 7', 'dba')");
   const movement = await one("select max(id)::text as id from app_public.stock_movements");
-  const drillCoffee = (await one("insert into app_public.coffees (name, price, roaster_id) values ($1, 3.5, '10000000-0000-4000-8000-000000000001') returning id", [`Drill 7 coffee ${randomUUID().slice(0, 6)}`])).id;
+  const drillCoffee = (
+    await one("insert into app_public.coffees (name, price, roaster_id) values ($1, 3.5, '10000000-0000-4000-8000-000000000001') returning id", [`Drill 7 coffee ${randomUUID().slice(0, 6)}`])
+  ).id;
   const priceChange = await one("insert into app_public.coffee_price_changes (coffee_id, old_price, new_price) values ($1, 3.5, 3.6) returning id::text", [drillCoffee]);
   const ingredient = await one("select id, name from app_public.ingredients where id = '30000000-0000-4000-8000-000000000001'");
   const supplier = await one("select id, name from app_public.suppliers order by name limit 1");
@@ -345,7 +411,7 @@ async function arrange(): Promise<Ctx> {
   const recipe = await one("select coffee_id, ingredient_id from app_public.recipe_lines limit 1");
   const refreshTokenOf = async (role: Role) => {
     const who = role === "anonymous" ? "alice" : role;
-    const r = await t.gql("mutation($e: String!) { login(email: $e, password: \"coffee\") { refreshToken } }", { variables: { e: `${who}@example.com` } });
+    const r = await t.gql('mutation($e: String!) { login(email: $e, password: "coffee") { refreshToken } }', { variables: { e: `${who}@example.com` } });
     return r.body.data?.login?.refreshToken ?? "none";
   };
   return {
@@ -378,171 +444,167 @@ const fieldOf = (doc: string) => {
   const sel = op.selectionSet.selections[0]!;
   return sel.kind === Kind.FIELD ? sel.name.value : "?";
 };
-const isEmpty = (d: any) =>
-  d === null || d === undefined || d === false || (Array.isArray(d) && d.length === 0) || (typeof d === "object" && Array.isArray(d.nodes) && d.nodes.length === 0);
+const isEmpty = (d: any) => d === null || d === undefined || d === false || (Array.isArray(d) && d.length === 0) || (typeof d === "object" && Array.isArray(d.nodes) && d.nodes.length === 0);
 
-test(
-  "authorization sweep: every Query and Mutation field, as every role, against the rules table; bad tokens; injection strings",
-  async () => {
-    const c = await arrange();
-    const tokens: Record<Role, string | null> = { anonymous: null, alice: await t.token("alice"), barista: await t.token("barista"), admin: await t.token("admin") };
+test("authorization sweep: every Query and Mutation field, as every role, against the rules table; bad tokens; injection strings", async () => {
+  const c = await arrange();
+  const tokens: Record<Role, string | null> = { anonymous: null, alice: await t.token("alice"), barista: await t.token("barista"), admin: await t.token("admin") };
 
-    // The served schema, by introspection.
-    const intro = await t.gql(getIntrospectionQuery());
-    const schema: GraphQLSchema = buildClientSchema(intro.body.data);
-    const served = (["Query", "Mutation"] as const).flatMap((type) => Object.keys((schema.getType(type) as GraphQLObjectType).getFields()).map((f) => `${type}.${f}`));
-    const unruled = served.filter((f) => !RULES[f]);
-    const stale = Object.keys(RULES).filter((f) => !served.includes(f));
+  // The served schema, by introspection.
+  const intro = await t.gql(getIntrospectionQuery());
+  const schema: GraphQLSchema = buildClientSchema(intro.body.data);
+  const served = (["Query", "Mutation"] as const).flatMap((type) => Object.keys((schema.getType(type) as GraphQLObjectType).getFields()).map((f) => `${type}.${f}`));
+  const unruled = served.filter((f) => !RULES[f]);
+  const stale = Object.keys(RULES).filter((f) => !served.includes(f));
 
-    const problems: string[] = [];
-    let calls = 0;
-    for (const [key, rule] of Object.entries(RULES)) {
-      if (stale.includes(key)) continue;
-      const field = fieldOf(rule.doc);
-      if (`${key.split(".")[0]}.${field}` !== key) throw new Error(`rule ${key} calls ${field}`);
-      for (const role of ROLES) {
-        const vars = (await rule.vars?.(c, role)) ?? {};
-        // Alice's orders now (the rules make new ones as they go).
-        const { rows: mine } = await t.db.query("select id from app_public.orders where customer_id = $1", [ALICE]);
-        c.aliceOrderIds = new Set(mine.map((o) => o.id));
-        const r = await t.gql(rule.doc, { token: tokens[role], variables: vars });
-        calls++;
-        const errors = r.body.errors ?? [];
-        const codes = errors.map((e) => e.extensions?.code);
-        const data = r.body.data?.[field];
-        const where = `${key} as ${role}`;
-        const refused = codes.some((x) => x === "FORBIDDEN" || x === "UNAUTHENTICATED");
-        if (r.status >= 500 || codes.includes("INTERNAL_SERVER_ERROR")) problems.push(`${where}: internal error ${r.status} ${errors[0]?.message}`);
-        const access = rule.access[role];
-        if (access === "no") {
-          if (!refused && !isEmpty(data)) problems.push(`${where}: should be refused, got ${JSON.stringify(data).slice(0, 120)}`);
-          else if ((rule.refuseWithError || key.startsWith("Mutation.")) && !refused) problems.push(`${where}: should be refused with FORBIDDEN/UNAUTHENTICATED, got ${JSON.stringify(codes)} ${JSON.stringify(data)?.slice(0, 80)}`);
-        } else {
-          if (refused) problems.push(`${where}: refused (${codes.join(",")}: ${errors[0]?.message})`);
-          else if (rule.expectData && isEmpty(data) && !errors.length) problems.push(`${where}: allowed but got nothing`);
-          else if (rule.expectData && errors.length) problems.push(`${where}: ${codes.join(",")} ${errors[0]?.message}`);
-          if (access === "own" && rule.own && !isEmpty(data)) {
-            const p = rule.own(data, c);
-            if (p) problems.push(`${where}: ${p}`);
-          }
-          if (rule.check && data) {
-            const p = rule.check(data, role);
-            if (p) problems.push(`${where}: ${p}`);
-          }
-        }
-      }
-    }
-
-    // Alice reaching for someone else's rows.
-    for (const x of CROSS) {
-      const r = await t.gql(x.doc, { token: tokens.alice, variables: await x.vars(c) });
+  const problems: string[] = [];
+  let calls = 0;
+  for (const [key, rule] of Object.entries(RULES)) {
+    if (stale.includes(key)) continue;
+    const field = fieldOf(rule.doc);
+    if (`${key.split(".")[0]}.${field}` !== key) throw new Error(`rule ${key} calls ${field}`);
+    for (const role of ROLES) {
+      const vars = (await rule.vars?.(c, role)) ?? {};
+      // Alice's orders now (the rules make new ones as they go).
+      const { rows: mine } = await t.db.query("select id from app_public.orders where customer_id = $1", [ALICE]);
+      c.aliceOrderIds = new Set(mine.map((o) => o.id));
+      const r = await t.gql(rule.doc, { token: tokens[role], variables: vars });
       calls++;
-      const field = fieldOf(x.doc);
-      const codes = (r.body.errors ?? []).map((e) => e.extensions?.code);
+      const errors = r.body.errors ?? [];
+      const codes = errors.map((e) => e.extensions?.code);
       const data = r.body.data?.[field];
-      if (x.mutation ? !codes.some((k) => ["FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"].includes(k)) : !isEmpty(data)) {
-        problems.push(`alice ${x.name}: got ${JSON.stringify(r.body).slice(0, 160)}`);
-      }
-    }
-
-    // Bad tokens on /graphql: a 401, never a downgrade to anonymous.
-    const now = Math.floor(Date.now() / 1000);
-    const claims = { role: "admin", user_id: "00000000-0000-4000-8000-0000000ad314", sub: "00000000-0000-4000-8000-0000000ad314", aud: "cafe-api" };
-    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
-    const badTokens: Record<string, string> = {
-      forged: jwt.sign(claims, "not-the-secret-not-the-secret-not-the-secret", { algorithm: "HS256", expiresIn: 600 }),
-      expired: jwt.sign({ ...claims, exp: now - 60, iat: now - 1000 }, t.config.JWT_SECRET, { algorithm: "HS256" }),
-      "alg:none": `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp: now + 600 })}.`,
-      "alg:none, signature kept": `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp: now + 600 })}.${jwt.sign(claims, t.config.JWT_SECRET, { expiresIn: 600 }).split(".")[2]}`,
-      HS512: jwt.sign(claims, t.config.JWT_SECRET, { algorithm: "HS512", expiresIn: 600 }),
-      "wrong audience": jwt.sign({ ...claims, aud: "someone-else" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
-      "role postgres": jwt.sign({ ...claims, role: "postgres" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
-      "role cafe_system": jwt.sign({ ...claims, role: "cafe_system" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
-      "no expiry": jwt.sign(claims, t.config.JWT_SECRET, { algorithm: "HS256" }),
-      "payload tampered": (() => {
-        const [h, , s] = jwt.sign({ ...claims, role: "customer", user_id: ALICE }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }).split(".");
-        return `${h}.${b64({ ...claims, exp: now + 600 })}.${s}`;
-      })(),
-      "webhook token": SECRETS.webhookToken,
-      garbage: "not.a.token",
-    };
-    const tokenAnswers: Record<string, string> = {};
-    for (const [name, token] of Object.entries(badTokens)) {
-      const r = await t.gql("{ paymentAlerts { id } orders { id } }", { token });
-      calls++;
-      tokenAnswers[name] = `${r.status}:${r.body.errors?.[0]?.extensions?.code}`;
-      if (r.status !== 401 || r.body.errors?.[0]?.extensions?.code !== "UNAUTHENTICATED" || r.body.data) problems.push(`token ${name}: ${r.status} ${JSON.stringify(r.body).slice(0, 120)}`);
-    }
-    for (const header of ["Basic YWxpY2U6Y29mZmVl", `bearer  ${tokens.alice}  x`, `Bearer ${tokens.alice}, Bearer ${tokens.admin}`]) {
-      const r = await request(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: header }, body: JSON.stringify({ query: "{ orders { id } }" }) });
-      calls++;
-      if (r.status !== 401) problems.push(`Authorization "${header.slice(0, 20)}...": ${r.status}`);
-    }
-    // A bad token on the WebSocket closes it with 4403.
-    const forgedWs = wsClient(t.url, badTokens.forged);
-    forgedWs.client.subscribe({ query: "subscription { newCoffee { id } }" }, { next: () => {}, error: () => {}, complete: () => {} });
-    await sleep(1000);
-    const wsClose = forgedWs.closes[0]?.code;
-    await forgedWs.client.dispose();
-    if (wsClose !== 4403) problems.push(`forged token on the WebSocket: close ${wsClose}`);
-    // A JWT on the callback route.
-    const body = JSON.stringify({ event: "payment.completed", data: { amount: 1, customer: "alice@example.com" } });
-    const jwtOnCallback = await request(`${t.url}${CALLBACK_PATH}`, { method: "POST", headers: { ...callbackHeaders(body), authorization: `Bearer ${tokens.admin}` }, body });
-    calls++;
-    if (jwtOnCallback.status !== 401 && jwtOnCallback.status !== 429) problems.push(`a JWT on the callback route: ${jwtOnCallback.status} ${jwtOnCallback.text.slice(0, 100)}`);
-    await t.db.query("delete from app_private.blocked_sources");
-
-    // Injection strings in every String/ID variable, as the most privileged allowed role.
-    let injected = 0;
-    const injectionProblems: string[] = [];
-    for (const [key, rule] of Object.entries(RULES)) {
-      if (stale.includes(key)) continue;
-      const op = parse(rule.doc).definitions[0] as OperationDefinitionNode;
-      const stringVars = (op.variableDefinitions ?? []).filter((v) => {
-        const named = (v.type.kind === Kind.NON_NULL_TYPE ? v.type.type : v.type) as { kind: string; name?: { value: string } };
-        return named.kind === Kind.NAMED_TYPE && ["String", "ID"].includes(named.name!.value);
-      });
-      if (!stringVars.length) continue;
-      const role = (["admin", "barista", "alice", "anonymous"] as Role[]).find((r) => rule.access[r] !== "no")!;
-      for (const v of stringVars) {
-        for (const s of INJECTIONS) {
-          const vars = { ...((await rule.vars?.(c, role)) ?? {}), [v.variable.name.value]: s };
-          const started = Date.now();
-          const r = await t.gql(rule.doc, { token: tokens[role], variables: vars });
-          const ms = Date.now() - started;
-          injected++;
-          const codes = (r.body.errors ?? []).map((e) => e.extensions?.code);
-          if (r.status >= 500 || codes.includes("INTERNAL_SERVER_ERROR") || ms > 2500) {
-            injectionProblems.push(`${key}($${v.variable.name.value}=${JSON.stringify(s)}) as ${role}: ${r.status} ${codes.join(",")} ${ms} ms`);
-          }
+      const where = `${key} as ${role}`;
+      const refused = codes.some((x) => x === "FORBIDDEN" || x === "UNAUTHENTICATED");
+      if (r.status >= 500 || codes.includes("INTERNAL_SERVER_ERROR")) problems.push(`${where}: internal error ${r.status} ${errors[0]?.message}`);
+      const access = rule.access[role];
+      if (access === "no") {
+        if (!refused && !isEmpty(data)) problems.push(`${where}: should be refused, got ${JSON.stringify(data).slice(0, 120)}`);
+        else if ((rule.refuseWithError || key.startsWith("Mutation.")) && !refused)
+          problems.push(`${where}: should be refused with FORBIDDEN/UNAUTHENTICATED, got ${JSON.stringify(codes)} ${JSON.stringify(data)?.slice(0, 80)}`);
+      } else {
+        if (refused) problems.push(`${where}: refused (${codes.join(",")}: ${errors[0]?.message})`);
+        else if (rule.expectData && isEmpty(data) && !errors.length) problems.push(`${where}: allowed but got nothing`);
+        else if (rule.expectData && errors.length) problems.push(`${where}: ${codes.join(",")} ${errors[0]?.message}`);
+        if (access === "own" && rule.own && !isEmpty(data)) {
+          const p = rule.own(data, c);
+          if (p) problems.push(`${where}: ${p}`);
+        }
+        if (rule.check && data) {
+          const p = rule.check(data, role);
+          if (p) problems.push(`${where}: ${p}`);
         }
       }
     }
-    const { rows: ordersLeft } = await t.db.query("select count(*)::int as n from app_public.orders");
+  }
 
-    report("7 authorization-sweep", {
-      fields_served: served.length,
-      fields_with_rules: served.length - unruled.length,
-      unruled,
-      stale_rules: stale,
-      calls,
-      access_problems: problems.length,
-      bad_tokens: tokenAnswers,
-      websocket_forged_close: wsClose,
-      jwt_on_callback: jwtOnCallback.status,
-      injection_cases: injected,
-      injection_problems: injectionProblems.length,
-      orders_table_still_there: ordersLeft[0].n > 0,
-    });
-    if (problems.length) console.log(`[drill 7] access problems:\n  ${problems.join("\n  ")}`);
-
-    // Grouped by injection string (one cause each, usually).
-    const byString: Record<string, string[]> = {};
-    for (const p of injectionProblems) {
-      const m = /\(\$\w+=(".*?")\)/.exec(p);
-      (byString[m?.[1] ?? "?"] ??= []).push(p.replace(/\(\$(\w+)=".*?"\)/, "($$$1)"));
+  // Alice reaching for someone else's rows.
+  for (const x of CROSS) {
+    const r = await t.gql(x.doc, { token: tokens.alice, variables: await x.vars(c) });
+    calls++;
+    const field = fieldOf(x.doc);
+    const codes = (r.body.errors ?? []).map((e) => e.extensions?.code);
+    const data = r.body.data?.[field];
+    if (x.mutation ? !codes.some((k) => ["FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"].includes(k)) : !isEmpty(data)) {
+      problems.push(`alice ${x.name}: got ${JSON.stringify(r.body).slice(0, 160)}`);
     }
-    expect({ unruledFields: unruled, accessProblems: problems, injectionProblems: byString }).toEqual({ unruledFields: [], accessProblems: [], injectionProblems: {} });
-  },
-  180_000,
-);
+  }
+
+  // Bad tokens on /graphql: a 401, never a downgrade to anonymous.
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { role: "admin", user_id: "00000000-0000-4000-8000-0000000ad314", sub: "00000000-0000-4000-8000-0000000ad314", aud: "cafe-api" };
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+  const badTokens: Record<string, string> = {
+    forged: jwt.sign(claims, "not-the-secret-not-the-secret-not-the-secret", { algorithm: "HS256", expiresIn: 600 }),
+    expired: jwt.sign({ ...claims, exp: now - 60, iat: now - 1000 }, t.config.JWT_SECRET, { algorithm: "HS256" }),
+    "alg:none": `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp: now + 600 })}.`,
+    "alg:none, signature kept": `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims, exp: now + 600 })}.${jwt.sign(claims, t.config.JWT_SECRET, { expiresIn: 600 }).split(".")[2]}`,
+    HS512: jwt.sign(claims, t.config.JWT_SECRET, { algorithm: "HS512", expiresIn: 600 }),
+    "wrong audience": jwt.sign({ ...claims, aud: "someone-else" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
+    "role postgres": jwt.sign({ ...claims, role: "postgres" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
+    "role cafe_system": jwt.sign({ ...claims, role: "cafe_system" }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }),
+    "no expiry": jwt.sign(claims, t.config.JWT_SECRET, { algorithm: "HS256" }),
+    "payload tampered": (() => {
+      const [h, , s] = jwt.sign({ ...claims, role: "customer", user_id: ALICE }, t.config.JWT_SECRET, { algorithm: "HS256", expiresIn: 600 }).split(".");
+      return `${h}.${b64({ ...claims, exp: now + 600 })}.${s}`;
+    })(),
+    "webhook token": SECRETS.webhookToken,
+    garbage: "not.a.token",
+  };
+  const tokenAnswers: Record<string, string> = {};
+  for (const [name, token] of Object.entries(badTokens)) {
+    const r = await t.gql("{ paymentAlerts { id } orders { id } }", { token });
+    calls++;
+    tokenAnswers[name] = `${r.status}:${r.body.errors?.[0]?.extensions?.code}`;
+    if (r.status !== 401 || r.body.errors?.[0]?.extensions?.code !== "UNAUTHENTICATED" || r.body.data) problems.push(`token ${name}: ${r.status} ${JSON.stringify(r.body).slice(0, 120)}`);
+  }
+  for (const header of ["Basic YWxpY2U6Y29mZmVl", `bearer  ${tokens.alice}  x`, `Bearer ${tokens.alice}, Bearer ${tokens.admin}`]) {
+    const r = await request(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: header }, body: JSON.stringify({ query: "{ orders { id } }" }) });
+    calls++;
+    if (r.status !== 401) problems.push(`Authorization "${header.slice(0, 20)}...": ${r.status}`);
+  }
+  // A bad token on the WebSocket closes it with 4403.
+  const forgedWs = wsClient(t.url, badTokens.forged);
+  forgedWs.client.subscribe({ query: "subscription { newCoffee { id } }" }, { next: () => {}, error: () => {}, complete: () => {} });
+  await sleep(1000);
+  const wsClose = forgedWs.closes[0]?.code;
+  await forgedWs.client.dispose();
+  if (wsClose !== 4403) problems.push(`forged token on the WebSocket: close ${wsClose}`);
+  // A JWT on the callback route.
+  const body = JSON.stringify({ event: "payment.completed", data: { amount: 1, customer: "alice@example.com" } });
+  const jwtOnCallback = await request(`${t.url}${CALLBACK_PATH}`, { method: "POST", headers: { ...callbackHeaders(body), authorization: `Bearer ${tokens.admin}` }, body });
+  calls++;
+  if (jwtOnCallback.status !== 401 && jwtOnCallback.status !== 429) problems.push(`a JWT on the callback route: ${jwtOnCallback.status} ${jwtOnCallback.text.slice(0, 100)}`);
+  await t.db.query("delete from app_private.blocked_sources");
+
+  // Injection strings in every String/ID variable, as the most privileged allowed role.
+  let injected = 0;
+  const injectionProblems: string[] = [];
+  for (const [key, rule] of Object.entries(RULES)) {
+    if (stale.includes(key)) continue;
+    const op = parse(rule.doc).definitions[0] as OperationDefinitionNode;
+    const stringVars = (op.variableDefinitions ?? []).filter((v) => {
+      const named = (v.type.kind === Kind.NON_NULL_TYPE ? v.type.type : v.type) as { kind: string; name?: { value: string } };
+      return named.kind === Kind.NAMED_TYPE && ["String", "ID"].includes(named.name!.value);
+    });
+    if (!stringVars.length) continue;
+    const role = (["admin", "barista", "alice", "anonymous"] as Role[]).find((r) => rule.access[r] !== "no")!;
+    for (const v of stringVars) {
+      for (const s of INJECTIONS) {
+        const vars = { ...((await rule.vars?.(c, role)) ?? {}), [v.variable.name.value]: s };
+        const started = Date.now();
+        const r = await t.gql(rule.doc, { token: tokens[role], variables: vars });
+        const ms = Date.now() - started;
+        injected++;
+        const codes = (r.body.errors ?? []).map((e) => e.extensions?.code);
+        if (r.status >= 500 || codes.includes("INTERNAL_SERVER_ERROR") || ms > 2500) {
+          injectionProblems.push(`${key}($${v.variable.name.value}=${JSON.stringify(s)}) as ${role}: ${r.status} ${codes.join(",")} ${ms} ms`);
+        }
+      }
+    }
+  }
+  const { rows: ordersLeft } = await t.db.query("select count(*)::int as n from app_public.orders");
+
+  report("7 authorization-sweep", {
+    fields_served: served.length,
+    fields_with_rules: served.length - unruled.length,
+    unruled,
+    stale_rules: stale,
+    calls,
+    access_problems: problems.length,
+    bad_tokens: tokenAnswers,
+    websocket_forged_close: wsClose,
+    jwt_on_callback: jwtOnCallback.status,
+    injection_cases: injected,
+    injection_problems: injectionProblems.length,
+    orders_table_still_there: ordersLeft[0].n > 0,
+  });
+  if (problems.length) console.log(`[drill 7] access problems:\n  ${problems.join("\n  ")}`);
+
+  // Grouped by injection string (one cause each, usually).
+  const byString: Record<string, string[]> = {};
+  for (const p of injectionProblems) {
+    const m = /\(\$\w+=(".*?")\)/.exec(p);
+    (byString[m?.[1] ?? "?"] ??= []).push(p.replace(/\(\$(\w+)=".*?"\)/, "($$$1)"));
+  }
+  expect({ unruledFields: unruled, accessProblems: problems, injectionProblems: byString }).toEqual({ unruledFields: [], accessProblems: [], injectionProblems: {} });
+}, 180_000);

@@ -133,7 +133,10 @@ test(
           loop(50, async (i) => {
             const o = toPay.shift();
             if (!o) return;
-            const { rows } = await d.db.query("select coalesce(json_agg(json_build_object('product', coffee_id, 'quantity', quantity)), '[]') as items from app_public.order_items where order_id = $1", [o.id]);
+            const { rows } = await d.db.query(
+              "select coalesce(json_agg(json_build_object('product', coffee_id, 'quantity', quantity)), '[]') as items from app_public.order_items where order_id = $1",
+              [o.id],
+            );
             const body = JSON.stringify({ order_id: o.id, status: "paid", amount: Number(o.total).toFixed(2), items: rows[0].items, event_id: `soak-${o.id}` });
             for (let k = 0; k < (i % 10 === 0 ? 2 : 1); k++) {
               const r = await sendCallback(url, body).catch((e) => ({ status: errorCode(e), json: null as any }));
@@ -206,7 +209,9 @@ test(
         const heapGrowth = median(last.map((s) => s.heap)) - median(first.map((s) => s.heap));
         const connsFirst = Math.max(...first.map((s) => s.conns));
         const connsLast = Math.max(...last.map((s) => s.conns));
-        const requests = Object.entries(counts).filter(([k]) => !k.startsWith("expected:") && !k.startsWith("callback:")).reduce((s, [, n]) => s + n, 0);
+        const requests = Object.entries(counts)
+          .filter(([k]) => !k.startsWith("expected:") && !k.startsWith("callback:"))
+          .reduce((s, [, n]) => s + n, 0);
         const { rows: conn } = await d.db.query("select count(*)::int as n from pg_stat_activity where datname = $1 and usename <> 'postgres'", [d.name]);
 
         report("8 soak", {

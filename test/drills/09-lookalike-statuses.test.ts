@@ -58,15 +58,22 @@ const SPACES = [" ", "\t", "\u00a0", "\u3000", "\n"];
 
 /** A string that looks like `word` but is not exactly it. */
 function lookalike(word: string): fc.Arbitrary<string> {
-  const perChar = word.split("").map((ch) =>
-    fc.oneof(
-      { weight: 3, arbitrary: fc.constant(ch) },
-      { weight: 2, arbitrary: fc.constantFrom(...(LOOKALIKES[ch] ?? [ch.toUpperCase()])) },
-      { weight: 1, arbitrary: fc.tuple(fc.constant(ch), fc.constantFrom(...INVISIBLE, ...COMBINING)).map(([a, b]) => a + b) },
-    ),
-  );
+  const perChar = word
+    .split("")
+    .map((ch) =>
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant(ch) },
+        { weight: 2, arbitrary: fc.constantFrom(...(LOOKALIKES[ch] ?? [ch.toUpperCase()])) },
+        { weight: 1, arbitrary: fc.tuple(fc.constant(ch), fc.constantFrom(...INVISIBLE, ...COMBINING)).map(([a, b]) => a + b) },
+      ),
+    );
   return fc
-    .tuple(fc.tuple(...perChar), fc.option(fc.constantFrom(...SPACES, ...INVISIBLE), { nil: "" }), fc.option(fc.constantFrom(...SPACES, ...INVISIBLE), { nil: "" }), fc.constantFrom("none", "nfd", "nfkd", "upper", "lower"))
+    .tuple(
+      fc.tuple(...perChar),
+      fc.option(fc.constantFrom(...SPACES, ...INVISIBLE), { nil: "" }),
+      fc.option(fc.constantFrom(...SPACES, ...INVISIBLE), { nil: "" }),
+      fc.constantFrom("none", "nfd", "nfkd", "upper", "lower"),
+    )
     .map(([chars, before, after, form]) => {
       const s = before + chars.join("") + after;
       return form === "none" ? s : form === "upper" ? s.toUpperCase() : form === "lower" ? s.toLocaleLowerCase("tr") : s.normalize(form.toUpperCase() as "NFD" | "NFKD");

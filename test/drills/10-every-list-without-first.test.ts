@@ -145,10 +145,11 @@ function rowsIn(data: unknown, lf: ListField): number {
   // The list is the only list in the answer: find it.
   const walk = (v: unknown): unknown[] | null => {
     if (Array.isArray(v)) return v;
-    if (v && typeof v === "object") for (const x of Object.values(v)) {
-      const found = walk(x);
-      if (found) return found;
-    }
+    if (v && typeof v === "object")
+      for (const x of Object.values(v)) {
+        const found = walk(x);
+        if (found) return found;
+      }
     return null;
   };
   const node = lf.parent.name === "Query" ? (data as any)[lf.field.name] : (Object.values(data as object)[0] as any)?.[lf.field.name];
@@ -184,9 +185,26 @@ describe.each(["anonymous", "admin"] as const)("as %s", (caller) => {
     expect(problems).toEqual([]);
     // The seeded lists really were bigger than their page: the LIMIT did it.
     const full = (f: string) => lines.find((l) => l.field === f);
-    const mustBeFull = caller === "admin"
-      ? ["Query.allCoffees", "Query.coffees", "Query.menuItems", "Query.allReviews", "Query.allCustomers", "Query.allOrders", "Coffee.reviewList", "Coffee.reviews", "Roaster.coffees", "Customer.orderList", "Customer.recentOrders", "Query.searchCoffees", "Query.seasonalDrinks", "Query.allOrderItems", "Query.searchCustomers"]
-      : ["Query.allCoffees", "Query.coffees", "Query.menuItems", "Query.allReviews", "Coffee.reviewList", "Coffee.reviews", "Roaster.coffees", "Query.searchCoffees", "Query.seasonalDrinks"];
+    const mustBeFull =
+      caller === "admin"
+        ? [
+            "Query.allCoffees",
+            "Query.coffees",
+            "Query.menuItems",
+            "Query.allReviews",
+            "Query.allCustomers",
+            "Query.allOrders",
+            "Coffee.reviewList",
+            "Coffee.reviews",
+            "Roaster.coffees",
+            "Customer.orderList",
+            "Customer.recentOrders",
+            "Query.searchCoffees",
+            "Query.seasonalDrinks",
+            "Query.allOrderItems",
+            "Query.searchCustomers",
+          ]
+        : ["Query.allCoffees", "Query.coffees", "Query.menuItems", "Query.allReviews", "Coffee.reviewList", "Coffee.reviews", "Roaster.coffees", "Query.searchCoffees", "Query.seasonalDrinks"];
     for (const f of mustBeFull) expect({ f, full: full(f)?.rows === full(f)?.default }).toEqual({ f, full: true });
     report(`10-every-list-without-first (${caller})`, { fields: lines.length, full_pages: mustBeFull.length, largest: Math.max(...lines.map((l) => l.rows)) });
   }, 120_000);
@@ -227,5 +245,10 @@ test("the finding: anonymous nested reviewList walks over 130 reviews come back 
   const three = `query($id: ID!) { coffee(id: $id) { reviewList { nodes { coffee { reviewList { nodes { coffee { reviewList { nodes { rating } } } } } } } } } }`;
   const refused = await gqlAs(t, "anonymous", three, { id: seeded.reviewed });
   expect(codes(refused)).toEqual(["QUERY_TOO_COMPLEX"]);
-  report("10-every-list-without-first (finding)", { ratings: count, bytes: JSON.stringify(r.body).length, cost: r.body.extensions!.cost.requested, three_levels_cost: refused.body.errors?.[0]?.extensions?.cost as number });
+  report("10-every-list-without-first (finding)", {
+    ratings: count,
+    bytes: JSON.stringify(r.body).length,
+    cost: r.body.extensions!.cost.requested,
+    three_levels_cost: refused.body.errors?.[0]?.extensions?.cost as number,
+  });
 });

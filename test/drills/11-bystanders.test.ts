@@ -408,37 +408,37 @@ test(
         const results: Result[] = [];
         // One family: quiet right before, then under its attack.
         const measure = async (i: number, attack: Attack) => {
-            const quietSamples = await bystanders(url, tokens, QUIET_MS, Boolean(attack.shared));
-            const run = startAttacker(attack.family, url, {
-              localAddress: attack.shared ? WIFI_ADDRESS : `127.0.1.${i + 1}`,
-              // A little longer than the measurement, so that it covers the whole window.
-              durationMs: ATTACK_MS + 500,
-              maxRequests: attack.maxRequests,
-              concurrency: attack.concurrency,
-            });
-            await run.ready;
-            await sleep(300);
-            const underSamples = await bystanders(url, tokens, ATTACK_MS, Boolean(attack.shared));
-            const attacker = await attackerDone(run, 25_000);
-            const { leftoverStatements } = await settle();
+          const quietSamples = await bystanders(url, tokens, QUIET_MS, Boolean(attack.shared));
+          const run = startAttacker(attack.family, url, {
+            localAddress: attack.shared ? WIFI_ADDRESS : `127.0.1.${i + 1}`,
+            // A little longer than the measurement, so that it covers the whole window.
+            durationMs: ATTACK_MS + 500,
+            maxRequests: attack.maxRequests,
+            concurrency: attack.concurrency,
+          });
+          await run.ready;
+          await sleep(300);
+          const underSamples = await bystanders(url, tokens, ATTACK_MS, Boolean(attack.shared));
+          const attacker = await attackerDone(run, 25_000);
+          const { leftoverStatements } = await settle();
 
-            const quiet = {} as Record<Kind, Figures>;
-            const under = {} as Record<Kind, Figures>;
-            const problems: string[] = [];
-            for (const kind of KINDS) {
-              quiet[kind] = figures(quietSamples.filter((s) => s.kind === kind));
-              under[kind] = figures(underSamples.filter((s) => s.kind === kind));
-              const q = quiet[kind];
-              const u = under[kind];
-              if (u.fivexx) problems.push(`${kind}: ${u.fivexx} 5xx answers`);
-              if (u.lost) problems.push(`${kind}: ${u.lost} requests without an answer`);
-              if (Object.keys(u.other).length) problems.push(`${kind}: errors ${JSON.stringify(u.other)}`);
-              if (u.p95 > limitOf(q.p95)) problems.push(`${kind}: p95 ${round(u.p95)} ms > ${round(limitOf(q.p95))} ms (quiet ${round(q.p95)} ms)`);
-              if (q.fivexx || q.lost || Object.keys(q.other).length) problems.push(`${kind}: errors while quiet ${JSON.stringify({ fivexx: q.fivexx, lost: q.lost, ...q.other })}`);
-            }
-            if (attacker.killed) problems.push("the attacker did not stop by itself");
-            if (attacker.code !== 0 && !attacker.killed) problems.push(`the attacker failed (exit ${attacker.code})`);
-            return { quiet, under, attacker, leftoverStatements, problems, latencyOnly: problems.every((p) => / p95 /.test(p)) };
+          const quiet = {} as Record<Kind, Figures>;
+          const under = {} as Record<Kind, Figures>;
+          const problems: string[] = [];
+          for (const kind of KINDS) {
+            quiet[kind] = figures(quietSamples.filter((s) => s.kind === kind));
+            under[kind] = figures(underSamples.filter((s) => s.kind === kind));
+            const q = quiet[kind];
+            const u = under[kind];
+            if (u.fivexx) problems.push(`${kind}: ${u.fivexx} 5xx answers`);
+            if (u.lost) problems.push(`${kind}: ${u.lost} requests without an answer`);
+            if (Object.keys(u.other).length) problems.push(`${kind}: errors ${JSON.stringify(u.other)}`);
+            if (u.p95 > limitOf(q.p95)) problems.push(`${kind}: p95 ${round(u.p95)} ms > ${round(limitOf(q.p95))} ms (quiet ${round(q.p95)} ms)`);
+            if (q.fivexx || q.lost || Object.keys(q.other).length) problems.push(`${kind}: errors while quiet ${JSON.stringify({ fivexx: q.fivexx, lost: q.lost, ...q.other })}`);
+          }
+          if (attacker.killed) problems.push("the attacker did not stop by itself");
+          if (attacker.code !== 0 && !attacker.killed) problems.push(`the attacker failed (exit ${attacker.code})`);
+          return { quiet, under, attacker, leftoverStatements, problems, latencyOnly: problems.every((p) => / p95 /.test(p)) };
         };
         for (const [i, attack] of RUN.entries()) {
           // A p95 is the third-slowest of ~60 samples on a shared 2-core
@@ -481,7 +481,9 @@ test(
               round(u.p95 / Math.max(q.p95, 0.1)),
               u.fivexx,
               u.lost,
-              Object.entries(u.other).map(([c, n]) => `${c}:${n}`).join(" ") || "-",
+              Object.entries(u.other)
+                .map(([c, n]) => `${c}:${n}`)
+                .join(" ") || "-",
             ]);
           }
         }

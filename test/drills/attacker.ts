@@ -166,20 +166,14 @@ async function main(): Promise<void> {
     case "wrong-password": {
       // Wrong passwords, for a customer's account and for strangers' addresses.
       ready();
-      await flood((i) =>
-        gql({ documentId: ids.get("Login"), variables: { email: i % 2 ? `nobody-${i % 50}@example.net` : "alice@example.com", password: `wrong-${i}-password` } }),
-      );
+      await flood((i) => gql({ documentId: ids.get("Login"), variables: { email: i % 2 ? `nobody-${i % 50}@example.net` : "alice@example.com", password: `wrong-${i}-password` } }));
       break;
     }
     case "wifi": {
       // One customer on the café's shared address: wrong passwords, and the
       // cheapest request there is (Ping, no SQL) as fast as it is answered.
       ready();
-      await flood((i) =>
-        i % 2
-          ? gql({ documentId: ids.get("Ping") })
-          : gql({ documentId: ids.get("Login"), variables: { email: `nobody-${i % 50}@example.net`, password: `wrong-${i}-password` } }),
-      );
+      await flood((i) => (i % 2 ? gql({ documentId: ids.get("Ping") }) : gql({ documentId: ids.get("Login"), variables: { email: `nobody-${i % 50}@example.net`, password: `wrong-${i}-password` } })));
       break;
     }
     case "heavy-selection": {
@@ -203,11 +197,10 @@ async function main(): Promise<void> {
       // Finding 5: unsigned deliveries; the source is soon blocked, and every refusal still runs a transaction.
       ready();
       await flood((i) =>
-        post(
-          "/orders/payment-callback",
-          JSON.stringify({ order_id: "00000000-0000-4000-8000-0000000a0001", status: "paid", amount: "3.50", items: [], event_id: `forged-${i}` }),
-          { authorization: "Bearer not-the-token", "x-signature": `sha256=${createHash("sha256").update(String(i)).digest("hex")}` },
-        ),
+        post("/orders/payment-callback", JSON.stringify({ order_id: "00000000-0000-4000-8000-0000000a0001", status: "paid", amount: "3.50", items: [], event_id: `forged-${i}` }), {
+          authorization: "Bearer not-the-token",
+          "x-signature": `sha256=${createHash("sha256").update(String(i)).digest("hex")}`,
+        }),
       );
       break;
     }

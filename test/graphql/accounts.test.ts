@@ -57,8 +57,7 @@ const register = (email: string, password: string, name: string) => t.gql(REGIST
 const login = (email: string, password: string) => t.gql(LOGIN, { variables: { email, password } });
 const refresh = (token: string) => t.gql(REFRESH, { variables: { token } });
 const logout = (refreshToken: string, token: string | null = null) => t.gql(LOGOUT, { variables: { refreshToken }, token });
-const changePassword = (oldPassword: string, newPassword: string, token: string | null) =>
-  t.gql(CHANGE_PASSWORD, { variables: { oldPassword, newPassword }, token });
+const changePassword = (oldPassword: string, newPassword: string, token: string | null) => t.gql(CHANGE_PASSWORD, { variables: { oldPassword, newPassword }, token });
 
 async function signUp(label: string, name = `Tester ${label}`): Promise<{ email: string; id: string; auth: Auth }> {
   const email = freshEmail(label);
@@ -115,10 +114,7 @@ describe("register", () => {
 
     const id = await accountId(email);
     expect(await me(auth.token)).toEqual({ id, name: "Nadia Novak" });
-    const { rows } = await t.db.query(
-      "select a.role, a.email::text as email, c.is_walk_in, c.points from app_private.accounts a join app_public.customers c on c.id = a.id where a.id = $1",
-      [id],
-    );
+    const { rows } = await t.db.query("select a.role, a.email::text as email, c.is_walk_in, c.points from app_private.accounts a join app_public.customers c on c.id = a.id where a.id = $1", [id]);
     expect(rows).toEqual([{ role: "customer", email, is_walk_in: false, points: 0 }]);
 
     // The refresh token works too.
@@ -202,10 +198,9 @@ describe("refresh tokens", () => {
     // The sign-in is over: the newest token of the family no longer works.
     expectRefused(await refresh(second.refreshToken), "UNAUTHENTICATED");
 
-    const { rows } = await t.db.query(
-      "select token_sha256, revoked_at is not null as revoked from app_private.refresh_tokens where token_sha256 = any($1::text[])",
-      [[sha256Hex(first.refreshToken), sha256Hex(second.refreshToken)]],
-    );
+    const { rows } = await t.db.query("select token_sha256, revoked_at is not null as revoked from app_private.refresh_tokens where token_sha256 = any($1::text[])", [
+      [sha256Hex(first.refreshToken), sha256Hex(second.refreshToken)],
+    ]);
     expect(rows.map((r) => r.revoked)).toEqual([true, true]);
 
     // Another sign-in of the same account is a different family: it still works.
@@ -257,9 +252,7 @@ describe("logout", () => {
     expect(ok(await logout(rotated.refreshToken, rotated.token))).toEqual({ logout: true });
     expectRefused(await refresh(rotated.refreshToken), "UNAUTHENTICATED");
 
-    const { rows } = await t.db.query("select revoked_at is not null as revoked from app_private.refresh_tokens where token_sha256 = $1", [
-      sha256Hex(rotated.refreshToken),
-    ]);
+    const { rows } = await t.db.query("select revoked_at is not null as revoked from app_private.refresh_tokens where token_sha256 = $1", [sha256Hex(rotated.refreshToken)]);
     expect(rows).toEqual([{ revoked: true }]);
 
     const stillIn = authOf(await refresh(other.refreshToken), "refreshToken");
@@ -298,10 +291,7 @@ describe("changePassword", () => {
     const otherAccess = await t.gql(ME, { token: other.token });
     expect({ status: otherAccess.status, code: otherAccess.body.errors?.[0]?.extensions?.code }).toEqual({ status: 401, code: "UNAUTHENTICATED" });
     expect(await me(auth.token)).toEqual({ id, name: "Tester change" });
-    const { rows } = await t.db.query(
-      "select token_sha256, revoked_at is not null as revoked from app_private.refresh_tokens where account_id = $1",
-      [id],
-    );
+    const { rows } = await t.db.query("select token_sha256, revoked_at is not null as revoked from app_private.refresh_tokens where account_id = $1", [id]);
     const revoked = Object.fromEntries(rows.map((r) => [r.token_sha256, r.revoked]));
     expect(revoked[sha256Hex(auth.refreshToken)]).toBe(false);
     expect(revoked[sha256Hex(other.refreshToken)]).toBe(true);
@@ -340,10 +330,7 @@ describe("login", () => {
     expect((await me(alice.token))?.id).toBe(DEMO.alice.id);
 
     // The limit counts failures within login_window_seconds (900): once they are older, the account signs in again.
-    await t.db.query("update app_private.login_attempts set attempted_at = now() - interval '901 seconds' where lower(email) = lower($1) and id > $2", [
-      email,
-      firstAttemptId,
-    ]);
+    await t.db.query("update app_private.login_attempts set attempted_at = now() - interval '901 seconds' where lower(email) = lower($1) and id > $2", [email, firstAttemptId]);
     const back = authOf(await login(email, PASSWORD), "login");
     expect((await me(back.token))?.id).toBe(id);
   });

@@ -76,6 +76,6 @@ test("down is a connection that cannot be had or was cut; a statement's own fail
 });
 
 test("parse and validation errors are shown, with a code", () => {
-  expect(maskError(new GraphQLError("Syntax Error: Unexpected Name \"x\".")).extensions.code).toBe("GRAPHQL_PARSE_FAILED");
+  expect(maskError(new GraphQLError('Syntax Error: Unexpected Name "x".')).extensions.code).toBe("GRAPHQL_PARSE_FAILED");
   expect(maskError(new GraphQLError('Cannot query field "nope" on type "Query".')).extensions.code).toBe("GRAPHQL_VALIDATION_FAILED");
 });

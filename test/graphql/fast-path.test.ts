@@ -85,7 +85,7 @@ test("an ad-hoc text is served by the fast path, on its second request too; a mu
   // The exact text of a trusted document counts as trusted.
   expect(await counted(() => post({ query: MANIFEST[PING] }))).toEqual({ trusted: 1, ad_hoc: 0 });
   const mutation = await counted(async () => {
-    const r = await post({ query: "mutation { refreshToken(token: \"not-a-token\") { token } }" }, bearer(admin));
+    const r = await post({ query: 'mutation { refreshToken(token: "not-a-token") { token } }' }, bearer(admin));
     expect(r.body.errors?.[0]?.extensions?.code).toBeDefined();
   });
   expect(mutation).toEqual({ trusted: 0, ad_hoc: 0 });
@@ -152,7 +152,10 @@ describe("a masked internal error", () => {
     const admin = (await signIn("admin")).token;
     const before = (await scrape()).get('cafe_graphql_errors_total{code="INTERNAL_SERVER_ERROR"}') ?? 0;
     let r!: Awaited<ReturnType<typeof post>>;
-    expect(await counted(async () => (r = await post({ documentId: COFFEE_DETAIL, variables: { id: coffeeId } }, { ...bearer(admin), "x-request-id": "fast-path-masked-1" })))).toEqual({ trusted: 1, ad_hoc: 0 });
+    expect(await counted(async () => (r = await post({ documentId: COFFEE_DETAIL, variables: { id: coffeeId } }, { ...bearer(admin), "x-request-id": "fast-path-masked-1" })))).toEqual({
+      trusted: 1,
+      ad_hoc: 0,
+    });
     const error = r.body.errors![0]!;
     expect(error.extensions).toMatchObject({ code: "INTERNAL_SERVER_ERROR" });
     expect(error.extensions!.errorId).toMatch(/^[0-9a-f-]{36}$/);

@@ -261,10 +261,7 @@ describe("over HTTP", () => {
     try {
       // Another transaction holds the key (as a request would while its mutation runs).
       await holder.query("begin");
-      await holder.query("insert into app_private.idempotency_keys (owner, key, request_hash, expires_at) values ($1, $2, 'x', now() + interval '1 hour')", [
-        `account:${DEMO.barista.id}`,
-        key,
-      ]);
+      await holder.query("insert into app_private.idempotency_keys (owner, key, request_hash, expires_at) values ($1, $2, 'x', now() + interval '1 hour')", [`account:${DEMO.barista.id}`, key]);
       const before = await ordersOfCoffee();
       const started = Date.now();
       const r = await place(key);

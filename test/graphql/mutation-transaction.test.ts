@@ -43,10 +43,7 @@ test("the mutation in one transaction, committed before the payload is read; the
   const db = fakeDatabase();
   const tx = oneTransaction(db.real);
   await tx.withPgClient(settings, (c) => c.query({ text: "select create_order()" }));
-  await Promise.all([
-    tx.withPgClient(settings, (c) => c.query({ text: "select items" })),
-    tx.withPgClient(settings, (c) => c.query({ text: "select coffees" })),
-  ]);
+  await Promise.all([tx.withPgClient(settings, (c) => c.query({ text: "select items" })), tx.withPgClient(settings, (c) => c.query({ text: "select coffees" }))]);
   expect(await tx.finish()).toBeUndefined();
   expect(db.statements).toEqual([
     "begin; select set_config('role', 'cafe_customer', true), set_config('jwt.claims.user_id', 'alice', true)",
@@ -65,7 +62,7 @@ test("what an idempotent mutation adds: its claim before the mutation and its ma
   // the effects' transaction; the payload (and the answer) come after the commit.
   const db = fakeDatabase();
   const tx = oneTransaction(db.real);
-  expect((await tx.inHeld(settings, (c) => c.query({ text: "select claim()" })))).toBeDefined();
+  expect(await tx.inHeld(settings, (c) => c.query({ text: "select claim()" }))).toBeDefined();
   tx.beforeCommit(async (c, mutationResult) => void (await c.query({ text: `select mark(${JSON.stringify(mutationResult)})` })));
   await tx.withPgClient(settings, (c) => c.query({ text: "select create_order()" }));
   expect(tx.ended()).toBe(false);
@@ -73,7 +70,16 @@ test("what an idempotent mutation adds: its claim before the mutation and its ma
   expect(tx.ended()).toBe(true);
   expect(await tx.inHeld(settings, (c) => c.query({ text: "select too_late()" }))).toBeUndefined();
   expect(await tx.finish()).toBeUndefined();
-  expect(db.statements).toEqual([expect.stringMatching(/^begin/), "select claim()", "select create_order()", 'select mark({"rows":[]})', "commit", expect.stringMatching(/^begin/), "select items", "commit"]);
+  expect(db.statements).toEqual([
+    expect.stringMatching(/^begin/),
+    "select claim()",
+    "select create_order()",
+    'select mark({"rows":[]})',
+    "commit",
+    expect.stringMatching(/^begin/),
+    "select items",
+    "commit",
+  ]);
 });
 
 test("a failed mutation statement rolls the mutation back, and an answer still carrying the mutation's data becomes the error", async () => {
@@ -164,9 +170,7 @@ test("the first payload read runs on the mutation's connection: its BEGIN and se
     const tx = oneTransaction(real);
     const pgSettings = { "cafe.probe": "yes" };
     await tx.withPgClient(pgSettings, (c) => c.query({ text: `insert into ${probe} values (1)` }));
-    const { rows } = await tx.withPgClient(pgSettings, (c) =>
-      c.query({ text: `select count(*)::int as n, current_setting('cafe.probe', true) as setting from ${probe}` }),
-    );
+    const { rows } = await tx.withPgClient(pgSettings, (c) => c.query({ text: `select count(*)::int as n, current_setting('cafe.probe', true) as setting from ${probe}` }));
     expect(await tx.finish()).toBeUndefined();
     expect(rows).toEqual([{ n: 1, setting: "yes" }]); // (a local setting: the read ran in the transaction that set it)
     expect(sent.map((s) => s.text)).toEqual([
@@ -189,8 +193,7 @@ describe("against the service", () => {
   test("PlaceOrder: the order and its lines in the answer, saved; an order that fails leaves nothing behind", async () => {
     const { rows } = await t.db.query("select id, name from app_public.coffees where available order by name limit 2");
     const token = await t.token("alice");
-    const place = (items: Array<{ coffeeId: string; quantity: number }>) =>
-      t.gql(operationsOf("mobile"), { operationName: "PlaceOrder", token, variables: { input: { items } } });
+    const place = (items: Array<{ coffeeId: string; quantity: number }>) => t.gql(operationsOf("mobile"), { operationName: "PlaceOrder", token, variables: { input: { items } } });
     const ok = await place(rows.map((r) => ({ coffeeId: r.id, quantity: 1 })));
     expect(ok.body.errors).toBeUndefined();
     const order = ok.body.data.createOrder;
@@ -198,7 +201,10 @@ describe("against the service", () => {
     const saved = await t.db.query("select count(*)::int as n from app_public.order_items where order_id = $1", [order.id]);
     expect(saved.rows[0].n).toBe(2);
     const before = await t.db.query("select count(*)::int as n from app_public.orders");
-    const bad = await place([{ coffeeId: rows[0].id, quantity: 1 }, { coffeeId: "00000000-0000-4000-8000-000000000000", quantity: 1 }]);
+    const bad = await place([
+      { coffeeId: rows[0].id, quantity: 1 },
+      { coffeeId: "00000000-0000-4000-8000-000000000000", quantity: 1 },
+    ]);
     expect(bad.body.data).toBeNull();
     expect(bad.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
     const after = await t.db.query("select count(*)::int as n from app_public.orders");
@@ -239,7 +245,11 @@ describe("against the service", () => {
       }
       const started = Date.now();
       const bobs = order(bob, "{ id }");
-      const first = await within(bobs.then(() => "answered"), 2_500, "still waiting").catch((e: Error) => e.message);
+      const first = await within(
+        bobs.then(() => "answered"),
+        2_500,
+        "still waiting",
+      ).catch((e: Error) => e.message);
       const bobMs = Date.now() - started;
       await dba.query("rollback");
       expect(first).toBe("answered");

@@ -288,9 +288,7 @@ describe("createOrder bounds that are allowed", () => {
 
 describe("estimatedReadyTime", () => {
   test("is in the future, and later when more cups are queued ahead", async () => {
-    const { rows } = await t.db.query(
-      "select key, value::float as value from app_private.settings where key in ('prep_seconds_per_item', 'prep_parallel_baristas')",
-    );
+    const { rows } = await t.db.query("select key, value::float as value from app_private.settings where key in ('prep_seconds_per_item', 'prep_parallel_baristas')");
     const s = Object.fromEntries(rows.map((r) => [r.key, r.value]));
     const first = ok(await PLACE({ items: [{ coffeeId: plain.id, quantity: 1 }] })).createOrder;
     const firstEta = Date.parse(first.estimatedReadyTime);
@@ -331,11 +329,7 @@ describe("createOrder and stock", () => {
     const { rows: saved } = await t.db.query("select ingredient_id, current_stock from app_public.stock_items where ingredient_id = any($1)", [ids]);
     try {
       for (const l of c.lines) {
-        await t.db.query("update app_public.stock_items set current_stock = app_private.reserved_stock($1) + $2::numeric * $3 where ingredient_id = $1", [
-          l.ingredient_id,
-          l.per_cup,
-          cups,
-        ]);
+        await t.db.query("update app_public.stock_items set current_stock = app_private.reserved_stock($1) + $2::numeric * $3 where ingredient_id = $1", [l.ingredient_id, l.per_cup, cups]);
       }
       await fn();
     } finally {
@@ -404,9 +398,10 @@ describe("createOrder and stock", () => {
     const c = await stockedCoffee();
     const stockOf = async () =>
       Object.fromEntries(
-        (await t.db.query("select ingredient_id, current_stock::float as s from app_public.stock_items where ingredient_id = any($1)", [c.lines.map((l) => l.ingredient_id)])).rows.map(
-          (r) => [r.ingredient_id, r.s],
-        ),
+        (await t.db.query("select ingredient_id, current_stock::float as s from app_public.stock_items where ingredient_id = any($1)", [c.lines.map((l) => l.ingredient_id)])).rows.map((r) => [
+          r.ingredient_id,
+          r.s,
+        ]),
       );
     const id = await orderIn(t, "PAID", c.id, { quantity: 2, customerId: DEMO.alice.id });
     const before = await stockOf();
@@ -454,8 +449,7 @@ describe("createOrder and stock", () => {
   test("the reserved totals equal a recount of the open orders, through every way out of open", async () => {
     expect(await totalsDrift()).toEqual([]);
     const c = await stockedCoffee();
-    const reservedOf = async () =>
-      Number((await t.db.query("select app_private.reserved_stock($1) as r", [c.lines[0]!.ingredient_id])).rows[0].r);
+    const reservedOf = async () => Number((await t.db.query("select app_private.reserved_stock($1) as r", [c.lines[0]!.ingredient_id])).rows[0].r);
     const start = await reservedOf();
     const perCup = c.lines[0]!.per_cup;
     // Placed (customer and till), then: cancelled, paid and taken from
@@ -488,8 +482,7 @@ describe("createOrder and stock", () => {
 
 describe("cancelOrder", () => {
   const CANCEL = (id: string, token: string | null) => t.gql(MOBILE, { operationName: "CancelMine", variables: { id }, token });
-  const refunds = async (id: string) =>
-    (await t.db.query("select amount, settled_at from app_public.refunds where order_id = $1", [id])).rows as Array<{ amount: string; settled_at: Date | null }>;
+  const refunds = async (id: string) => (await t.db.query("select amount, settled_at from app_public.refunds where order_id = $1", [id])).rows as Array<{ amount: string; settled_at: Date | null }>;
 
   test("the customer cancels their own PENDING order: true, then false once it is cancelled; no refund", async () => {
     const id = ok(await PLACE({ items: [{ coffeeId: plain.id, quantity: 2 }] })).createOrder.id;
@@ -589,10 +582,9 @@ describe("cancelOrder", () => {
 describe("updateCustomerProfile (the mobile app's UpdateProfile)", () => {
   const UPDATE = (input: Record<string, unknown>, token: string | null = alice) => t.gql(MOBILE, { operationName: "UpdateProfile", variables: { input }, token });
   const state = async (id: string = DEMO.alice.id) => {
-    const { rows } = await t.db.query(
-      "select c.name, p.username::text as username, p.avatar from app_public.customers c left join app_public.profiles p on p.customer_id = c.id where c.id = $1",
-      [id],
-    );
+    const { rows } = await t.db.query("select c.name, p.username::text as username, p.avatar from app_public.customers c left join app_public.profiles p on p.customer_id = c.id where c.id = $1", [
+      id,
+    ]);
     return rows[0] as { name: string; username: string | null; avatar: string | null };
   };
   const name = `Alice ${suffix}`;
@@ -811,8 +803,7 @@ describe("createCoffee (the admin dashboard's AddCoffee)", () => {
 describe("updateCoffeePrice (the admin dashboard's Reprice)", () => {
   const REPRICE = (id: string, newPrice: number, token: string | null = admin) => t.gql(ADMIN, { operationName: "Reprice", variables: { id, newPrice }, token });
   const priceOf = async (id: string) => (await t.db.query("select price from app_public.coffees where id = $1", [id])).rows[0].price;
-  const history = async (id: string) =>
-    (await t.db.query("select old_price, new_price, changed_by from app_public.coffee_price_changes where coffee_id = $1 order by id", [id])).rows;
+  const history = async (id: string) => (await t.db.query("select old_price, new_price, changed_by from app_public.coffee_price_changes where coffee_id = $1 order by id", [id])).rows;
 
   test("an admin changes a price: kept in the price history, which the admin reads through GraphQL", async () => {
     const id = await makeCoffee(t, `Mut Price History ${suffix}`, "3.00");

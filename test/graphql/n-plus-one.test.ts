@@ -22,7 +22,11 @@ interface Counted {
 const t = useTestService({
   async cleanup() {
     pg.Client.prototype.query = originalQuery;
-    console.log(`SQL statements (select/with) per contract query:\n${Object.entries(report).map(([k, v]) => `  ${k}: ${v}`).join("\n")}`);
+    console.log(
+      `SQL statements (select/with) per contract query:\n${Object.entries(report)
+        .map(([k, v]) => `  ${k}: ${v}`)
+        .join("\n")}`,
+    );
   },
 });
 let authenticatorUser: string;
@@ -177,10 +181,9 @@ test("CoffeeDetail and MobileHome: more reviews and orders cost no more statemen
   const coffee = VARIABLES.CoffeeDetail!;
   const detailBefore = await measure("mobile", "CoffeeDetail", coffee);
   const homeBefore = await measure("mobile", "MobileHome");
-  const { rows } = await t.db.query<{ id: string }>(
-    `insert into app_public.reviews (coffee_id, rating, comment) select $1, 1 + n % 5, 'n+1 ' || n from generate_series(1, 10) n returning id`,
-    [coffee.id],
-  );
+  const { rows } = await t.db.query<{ id: string }>(`insert into app_public.reviews (coffee_id, rating, comment) select $1, 1 + n % 5, 'n+1 ' || n from generate_series(1, 10) n returning id`, [
+    coffee.id,
+  ]);
   const orders = await insertOrders(
     t,
     Array.from({ length: 5 }, () => ({ customerId: DEMO.alice.id, status: "COMPLETED" as const, lines: [{ coffeeId: coffee.id as string, quantity: 1 }] })),

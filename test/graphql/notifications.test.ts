@@ -18,7 +18,17 @@ import { sleep, waitUntil } from "../support/wait.ts";
 
 /** Standard Webhooks secret: whsec_ + base64 of the key's bytes. */
 const SECRET = `whsec_${Buffer.from("notify-test-key-0123456789abcdef").toString("base64")}`;
-const SUBSCRIPTION = /* GraphQL */ `subscription { notificationAdded { id kind message orderId customerId } }`;
+const SUBSCRIPTION = /* GraphQL */ `
+  subscription {
+    notificationAdded {
+      id
+      kind
+      message
+      orderId
+      customerId
+    }
+  }
+`;
 
 interface Accepted {
   id: string;
@@ -159,9 +169,7 @@ describe("a customer hears paid and ready for pickup", () => {
 
     await mine.waitFor(2);
     expect(errorsOf(mine)).toEqual([]);
-    expect(mine.results.map((r) => r.data!.notificationAdded)).toEqual(
-      rows.map((r) => ({ id: r.id, kind: r.kind, message: r.message, orderId: order.id, customerId: DEMO.alice.id })),
-    );
+    expect(mine.results.map((r) => r.data!.notificationAdded)).toEqual(rows.map((r) => ({ id: r.id, kind: r.kind, message: r.message, orderId: order.id, customerId: DEMO.alice.id })));
     expect(mine.results[1]!.data!.notificationAdded.message).toBe("Your order is ready for pickup.");
 
     await waitUntil("both webhooks", () => rows.every((r) => receiver.ids().has(r.id)), 15_000);
@@ -206,10 +214,9 @@ describe("a customer hears paid and ready for pickup", () => {
       await t.db.query("delete from app_public.order_status_transitions where from_status = 'COMPLETED' and to_status = 'READY' and role = 'dba'");
     }
     expect((await notificationsOf(full.id)).map((r) => r.kind)).toEqual(["payment_received", "ready_for_pickup"]);
-    const { rows: jobs } = await t.db.query(
-      "select count(*)::int as n from app_private.notification_webhooks w join app_public.notifications n on n.id = w.notification_id where n.order_id = $1",
-      [full.id],
-    );
+    const { rows: jobs } = await t.db.query("select count(*)::int as n from app_private.notification_webhooks w join app_public.notifications n on n.id = w.notification_id where n.order_id = $1", [
+      full.id,
+    ]);
     expect(jobs[0].n).toBe(2);
   });
 

@@ -28,8 +28,7 @@ beforeAll(async () => {
 });
 
 type Event = { id: string; status: string; total: number; paidAt: string | null; items: Array<{ quantity: number; coffee: { id: string } }> };
-const eventsOf = (sub: ReturnType<typeof subscribe<{ orderQueueChanged: Event }>>, orderId: string) =>
-  sub.results.map((r) => r.data?.orderQueueChanged).filter((e): e is Event => e?.id === orderId);
+const eventsOf = (sub: ReturnType<typeof subscribe<{ orderQueueChanged: Event }>>, orderId: string) => sub.results.map((r) => r.data?.orderQueueChanged).filter((e): e is Event => e?.id === orderId);
 
 test("an order paid through a signed callback reaches a barista subscribed on another API process, and an admin on this one, within a second", async () => {
   const other = await ChildService.startApi();

@@ -44,7 +44,10 @@ async function addCoffee(fields: { name: string; category: string; available: bo
 /** Removes coffees this suite added, with any order that has a line of them (all arranged here). */
 async function removeCoffees(ids: string[]) {
   const { rows } = await t.db.query("select distinct order_id from app_public.order_items where coffee_id = any($1::uuid[])", [ids]);
-  await deleteOrders(t, rows.map((r) => r.order_id));
+  await deleteOrders(
+    t,
+    rows.map((r) => r.order_id),
+  );
   await t.db.query("delete from app_public.coffees where id = any($1::uuid[])", [ids]);
 }
 
@@ -91,24 +94,25 @@ describe("every query operation of the contract", () => {
     );
   });
 
-  test.each(QUERY_OPERATIONS.map((o) => [o.client, o.name, o.variables] as const))(
-    "%s %s runs as its client's role (whole file, operationName) without errors",
-    async (client, name, declared) => {
-      const variables = variablesFor(name);
-      // A new operation with variables needs its values added above.
-      expect(declared.filter((v) => !(variables && v in variables))).toEqual([]);
-      const data = ok(await runOperation(t, client, name, variables));
-      for (const [field, value] of Object.entries(data as Record<string, unknown>)) {
-        expect({ field, value: value === null ? null : "present" }).toEqual({ field, value: "present" });
-      }
-    },
-  );
+  test.each(QUERY_OPERATIONS.map((o) => [o.client, o.name, o.variables] as const))("%s %s runs as its client's role (whole file, operationName) without errors", async (client, name, declared) => {
+    const variables = variablesFor(name);
+    // A new operation with variables needs its values added above.
+    expect(declared.filter((v) => !(variables && v in variables))).toEqual([]);
+    const data = ok(await runOperation(t, client, name, variables));
+    for (const [field, value] of Object.entries(data as Record<string, unknown>)) {
+      expect({ field, value: value === null ? null : "present" }).toEqual({ field, value: "present" });
+    }
+  });
 });
 
 describe("kiosk (anonymous)", () => {
   test("KioskMenu: menuItems are exactly the coffees on sale, by category then name", async () => {
     const { menuItems } = ok(await runOperation(t, "kiosk", "KioskMenu"));
-    expect(menuItems.map((c: any) => c.id).sort()).toEqual(onSale().map((c) => c.id).sort());
+    expect(menuItems.map((c: any) => c.id).sort()).toEqual(
+      onSale()
+        .map((c) => c.id)
+        .sort(),
+    );
     expect(menuItems.map((c: any) => c.id)).not.toContain(offMenu.id);
 
     const categories = menuItems.map((c: any) => CATEGORY_ORDER.indexOf(c.category));
@@ -163,9 +167,7 @@ describe("kiosk (anonymous)", () => {
   });
 
   test("seasonalIngredients are the seasonal lines of each drink's recipe, a subset of its ingredients", async () => {
-    const { seasonalDrinks } = ok(
-      await gqlAs(t, "anonymous", `{ seasonalDrinks { id ingredients { name } seasonalIngredients { name organic allergens } } }`),
-    );
+    const { seasonalDrinks } = ok(await gqlAs(t, "anonymous", `{ seasonalDrinks { id ingredients { name } seasonalIngredients { name organic allergens } } }`));
     const { rows } = await t.db.query<{ coffee_id: string; name: string; organic: boolean; allergens: string[]; seasonal: boolean }>(
       `select rl.coffee_id, i.name, i.organic, i.allergens::text[] as allergens, rl.seasonal
        from app_public.recipe_lines rl join app_public.ingredients i on i.id = rl.ingredient_id`,
@@ -221,7 +223,9 @@ describe("kiosk (anonymous)", () => {
     }
     const names = list.map((c: any) => c.name);
     expect(names).toEqual(await dbSorted(t, names));
-    const featuredOnSale = onSale().filter((c) => c.category === "FEATURED").map((c) => c.id);
+    const featuredOnSale = onSale()
+      .filter((c) => c.category === "FEATURED")
+      .map((c) => c.id);
     expect(list.map((c: any) => c.id)).toEqual(expect.arrayContaining(featuredOnSale));
   });
 
@@ -239,7 +243,10 @@ describe("mobile (Alice)", () => {
     // Four more orders of Alice's, so she has more than three.
     const latte = onSale()[0]!.id;
     arrangedOrders.push(
-      ...(await insertOrders(t, [1, 2, 3, 4].map((i) => ({ customerId: DEMO.alice.id, status: "COMPLETED" as const, timeOffset: `-${i} minutes`, lines: [{ coffeeId: latte, quantity: i }] })))),
+      ...(await insertOrders(
+        t,
+        [1, 2, 3, 4].map((i) => ({ customerId: DEMO.alice.id, status: "COMPLETED" as const, timeOffset: `-${i} minutes`, lines: [{ coffeeId: latte, quantity: i }] })),
+      )),
     );
     const { customer, featured } = ok(await runOperation(t, "mobile", "MobileHome"));
     const { rows: me } = await t.db.query("select name, points from app_public.customers where id = $1", [DEMO.alice.id]);
@@ -277,10 +284,7 @@ describe("mobile (Alice)", () => {
 
   test("CoffeeDetail: a demo coffee with its roaster, recipe and at most three reviews, newest first", async () => {
     const { coffee } = ok(await runOperation(t, "mobile", "CoffeeDetail", { id: reviewed.id }));
-    const { rows: roaster } = await t.db.query(
-      "select r.name, r.location, r.sustainability_rating::float8 as rating from app_public.roasters r where r.id = $1",
-      [reviewed.roaster_id],
-    );
+    const { rows: roaster } = await t.db.query("select r.name, r.location, r.sustainability_rating::float8 as rating from app_public.roasters r where r.id = $1", [reviewed.roaster_id]);
     expect(coffee).toMatchObject({
       id: reviewed.id,
       name: reviewed.name,
@@ -291,10 +295,9 @@ describe("mobile (Alice)", () => {
     });
     expect(coffee.roaster).toEqual({ name: roaster[0].name, location: roaster[0].location, sustainabilityRating: roaster[0].rating });
 
-    const { rows: recipe } = await t.db.query<{ name: string }>(
-      "select i.name from app_public.recipe_lines rl join app_public.ingredients i on i.id = rl.ingredient_id where rl.coffee_id = $1",
-      [reviewed.id],
-    );
+    const { rows: recipe } = await t.db.query<{ name: string }>("select i.name from app_public.recipe_lines rl join app_public.ingredients i on i.id = rl.ingredient_id where rl.coffee_id = $1", [
+      reviewed.id,
+    ]);
     expect(coffee.ingredients.map((i: any) => i.name).sort()).toEqual(recipe.map((r) => r.name).sort());
     for (const i of coffee.ingredients) expect(i).toEqual({ name: expect.any(String), organic: expect.any(Boolean), allergens: expect.any(Array) });
 
@@ -339,7 +342,9 @@ describe("mobile (Alice)", () => {
     for (const r of results) expect(byId(r.id)).toMatchObject({ available: true, name: r.name });
     expect(ids).not.toContain(offMenu.id);
     // Every latte on sale is found, and the name matches come first.
-    const lattes = onSale().filter((c) => hasLatte(c.name)).map((c) => c.id);
+    const lattes = onSale()
+      .filter((c) => hasLatte(c.name))
+      .map((c) => c.id);
     expect(lattes.length).toBeGreaterThan(0); // the demo café sells lattes
     expect(ids).toEqual(expect.arrayContaining(lattes));
     const flags = results.map((r) => hasLatte(r.name));
@@ -354,7 +359,7 @@ describe("mobile (Alice)", () => {
     expect(upper.searchCoffees).toEqual(searchCoffees.map((c: any) => ({ id: c.id, name: c.name, price: c.price })));
   });
 
-  test("SearchByName: searchCoffees(name: \"latte\") finds the same lattes", async () => {
+  test('SearchByName: searchCoffees(name: "latte") finds the same lattes', async () => {
     const { searchCoffees } = ok(await runOperation(t, "mobile", "SearchByName"));
     await expectLatteSearch(searchCoffees);
   });
@@ -482,7 +487,9 @@ describe("barista dashboard and point of sale (staff)", () => {
 
     const two = ok(await gqlAs(t, "barista", `{ orders(status: [PREPARING, BREWING]) { id status } }`)).orders;
     expect(two.map((o: any) => o.id).sort()).toEqual(
-      ok(await runOperation(t, "barista", "BaristaQueue")).orders.map((o: any) => o.id).sort(),
+      ok(await runOperation(t, "barista", "BaristaQueue"))
+        .orders.map((o: any) => o.id)
+        .sort(),
     );
   });
 
@@ -598,9 +605,7 @@ describe("admin dashboard", () => {
   });
 
   async function expectLowStockAsAdmin(items: any[]) {
-    const { rows } = await t.db.query<{ name: string }>(
-      `select i.name from app_public.stock_items s join app_public.ingredients i on i.id = s.ingredient_id where s.current_stock <= s.alert_level`,
-    );
+    const { rows } = await t.db.query<{ name: string }>(`select i.name from app_public.stock_items s join app_public.ingredients i on i.id = s.ingredient_id where s.current_stock <= s.alert_level`);
     expect(items.map((s) => s.ingredient.name).sort()).toEqual(rows.map((r) => r.name).sort());
   }
 
@@ -661,7 +666,7 @@ describe("GraphQL over GET", () => {
     expect(ok(featured)).toEqual(ok(await runOperation(t, "kiosk", "FeaturedList")));
     const detail = await get({ query: `query($id: ID!) { coffee(id: $id) { id name } }`, variables: JSON.stringify({ id: reviewed.id }) });
     expect(ok(detail)).toEqual({ coffee: { id: reviewed.id, name: reviewed.name } });
-    const staff = await get({ query: "{ user(id: \"" + DEMO.bob.id + "\") { id } }" }, await t.token("barista"));
+    const staff = await get({ query: '{ user(id: "' + DEMO.bob.id + '") { id } }' }, await t.token("barista"));
     expect(ok(staff)).toEqual({ user: { id: DEMO.bob.id } });
   });
 

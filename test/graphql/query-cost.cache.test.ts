@@ -33,13 +33,7 @@ test("a variable the price cannot depend on (an id) is priced once for every val
 test("variables in first/last/limit and in directives are part of the key: each value is priced", () => {
   const doc = parse("query L($n: Int, $skip: Boolean!) { coffees(first: $n) @skip(if: $skip) { name reviews(limit: $n) { rating } } }");
   const { cached, calls } = counted();
-  const cases = [
-    { n: 5, skip: false },
-    { n: 10, skip: false },
-    { n: 10, skip: true },
-    { skip: false },
-    { n: null, skip: false },
-  ];
+  const cases = [{ n: 5, skip: false }, { n: 10, skip: false }, { n: 10, skip: true }, { skip: false }, { n: null, skip: false }];
   for (const v of cases) expect(cached(schema, doc, v, "L")).toBe(direct(doc, v, "L"));
   expect(new Set(cases.map((v) => direct(doc, v, "L"))).size).toBeGreaterThan(2);
   expect(calls()).toBe(cases.length);

@@ -47,9 +47,7 @@ beforeAll(async () => {
   plainCoffee = await makeCoffee(t, `Limits Plain ${suffix}`, "3.40");
   const { makeSchema } = await import("postgraphile");
   const { makePreset } = await import("../../src/preset.ts");
-  ({ schema: served } = await makeSchema(
-    makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" }),
-  ));
+  ({ schema: served } = await makeSchema(makePreset({ config: t.config, pool: t.service.api!.pool, viewerFromConnectionParams: () => null, clientAddress: () => "test" })));
   sql = new SqlRecorder(decodeURIComponent(new URL(t.urls.authenticator).username));
   sql.install();
 });
@@ -58,8 +56,7 @@ const gqlAs = async (who: Caller, query: string, variables?: Record<string, unkn
   service.gql(query, { token: who === "anonymous" ? null : await service.token(who), variables, operationName });
 
 /** The cost computed by the exported queryCost() against the served schema. */
-const costOf = (query: string, variables?: Record<string, unknown>, operationName?: string) =>
-  queryCost(served, parse(query), variables, operationName, DEFAULTS.listSize);
+const costOf = (query: string, variables?: Record<string, unknown>, operationName?: string) => queryCost(served, parse(query), variables, operationName, DEFAULTS.listSize);
 
 function summary(r: GraphQLResponse) {
   return { status: r.status, errors: (r.body.errors ?? []).map((e) => ({ code: e.extensions?.code, message: e.message })) };
@@ -826,9 +823,7 @@ describe("6. limit arguments are capped at 100 rows in SQL and priced as given",
     await bobWithManyOrders();
     const err = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("bob", RECENT, { n: 100_000 }));
     expect(err.extensions).toMatchObject({ cost: 100_002, maximumCost: 5000 });
-    const staff = await refusedWithoutSql("QUERY_TOO_COMPLEX", () =>
-      gqlAs("barista", `query($id: ID!) { user(id: $id) { recentOrders(limit: 100000) { id } } }`, { id: DEMO.bob.id }),
-    );
+    const staff = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("barista", `query($id: ID!) { user(id: $id) { recentOrders(limit: 100000) { id } } }`, { id: DEMO.bob.id }));
     expect(staff.extensions).toMatchObject({ cost: 100_002, maximumCost: 50_000 });
   });
 });

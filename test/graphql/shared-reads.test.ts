@@ -48,8 +48,7 @@ function fakeDatabase() {
 }
 
 const delivery = (payload = "{}"): Delivery => ({ payload, shared: new Map() });
-const read = (w: WithPgClient, s: Record<string, string>, text = SELECT, values: unknown[] = ["b1"]) =>
-  w(s, (c) => c.query<unknown[]>({ text, values, arrayMode: true }));
+const read = (w: WithPgClient, s: Record<string, string>, text = SELECT, values: unknown[] = ["b1"]) => w(s, (c) => c.query<unknown[]>({ text, values, arrayMode: true }));
 
 describe("sharing a re-read (unit)", () => {
   test("no delivery being answered (subscribing, queries on a socket): every call is its own transaction", async () => {
@@ -84,11 +83,7 @@ describe("sharing a re-read (unit)", () => {
     const db = fakeDatabase();
     const d = delivery();
     const w = sharingWithPgClient(db.real, { delivery: d });
-    const [a, b, a2] = await Promise.all([
-      read(w, settings("cafe_customer", "alice")),
-      read(w, settings("cafe_customer", "bob")),
-      read(w, settings("cafe_customer", "alice", "s2")),
-    ]);
+    const [a, b, a2] = await Promise.all([read(w, settings("cafe_customer", "alice")), read(w, settings("cafe_customer", "bob")), read(w, settings("cafe_customer", "alice", "s2"))]);
     expect(db.transactions).toHaveLength(3);
     expect([a.rows, b.rows, a2.rows]).toEqual([[["select as alice"]], [["select as bob"]], [["select as alice"]]]);
   });
@@ -96,11 +91,7 @@ describe("sharing a re-read (unit)", () => {
   test("staff of one role share a plain read whoever they are, but not a statement that calls a function, and never across roles", async () => {
     const db = fakeDatabase();
     const w = sharingWithPgClient(db.real, { delivery: delivery() });
-    await Promise.all([
-      read(w, settings("cafe_barista", "u1")),
-      read(w, settings("cafe_barista", "u2", "s9")),
-      read(w, settings("cafe_admin", "u3")),
-    ]);
+    await Promise.all([read(w, settings("cafe_barista", "u1")), read(w, settings("cafe_barista", "u2", "s9")), read(w, settings("cafe_admin", "u3"))]);
     expect(db.transactions).toHaveLength(2);
     await Promise.all([read(w, settings("cafe_barista", "u1"), FUNCTION_CALL), read(w, settings("cafe_barista", "u2"), FUNCTION_CALL)]);
     expect(db.transactions).toHaveLength(4);
@@ -155,9 +146,7 @@ describe("against the database", () => {
   let orderId: string;
   beforeAll(async () => {
     const { rows } = await t.db.query("select id from app_public.coffees where available order by name limit 1");
-    [orderId] = await insertOrders(t, [
-      { customerId: DEMO.alice.id, status: "PAID", baristaId: DEMO.barista.id, lines: [{ coffeeId: rows[0].id, quantity: 1 }] },
-    ]);
+    [orderId] = await insertOrders(t, [{ customerId: DEMO.alice.id, status: "PAID", baristaId: DEMO.barista.id, lines: [{ coffeeId: rows[0].id, quantity: 1 }] }]);
   });
 
   test("every SELECT policy that applies to staff shows every row to a real account of the role: what staff see depends on the role alone (sharedReads.ts relies on it)", async () => {
@@ -189,10 +178,7 @@ describe("against the database", () => {
       await t.db.query("update app_public.orders set status = 'PREPARING' where id = $1", [orderId]);
       const deadline = Date.now() + 5000;
       while (got.size < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      const { rows } = await t.db.query(
-        `select ${ORDER_PAYLOADS_SQL.order} as "order", ${ORDER_PAYLOADS_SQL.orderStatus} as status from app_public.orders o where o.id = $1`,
-        [orderId],
-      );
+      const { rows } = await t.db.query(`select ${ORDER_PAYLOADS_SQL.order} as "order", ${ORDER_PAYLOADS_SQL.orderStatus} as status from app_public.orders o where o.id = $1`, [orderId]);
       expect(JSON.parse(got.get(orderTopic(orderId))!)).toEqual(JSON.parse(rows[0].order));
       expect(JSON.parse(got.get(orderStatusTopic(orderId))!)).toEqual(JSON.parse(rows[0].status));
     } finally {
@@ -212,9 +198,7 @@ describe("against the database", () => {
       await t.db.query("update app_public.orders set status = 'BREWING' where id = $1", [orderId]);
       const { rows } = await t.db.query("select name from app_public.baristas where id = $1", [DEMO.barista.id]);
       for (const sub of subs) {
-        expect(await sub.waitFor(1)).toEqual([
-          { data: { orderStatusChanged: { status: "BREWING", message: expect.any(String), barista: { name: rows[0].name } } } },
-        ]);
+        expect(await sub.waitFor(1)).toEqual([{ data: { orderStatusChanged: { status: "BREWING", message: expect.any(String), barista: { name: rows[0].name } } } }]);
       }
     } finally {
       await Promise.all(clients.map((c) => c.dispose()));

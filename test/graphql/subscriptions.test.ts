@@ -50,8 +50,7 @@ beforeAll(async () => {
 });
 
 const newOrder = (user: "alice" | "bob" = "alice", quantity = 1) => placeOrder(t, tokens[user], [{ coffeeId: coffee.id, quantity }]);
-const advance = (id: string, status: string, token = tokens.barista) =>
-  t.gql(BARISTA, { operationName: "Advance", variables: { id, status }, token });
+const advance = (id: string, status: string, token = tokens.barista) => t.gql(BARISTA, { operationName: "Advance", variables: { id, status }, token });
 const dbSetStatus = (id: string, status: string) => t.db.query("update app_public.orders set status = $2 where id = $1", [id, status]);
 const orderTopics = (id: string) => [`order:${id}`, `order_status:${id}`];
 
@@ -505,8 +504,7 @@ describe("clean-up and cost", () => {
   test("50 subscribe/unsubscribe cycles leave no LISTEN channel, topic, stream, pool connection or backend behind", async () => {
     const api = t.service.api!;
     const orders = await Promise.all(Array.from({ length: 10 }, () => newOrder("alice")));
-    const backends = async () =>
-      Number((await t.db.query("select count(*)::int as n from pg_stat_activity where datname = current_database()")).rows[0].n);
+    const backends = async () => Number((await t.db.query("select count(*)::int as n from pg_stat_activity where datname = current_database()")).rows[0].n);
     // Warm the API pool up (a few requests at once), so opening its connections is not counted as growth.
     await Promise.all(Array.from({ length: 4 }, () => t.gql("{ coffees { id } }", { token: tokens.alice })));
     const measure = async () => ({
@@ -596,7 +594,10 @@ describe("clean-up and cost", () => {
     const orders = await Promise.all(Array.from({ length: 10 }, () => newOrder("alice")));
     const client = t.ws(tokens.alice);
     const feeds = orders.map((o) => subscribe(client, STATUS_FEED.doc, { orderId: o.id }, STATUS_FEED.op));
-    await listening(t, orders.map((o) => `order_status:${o.id}`));
+    await listening(
+      t,
+      orders.map((o) => `order_status:${o.id}`),
+    );
     await sleep(100);
 
     const fromReturn: number[] = [];
@@ -622,7 +623,9 @@ describe("clean-up and cost", () => {
       const s = [...xs].sort((a, b) => a - b);
       return `median ${percentile(s, 50).toFixed(2)} ms, p99 ${percentile(s, 99).toFixed(2)} ms, max ${s[s.length - 1]!.toFixed(2)} ms`;
     };
-    console.log(`[subscriptions] latency over ${fromReturn.length} status changes (raw UPDATE -> StatusFeed event at the client): from the UPDATE returning: ${fmt(fromReturn)}; from the UPDATE being sent: ${fmt(fromSend)}`);
+    console.log(
+      `[subscriptions] latency over ${fromReturn.length} status changes (raw UPDATE -> StatusFeed event at the client): from the UPDATE returning: ${fmt(fromReturn)}; from the UPDATE being sent: ${fmt(fromSend)}`,
+    );
     expect(fromReturn).toHaveLength(50);
     for (const f of feeds) f.dispose();
   });

@@ -93,10 +93,7 @@ async function posOrder(quantity: number, notes: string | null = null): Promise<
 const markPaid = (who: Caller, id: string, method: "CASH" | "CARD_PRESENT" = "CASH") => gqlAs(t, who, MARK_PAID, { id, method });
 
 async function refundsOf(orderId: string) {
-  const { rows } = await t.db.query(
-    "select id, amount::text as amount, reason, source_key, settled_at, settled_by from app_public.refunds where order_id = $1 order by created_at, id",
-    [orderId],
-  );
+  const { rows } = await t.db.query("select id, amount::text as amount, reason, source_key, settled_at, settled_by from app_public.refunds where order_id = $1 order by created_at, id", [orderId]);
   return rows as Array<{ id: string; amount: string; reason: string; source_key: string | null; settled_at: Date | null; settled_by: string | null }>;
 }
 
@@ -197,7 +194,7 @@ describe("markOrderPaid at the till", () => {
 
     const paid = ok(await markPaid("admin", mine.id, "CARD_PRESENT")).markOrderPaid;
     expect(paid.status).toBe("PAID");
-    expect((await orderRow(t, mine.id) as any).payment_method).toBe("card_present");
+    expect(((await orderRow(t, mine.id)) as any).payment_method).toBe("card_present");
     await waitUntil("the worker to move the order to PREPARING", async () => (await orderRow(t, mine.id)).status === "PREPARING", 10_000);
   });
 
@@ -301,9 +298,7 @@ describe("refunds", () => {
     // The stock is back to what it was before update_inventory.
     expect(await stockOf(t, ids())).toEqual(before);
     const returned = await movementsOfOrder(t, order.id, "order cancelled");
-    expect(sortById(returned.map((m) => ({ ingredient_id: m.ingredient_id, delta: m.delta })))).toEqual(
-      sortById(taken(3).map((m) => ({ ...m, delta: -m.delta }))),
-    );
+    expect(sortById(returned.map((m) => ({ ingredient_id: m.ingredient_id, delta: m.delta })))).toEqual(sortById(taken(3).map((m) => ({ ...m, delta: -m.delta }))));
 
     // Cancelling again gives nothing back twice and owes nothing twice.
     expect(ok(await gqlAs(t, "barista", CANCEL, { id: order.id }))).toEqual({ cancelOrder: false });
@@ -432,10 +427,9 @@ describe("menu and stock upkeep", () => {
     const added = ok(await gqlAs(t, "admin", RESTOCK, { ingredientId: CINNAMON, amount: 25.5, reason: "delivery #42" })).restockIngredient;
     expect(added).toMatchObject({ ingredientId: CINNAMON, currentStock: start + 25.5 });
     expect((await stockRow(CINNAMON)).stock).toBe(start + 25.5);
-    const { rows } = await t.db.query(
-      "select delta::float8 as delta, reason, order_id, actor_role, actor_id from app_public.stock_movements where ingredient_id = $1 order by id desc limit 1",
-      [CINNAMON],
-    );
+    const { rows } = await t.db.query("select delta::float8 as delta, reason, order_id, actor_role, actor_id from app_public.stock_movements where ingredient_id = $1 order by id desc limit 1", [
+      CINNAMON,
+    ]);
     expect(rows).toEqual([{ delta: 25.5, reason: "delivery #42", order_id: null, actor_role: "admin", actor_id: DEMO.admin.id }]);
     const seen = ok(await gqlAs(t, "admin", MOVEMENTS, { ingredientId: CINNAMON })).allStockMovements.nodes;
     expect(seen).toEqual([{ delta: 25.5, reason: "delivery #42", actorRole: "admin", actorId: DEMO.admin.id, orderId: null }]);
@@ -443,10 +437,7 @@ describe("menu and stock upkeep", () => {
     // Without a reason: 'restock' for stock in, 'write-off' for stock out.
     ok(await gqlAs(t, "admin", RESTOCK, { ingredientId: CINNAMON, amount: 10 }));
     ok(await gqlAs(t, "admin", RESTOCK, { ingredientId: CINNAMON, amount: -5.5 }));
-    const { rows: latest } = await t.db.query(
-      "select delta::float8 as delta, reason from app_public.stock_movements where ingredient_id = $1 order by id desc limit 2",
-      [CINNAMON],
-    );
+    const { rows: latest } = await t.db.query("select delta::float8 as delta, reason from app_public.stock_movements where ingredient_id = $1 order by id desc limit 2", [CINNAMON]);
     expect(latest).toEqual([
       { delta: -5.5, reason: "write-off" },
       { delta: 10, reason: "restock" },

@@ -128,7 +128,12 @@ describe("the manifest", () => {
       operations.add((ops[0] as { name: { value: string } }).name.value);
       const spread = new Set<string>();
       visit(doc, { FragmentSpread: (s) => void spread.add(s.name.value) });
-      expect(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => (d as { name: { value: string } }).name.value).sort()).toEqual([...spread].sort());
+      expect(
+        doc.definitions
+          .filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)
+          .map((d) => (d as { name: { value: string } }).name.value)
+          .sort(),
+      ).toEqual([...spread].sort());
     }
     // No entry for an operation that is not in the sources (none has been removed yet).
     expect([...operations].sort()).toEqual([...names].sort());
@@ -218,7 +223,7 @@ describe("the manifest", () => {
     const options = { adHocQueries: "none" as const, callerIsStaff: () => false };
     expect(() => makeTrustedDocumentsPlugin({ ...options, documents: { [sha256("{ a }")]: "{ b }" } })).toThrow(/does not match its text/);
     expect(() => makeTrustedDocumentsPlugin({ ...options, documents: { [sha256("{ a }")]: "{ a }" } })).not.toThrow();
-    const spy = "query Spy { coffees { __type(name: \"Query\") { name } } }";
+    const spy = 'query Spy { coffees { __type(name: "Query") { name } } }';
     expect(() => makeTrustedDocumentsPlugin({ ...options, documents: { [sha256(spy)]: spy } })).toThrow(/introspects/);
   });
 });
@@ -250,7 +255,6 @@ describe("worked out once", () => {
       expect((await parseAndValidate(entry("CoffeeDetail").text)).errors).toBe(detail.errors);
     } finally {
       await pgl.release(); // and serv; the service's pool stays open
-
     }
   });
 });
@@ -292,20 +296,23 @@ describe.each(POLICIES)("AD_HOC_QUERIES=%s over HTTP", (policy) => {
     expect(answers.getById.body.data).toEqual(answers.getByText.body.data);
   });
 
-  test.each(ROLES)(`%s: an ad-hoc document is ${policy === "any" ? "run" : policy === "staff" ? "run for staff only, else TRUSTED_DOCUMENT_REQUIRED without SQL" : "TRUSTED_DOCUMENT_REQUIRED without SQL"}`, async (role) => {
-    const token = tokens[role];
-    // A trusted text with one character more is not trusted.
-    const almost = `${entry("FeaturedList").text} `;
-    for (const send of [() => post(t(), { query: AD_HOC }, token), () => get(t(), { query: AD_HOC }, token), () => post(t(), { query: almost }, token)]) {
-      if (adHocAllowed(policy, role)) {
-        const r = await send();
-        expect(summary(r)).toEqual(OK);
-        expect(r.body.data).toBeTruthy();
-      } else {
-        await expectRefusedWithoutSql(send, "TRUSTED_DOCUMENT_REQUIRED", 403);
+  test.each(ROLES)(
+    `%s: an ad-hoc document is ${policy === "any" ? "run" : policy === "staff" ? "run for staff only, else TRUSTED_DOCUMENT_REQUIRED without SQL" : "TRUSTED_DOCUMENT_REQUIRED without SQL"}`,
+    async (role) => {
+      const token = tokens[role];
+      // A trusted text with one character more is not trusted.
+      const almost = `${entry("FeaturedList").text} `;
+      for (const send of [() => post(t(), { query: AD_HOC }, token), () => get(t(), { query: AD_HOC }, token), () => post(t(), { query: almost }, token)]) {
+        if (adHocAllowed(policy, role)) {
+          const r = await send();
+          expect(summary(r)).toEqual(OK);
+          expect(r.body.data).toBeTruthy();
+        } else {
+          await expectRefusedWithoutSql(send, "TRUSTED_DOCUMENT_REQUIRED", 403);
+        }
       }
-    }
-  });
+    },
+  );
 
   test.each(ROLES)("%s: introspection follows the policy (staff or none: never for anonymous callers and customers)", async (role) => {
     const send = () => post(t(), { query: "{ __schema { queryType { name } } }" }, tokens[role]);

@@ -116,7 +116,11 @@ describe("written to stdout", () => {
       return Buffer.byteLength(text);
     };
     try {
-      const accessLines = () => written.join("").split("\n").filter((l) => l.includes('"msg":"request"') && l.includes("batch-probe-"));
+      const accessLines = () =>
+        written
+          .join("")
+          .split("\n")
+          .filter((l) => l.includes('"msg":"request"') && l.includes("batch-probe-"));
       const n = 60;
       await Promise.all(Array.from({ length: n }, (_, i) => post({ query: "{ __typename }" }, { "x-request-id": `batch-probe-${i}` })));
       await waitUntil("every access line written", () => accessLines().length === n, 2000, 10);

@@ -23,8 +23,7 @@ const t = useTestService({ env: { DATABASE_POOL_SIZE: "2", DATABASE_POOL_WAIT_MS
 
 const log = captureLogLines();
 
-const post = (body: unknown) =>
-  fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (body: unknown) => fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 const MENU = "{ menuItems { id } }";
 
 /** Takes every connection of the API's pool (DATABASE_POOL_SIZE = 2) until released. */

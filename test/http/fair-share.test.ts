@@ -69,7 +69,14 @@ async function signIn(source: string, email: string): Promise<string> {
 
 describe("one definition of source", () => {
   test("the TypeScript source is exactly app_private.source_key's, for any IPv4, IPv6 and IPv4-mapped address", async () => {
-    const samples = fc.sample(fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4().map((a) => `::ffff:${a}`)), 400);
+    const samples = fc.sample(
+      fc.oneof(
+        fc.ipV4(),
+        fc.ipV6(),
+        fc.ipV4().map((a) => `::ffff:${a}`),
+      ),
+      400,
+    );
     samples.push("::1", "::", "2001:db8::1", "::ffff:127.0.0.1", "fe80::1:2:3:4", "0:0:1::5", "2001:db8:0:0:1::1");
     const { rows } = await t.db.query("select x, app_private.source_key(x) as key from unnest($1::text[]) with ordinality u(x, i) order by i", [samples]);
     expect(samples.map((a) => ({ a, key: sourceKey(a) }))).toEqual(rows.map((r) => ({ a: r.x, key: r.key })));
@@ -144,11 +151,7 @@ describe("slow clients", () => {
 
   test(`a client sending its body slowly is cut within a second of HTTP_REQUEST_TIMEOUT_MS (${REQUEST_TIMEOUT_MS} ms)`, async () => {
     const port = t.service.api!.port;
-    const r = await slowClient(
-      port,
-      "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Forwarded-For: 198.51.100.30\r\n\r\n",
-      " ",
-    );
+    const r = await slowClient(port, "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Forwarded-For: 198.51.100.30\r\n\r\n", " ");
     expect(r.ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
     expect(r.ms).toBeLessThan(REQUEST_TIMEOUT_MS + 1000);
   });
@@ -160,10 +163,12 @@ describe("connections per source", () => {
     const open: net.Socket[] = [];
     try {
       for (let i = 0; i < 100; i++) {
-        open.push(await new Promise<net.Socket>((resolve, reject) => {
-          const s = net.connect(port, "127.0.0.1", () => resolve(s));
-          s.on("error", reject);
-        }));
+        open.push(
+          await new Promise<net.Socket>((resolve, reject) => {
+            const s = net.connect(port, "127.0.0.1", () => resolve(s));
+            s.on("error", reject);
+          }),
+        );
       }
       const server = plain.service.api!.server;
       const connections = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));

@@ -42,18 +42,21 @@ test("before any traffic, every documented label value is there at 0: GraphQL er
   const missing = (names: string[]) => names.filter((n) => scrape.get(n) !== 0);
 
   // docs/errors.md: the GraphQL table's codes (the first column).
-  const graphqlTable = section("errors.md", "GraphQL (`/graphql`, over HTTP and WebSocket)").split("\n").filter((l) => /^\| `[A-Z_]+`/.test(l));
+  const graphqlTable = section("errors.md", "GraphQL (`/graphql`, over HTTP and WebSocket)")
+    .split("\n")
+    .filter((l) => /^\| `[A-Z_]+`/.test(l));
   const codes = graphqlTable.map((row) => /^\| `([A-Z_]+)`/.exec(row)![1]!);
   expect(codes.length).toBeGreaterThan(10);
   expect(missing(codes.map((c) => `cafe_graphql_errors_total{code="${c}"}`))).toEqual([]);
 
   // docs/payments.md: the table of answers; docs/errors.md: the callback's refusals.
-  const table = doc("payments.md").split("\n").filter((l) => /^\| \d{3}/.test(l));
-  const refusals = section("errors.md", "Payment callback (`POST /orders/payment-callback`)").split("\n").filter((l) => /^\| `[A-Z_]+`/.test(l));
-  const outcomes = [
-    ...table.flatMap((row) => [...row.split("|")[1]!.matchAll(/"status":"(\w+)"/g)].map((m) => m[1]!)),
-    ...refusals.map((row) => /^\| `([A-Z_]+)`/.exec(row)![1]!),
-  ];
+  const table = doc("payments.md")
+    .split("\n")
+    .filter((l) => /^\| \d{3}/.test(l));
+  const refusals = section("errors.md", "Payment callback (`POST /orders/payment-callback`)")
+    .split("\n")
+    .filter((l) => /^\| `[A-Z_]+`/.test(l));
+  const outcomes = [...table.flatMap((row) => [...row.split("|")[1]!.matchAll(/"status":"(\w+)"/g)].map((m) => m[1]!)), ...refusals.map((row) => /^\| `([A-Z_]+)`/.exec(row)![1]!)];
   expect(outcomes).toEqual(expect.arrayContaining(["processed", "duplicate", "ignored", "PAYLOAD_TOO_LARGE", "AMBIGUOUS_ORDER", "SERVICE_UNAVAILABLE"]));
   expect(missing(outcomes.map((o) => `cafe_payment_callbacks_total{outcome="${o}"}`))).toEqual([]);
 

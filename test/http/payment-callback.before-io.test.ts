@@ -66,9 +66,7 @@ describe("payment callback: refused before any I/O", () => {
 
   test("CALLBACK_RATE_LIMIT: past it a source's deliveries are refused 429 from memory (nothing written); a validly signed one still goes through", async () => {
     const source = "198.51.100.21";
-    const answers = await Promise.all(
-      Array.from({ length: 30 }, () => sendCallback(t.url, { event: "payment.completed" }, { token: null, headers: { "x-forwarded-for": source } })),
-    );
+    const answers = await Promise.all(Array.from({ length: 30 }, () => sendCallback(t.url, { event: "payment.completed" }, { token: null, headers: { "x-forwarded-for": source } })));
     const refused = answers.filter((a) => a.status === 429).length;
     const unauthorized = answers.filter((a) => a.status === 401).length;
     expect(refused + unauthorized).toBe(30);

@@ -69,7 +69,6 @@ beforeAll(async () => {
   c = await stockedCoffee(t, "Hardening", "4.00", 1);
 });
 
-
 describe('"paid" is decided in one place', () => {
   test('"PAİD" (dotted capital I) with no amount and no items: 400 VALIDATION_FAILED, the order stays PENDING', async () => {
     const o = await newOrder();
@@ -174,16 +173,16 @@ describe("what a stranger can make us write", () => {
   test("refused deliveries older than failed_delivery_retention_days are purged; others stay; the worker runs the purge (hourly crontab)", async () => {
     const insert = (outcome: string, code: string | null, daysAgo: number) =>
       t.db
-        .query(
-          "insert into app_private.payment_deliveries (source, http_status, outcome, code, received_at) values ('192.0.2.60', 400, $1, $2, now() - make_interval(days => $3)) returning id",
-          [outcome, code, daysAgo],
-        )
+        .query("insert into app_private.payment_deliveries (source, http_status, outcome, code, received_at) values ('192.0.2.60', 400, $1, $2, now() - make_interval(days => $3)) returning id", [
+          outcome,
+          code,
+          daysAgo,
+        ])
         .then((r) => Number(r.rows[0].id));
     const oldFailed = await insert("rejected", "VALIDATION_FAILED", 31);
     const recentFailed = await insert("rejected", "UNAUTHORIZED", 29);
     const oldProcessed = await insert("processed", null, 400);
-    const left = async () =>
-      (await t.db.query("select id::int from app_private.payment_deliveries where source = '192.0.2.60' order by id")).rows.map((r) => r.id);
+    const left = async () => (await t.db.query("select id::int from app_private.payment_deliveries where source = '192.0.2.60' order by id")).rows.map((r) => r.id);
 
     const purge = async () => {
       const client = await t.db.connect();

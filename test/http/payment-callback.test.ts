@@ -34,7 +34,7 @@ async function coffee(label: string, price: string, perCup: number, stock = 1_00
 /** Sends a callback to the main service (or another target), recording the answer. */
 async function send(body: unknown, options: SendOptions = {}, target: CallbackTarget = t): Promise<Delivery> {
   const r = await sendCallback(target, body, options);
-  answers.push({ what: typeof body === "string" ? body.slice(0, 60) : JSON.stringify(body)?.slice(0, 60) ?? String(body), status: r.status, text: r.text, headers: r.headers });
+  answers.push({ what: typeof body === "string" ? body.slice(0, 60) : (JSON.stringify(body)?.slice(0, 60) ?? String(body)), status: r.status, text: r.text, headers: r.headers });
   return r;
 }
 
@@ -46,7 +46,12 @@ async function clearBlock() {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-const order = (token: string, items: Array<[StockedCoffee, number]>) => placeOrder(t, token, items.map(([c, quantity]) => ({ coffeeId: c.id, quantity })));
+const order = (token: string, items: Array<[StockedCoffee, number]>) =>
+  placeOrder(
+    t,
+    token,
+    items.map(([c, quantity]) => ({ coffeeId: c.id, quantity })),
+  );
 
 interface OrderState {
   status: string;
@@ -86,10 +91,7 @@ async function alertCount(kind: string, orderId?: string): Promise<number> {
 }
 
 async function deliveriesFor(key: string) {
-  const { rows } = await t.db.query(
-    "select source, http_status, outcome, code, order_id from app_private.payment_deliveries where dedupe_key = $1 order by id",
-    [key],
-  );
+  const { rows } = await t.db.query("select source, http_status, outcome, code, order_id from app_private.payment_deliveries where dedupe_key = $1 order by id", [key]);
   return rows as Array<{ source: string; http_status: number; outcome: string; code: string | null; order_id: string | null }>;
 }
 
@@ -145,7 +147,12 @@ afterAll(async () => {
       // Let the worker finish what this file queued, then put the database back
       // for the suites that follow: no block on 127.0.0.1, this file's auth
       // failures out of the counting window, this file's orders and coffees gone.
-      await waitUntil("the job queue to drain", async () => Number((await t.db.query("select count(*)::int as n from graphile_worker.jobs where locked_at is null and attempts = 0")).rows[0].n) === 0, 60_000, 200).catch(() => {});
+      await waitUntil(
+        "the job queue to drain",
+        async () => Number((await t.db.query("select count(*)::int as n from graphile_worker.jobs where locked_at is null and attempts = 0")).rows[0].n) === 0,
+        60_000,
+        200,
+      ).catch(() => {});
       await clearBlock();
       await t.db.query(
         "update app_private.payment_deliveries set received_at = received_at - interval '1 day' where source = $1 and code in ('UNAUTHORIZED', 'BAD_SIGNATURE') and received_at > now() - interval '1 day'",
@@ -280,10 +287,7 @@ describe("valid deliveries", () => {
 
   test("shape A without order_id matches the customer's single PENDING order with that amount (not another customer's)", async () => {
     const c = await coffee("Pay match", "7.77", 5);
-    const { rows: clash } = await t.db.query(
-      "select count(*)::int as n from app_public.orders where customer_id = $1 and status = 'PENDING' and total = 23.31",
-      [DEMO.alice.id],
-    );
+    const { rows: clash } = await t.db.query("select count(*)::int as n from app_public.orders where customer_id = $1 and status = 'PENDING' and total = 23.31", [DEMO.alice.id]);
     expect(clash[0].n).toBe(0);
     const mine = await order(tokens.alice, [[c, 3]]);
     const bobs = await order(tokens.bob, [[c, 3]]);
@@ -348,9 +352,7 @@ describe("duplicates and dedupe keys", () => {
     const changed = await send({ ...body, data: { ...body.data, amount: 3.31 }, note: "resent with changes" });
     expect({ status: changed.status, body: changed.body }).toEqual({ status: 200, body: expect.objectContaining({ status: "duplicate" }) });
     expect(await alertCount("duplicate_key_different_body")).toBe(alertsBefore + 1);
-    const { rows: alert } = await t.db.query(
-      "select message, source, order_id from app_public.payment_alerts where kind = 'duplicate_key_different_body' order by created_at desc limit 1",
-    );
+    const { rows: alert } = await t.db.query("select message, source, order_id from app_public.payment_alerts where kind = 'duplicate_key_different_body' order by created_at desc limit 1");
     expect(alert[0]).toMatchObject({ message: expect.stringContaining(`event:${body.event_id}`), source: SOURCE, order_id: o.id });
     // The identical body again raises nothing.
     expect((await send(body)).body).toMatchObject({ status: "duplicate" });
@@ -591,7 +593,8 @@ describe("refusals: each has its status and code and changes nothing", () => {
       await expectRefusal(r, 400, "VALIDATION_FAILED", label);
       const details = r.body.error.details;
       expect({ label, isList: Array.isArray(details) }).toEqual({ label, isList: true });
-      for (const d of details) expect({ label, keys: Object.keys(d).sort(), path: typeof d.path, message: typeof d.message }).toEqual({ label, keys: ["message", "path"], path: "string", message: "string" });
+      for (const d of details)
+        expect({ label, keys: Object.keys(d).sort(), path: typeof d.path, message: typeof d.message }).toEqual({ label, keys: ["message", "path"], path: "string", message: "string" });
       expect({ label, paths: [...new Set(details.map((d: any) => d.path))].sort() }).toEqual({ label, paths: [...paths].sort() });
     }
   });
@@ -604,15 +607,33 @@ describe("refusals: each has its status and code and changes nothing", () => {
       ["malformed order_id (shape A)", shapeA("'; drop table app_public.orders; --", 4.7), "ORDER_NOT_FOUND"],
       ["quantity differs", shapeB(o.id, 4.7, [{ product: c.name, quantity: 1 }]), "ITEMS_MISMATCH"],
       ["another coffee", shapeB(o.id, 4.7, [{ product: "House Espresso", quantity: 2 }]), "ITEMS_MISMATCH"],
-      ["an extra line", shapeB(o.id, 4.7, [{ product: c.name, quantity: 2 }, { product: "House Espresso", quantity: 1 }]), "ITEMS_MISMATCH"],
+      [
+        "an extra line",
+        shapeB(o.id, 4.7, [
+          { product: c.name, quantity: 2 },
+          { product: "House Espresso", quantity: 1 },
+        ]),
+        "ITEMS_MISMATCH",
+      ],
       ["an unknown product", shapeB(o.id, 4.7, [{ product: "No Such Coffee Anywhere", quantity: 2 }]), "ITEMS_MISMATCH"],
       ["an unknown coffee id", shapeB(o.id, 4.7, [{ product: "0f8fad5b-d9cb-469f-a165-70867728950e", quantity: 2 }]), "ITEMS_MISMATCH"],
-      ["split lines that sum to more", shapeB(o.id, 4.7, [{ product: c.name, quantity: 2 }, { product: c.id, quantity: 1 }]), "ITEMS_MISMATCH"],
+      [
+        "split lines that sum to more",
+        shapeB(o.id, 4.7, [
+          { product: c.name, quantity: 2 },
+          { product: c.id, quantity: 1 },
+        ]),
+        "ITEMS_MISMATCH",
+      ],
     ];
     for (const [label, body, code] of cases) {
       await expectRefusal(await send(body), 422, code, label);
     }
-    for (const [label, amount] of [["amount too high", 4.71], ["amount too low", 4.69], ["amount a whole unit off", 5.7]] as const) {
+    for (const [label, amount] of [
+      ["amount too high", 4.71],
+      ["amount too low", 4.69],
+      ["amount a whole unit off", 5.7],
+    ] as const) {
       const alerts = await alertCount("amount_mismatch", o.id);
       const body = shapeB(o.id, amount, [{ product: c.name, quantity: 2 }], { event_id: `evt_${uid()}` });
       await expectRefusal(await send(body), 422, "AMOUNT_MISMATCH", label);
@@ -754,10 +775,7 @@ describe("the block list: repeated authentication failures from one source", () 
     await waitPrepared(o.id);
     // Still blocked for the bad ones.
     expect((await send(body, { token: null })).status).toBe(429);
-    const { rows: log } = await t.db.query(
-      "select http_status, code from app_private.payment_deliveries where source = $1 order by id desc limit 2",
-      [SOURCE],
-    );
+    const { rows: log } = await t.db.query("select http_status, code from app_private.payment_deliveries where source = $1 order by id desc limit 2", [SOURCE]);
     // The refused one wrote nothing: the newest row is the payment.
     expect(log[0]).toEqual({ http_status: 200, code: null });
     await clearBlock();
@@ -779,9 +797,7 @@ describe("concurrency", () => {
     const c = await coffee(`Pay copies ${label}`, "2.90", 7);
     const o = await order(tokens.bob, [[c, 1]]);
     const stock = await stockOf(c);
-    const variants = [
-      { name: "with an event id", raw: JSON.stringify(shapeA(o.id, 2.9, {}, DEMO.bob.email)) },
-    ];
+    const variants = [{ name: "with an event id", raw: JSON.stringify(shapeA(o.id, 2.9, {}, DEMO.bob.email)) }];
     for (const v of variants) {
       const results = await Promise.all(Array.from({ length: 50 }, (_, i) => send(v.raw, {}, target(i))));
       const statuses = results.map((r) => `${r.status} ${r.body?.status ?? r.body?.error?.code}`);
@@ -984,9 +1000,7 @@ describe("the delivery log and the alerts", () => {
     expect(alerts).toEqual(rows);
     const kinds = new Set(alerts.map((a) => a.kind));
     const { rows: raised } = await t.db.query("select distinct kind from app_public.payment_alerts");
-    expect(raised.map((r) => r.kind).sort()).toEqual(
-      expect.arrayContaining(["amount_mismatch", "auth_failures", "duplicate_key_different_body", "multiple_payments", "refund_needed"]),
-    );
+    expect(raised.map((r) => r.kind).sort()).toEqual(expect.arrayContaining(["amount_mismatch", "auth_failures", "duplicate_key_different_body", "multiple_payments", "refund_needed"]));
     expect(kinds.size).toBeGreaterThan(0);
 
     for (const who of ["alice", "bob", "barista"] as const) {
@@ -1060,8 +1074,7 @@ describe("the burst rule under concurrency", () => {
     try {
       await t.db.query("update app_private.alert_rules set threshold = 2, window_seconds = 3 where kind = 'burst'");
       await sleep(3200); // nothing in the window now, and no burst alert in it
-      const alerts = async () =>
-        Number((await t.db.query("select count(*)::int as n from app_public.payment_alerts where kind = 'burst' and created_at > now() - interval '3 seconds'")).rows[0].n);
+      const alerts = async () => Number((await t.db.query("select count(*)::int as n from app_public.payment_alerts where kind = 'burst' and created_at > now() - interval '3 seconds'")).rows[0].n);
       expect(await alerts()).toBe(0);
       // Three deliveries logged at once (each in its own transaction, as the route does), then a fourth.
       for (const c of clients) await c.query("begin");

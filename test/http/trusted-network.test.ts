@@ -85,10 +85,9 @@ test(`from a trusted network, ${CUSTOMERS} customers each sign in, open a WebSoc
     }),
   );
   expect(received.filter((r) => r !== "received")).toEqual([]);
-  const { rows } = await t.db.query(
-    "select count(distinct o.customer_id)::int as n from app_public.orders o join app_private.accounts a on a.id = o.customer_id where a.email::text like $1",
-    [`wifi-%-${run}@example.test`],
-  );
+  const { rows } = await t.db.query("select count(distinct o.customer_id)::int as n from app_public.orders o join app_private.accounts a on a.id = o.customer_id where a.email::text like $1", [
+    `wifi-%-${run}@example.test`,
+  ]);
   expect(rows[0].n).toBe(CUSTOMERS);
 }, 180_000);
 
@@ -117,10 +116,7 @@ test("sign-in failures per source: a trusted source may fail TRUSTED_NETWORK_FAC
         await client.query("rollback");
       }
     };
-    await t.db.query("insert into app_private.login_attempts (email, source, succeeded) select 'wifi-' || g || $2, $1, false from generate_series(1, 3) g", [
-      source,
-      `-${run}@example.test`,
-    ]);
+    await t.db.query("insert into app_private.login_attempts (email, source, succeeded) select 'wifi-' || g || $2, $1, false from generate_series(1, 3) g", [source, `-${run}@example.test`]);
     expect({ untrusted: await tryOnce(null), trusted: await tryOnce("10"), junk: await tryOnce("lots") }).toEqual({
       untrusted: "refused",
       trusted: "allowed",

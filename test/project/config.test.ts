@@ -144,16 +144,14 @@ describe("loadConfig", () => {
     expect(loadConfig({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, DEMO_DATA: "true" }).demoData).toBe(true);
     // Given its own runtime URL, production needs no role password.
     const { DATABASE_ROLE_PASSWORD: _unused, ...secrets } = STRONG;
-    expect(() =>
-      loadConfig({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...secrets, DATABASE_AUTHENTICATOR_URL: "postgres://api:pw@db/cafe" }),
-    ).not.toThrow();
+    expect(() => loadConfig({ NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...secrets, DATABASE_AUTHENTICATOR_URL: "postgres://api:pw@db/cafe" })).not.toThrow();
   });
 });
 
 describe("the .env file", () => {
   test("fills what the environment leaves unset or empty; the environment wins", () => {
     const dir = emptyDir();
-    writeFileSync(path.join(dir, ".env"), "PORT=7000\nHOST=10.0.0.1\nJWT_SECRET=\"quoted # not a comment\"\n# a comment\nDEMO_DATA=false\n");
+    writeFileSync(path.join(dir, ".env"), 'PORT=7000\nHOST=10.0.0.1\nJWT_SECRET="quoted # not a comment"\n# a comment\nDEMO_DATA=false\n');
     const env: NodeJS.ProcessEnv = { PORT: "8000", HOST: "" };
     expect(applyEnvFile(env, dir)).toBe(path.join(dir, ".env"));
     expect(env).toEqual({ PORT: "8000", HOST: "10.0.0.1", JWT_SECRET: "quoted # not a comment", DEMO_DATA: "false" });
@@ -197,8 +195,7 @@ describe(".env.example", () => {
 describe("the real process", () => {
   // Were the configuration wrongly accepted, start-up would fail here rather
   // than touch a real database.
-  const start = (env: Record<string, string | undefined>, cwd?: string) =>
-    runMain([], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", ...env }, { cwd, timeoutMs: 30_000 });
+  const start = (env: Record<string, string | undefined>, cwd?: string) => runMain([], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", ...env }, { cwd, timeoutMs: 30_000 });
 
   test("PORT=notaport: exits non-zero at once, naming PORT on stderr", () => {
     const r = start({ PORT: "notaport" });
@@ -217,9 +214,7 @@ describe("the real process", () => {
       [
         "Invalid configuration:",
         "  DATABASE_URL: required when NODE_ENV=production (without it an embedded database would start)",
-        ...["JWT_SECRET", "WEBHOOK_TOKEN", "SIGNING_SECRET", "DATABASE_ROLE_PASSWORD"].map(
-          (name) => `  ${name}: the development default may not be used when NODE_ENV=production`,
-        ),
+        ...["JWT_SECRET", "WEBHOOK_TOKEN", "SIGNING_SECRET", "DATABASE_ROLE_PASSWORD"].map((name) => `  ${name}: the development default may not be used when NODE_ENV=production`),
       ].join("\n"),
     );
     expectNoStackTrace(r);
@@ -258,7 +253,10 @@ describe("the real process", () => {
 
   test("production with a development value in the .env file is refused like one in the environment", () => {
     const dir = emptyDir();
-    writeFileSync(path.join(dir, ".env"), `NODE_ENV=production\nDATABASE_URL=${PRODUCTION_DB}\nJWT_SECRET=${STRONG.JWT_SECRET}\nWEBHOOK_TOKEN=${STRONG.WEBHOOK_TOKEN}\nSIGNING_SECRET=${loadConfig({}).SIGNING_SECRET}\nDATABASE_ROLE_PASSWORD=${STRONG.DATABASE_ROLE_PASSWORD}\n`);
+    writeFileSync(
+      path.join(dir, ".env"),
+      `NODE_ENV=production\nDATABASE_URL=${PRODUCTION_DB}\nJWT_SECRET=${STRONG.JWT_SECRET}\nWEBHOOK_TOKEN=${STRONG.WEBHOOK_TOKEN}\nSIGNING_SECRET=${loadConfig({}).SIGNING_SECRET}\nDATABASE_ROLE_PASSWORD=${STRONG.DATABASE_ROLE_PASSWORD}\n`,
+    );
     const r = start({ DATABASE_URL: undefined }, dir);
     expect(r.status).toBe(1);
     expect(r.stderr.trim()).toBe("Invalid configuration:\n  SIGNING_SECRET: the development default may not be used when NODE_ENV=production");

@@ -48,8 +48,7 @@ async function createdb(name: string): Promise<void> {
     await c.query(`create database ${name}`);
   });
 }
-const ownerOf = (name: string) =>
-  asRoot("postgres", async (c) => (await c.query("select pg_get_userbyid(datdba) as owner from pg_database where datname = $1", [name])).rows[0]?.owner);
+const ownerOf = (name: string) => asRoot("postgres", async (c) => (await c.query("select pg_get_userbyid(datdba) as owner from pg_database where datname = $1", [name])).rows[0]?.owner);
 const count = (database: string, sql: string) => asRoot(database, async (c) => Number((await c.query(sql)).rows[0].n));
 
 afterAll(async () => {

@@ -20,7 +20,11 @@ test("every variable of the config schema has a description and is in .env.examp
   const names = [...Object.keys(CONFIG_SCHEMA.shape), ...Object.keys(TEST_VARIABLES)];
   expect(names.filter((n) => !new RegExp(`^${n}=`, "m").test(example))).toEqual([]);
   expect(names.filter((n) => !page.includes(`| \`${n}\` |`))).toEqual([]);
-  expect(Object.entries(CONFIG_SCHEMA.shape).filter(([, f]) => !f.description).map(([n]) => n)).toEqual([]);
+  expect(
+    Object.entries(CONFIG_SCHEMA.shape)
+      .filter(([, f]) => !f.description)
+      .map(([n]) => n),
+  ).toEqual([]);
   // and nothing in .env.example that the service does not read
   const listed = [...example.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((m) => m[1]!);
   expect(listed.filter((n) => !names.includes(n))).toEqual([]);
@@ -31,7 +35,12 @@ test("the README's front page is at most 10 KB", () => {
 });
 
 test("every relative link in README.md and docs/*.md leads to a file that exists", () => {
-  const pages = ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+  const pages = [
+    "README.md",
+    ...readdirSync(path.join(ROOT, "docs"))
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `docs/${f}`),
+  ];
   const broken: string[] = [];
   for (const page of pages) {
     for (const [, target] of read(page).matchAll(/\]\(([^)\s]+)\)/g)) {

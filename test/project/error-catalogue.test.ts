@@ -8,15 +8,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { CloseCode } from "graphql-ws";
-import {
-  CALLBACK_ERRORS,
-  ERROR_CATALOGUE,
-  INTERNAL_SQLSTATES,
-  ROUTE_ERRORS,
-  UNUSED_SQLSTATES,
-  WS_CLOSE_CODES,
-  type ErrorEntry,
-} from "../../common/errorCatalogue.ts";
+import { CALLBACK_ERRORS, ERROR_CATALOGUE, INTERNAL_SQLSTATES, ROUTE_ERRORS, UNUSED_SQLSTATES, WS_CLOSE_CODES, type ErrorEntry } from "../../common/errorCatalogue.ts";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CATALOGUE_FILE = "common/errorCatalogue.ts";
@@ -31,9 +23,7 @@ const SQL_FILES = [
 ].filter((f) => existsSync(path.join(ROOT, f)));
 
 /** PostgreSQL's SQLSTATE classes (Appendix A of its manual); any other class is one of ours. */
-const POSTGRES_CLASSES = new Set(
-  "00 01 02 03 08 09 0A 0B 0F 0L 0P 0Z 20 21 22 23 24 25 26 27 28 2B 2D 2F 34 38 39 3B 3D 3F 40 42 44 53 54 55 57 58 72 F0 HV P0 XX".split(" "),
-);
+const POSTGRES_CLASSES = new Set("00 01 02 03 08 09 0A 0B 0F 0L 0P 0Z 20 21 22 23 24 25 26 27 28 2B 2D 2F 34 38 39 3B 3D 3F 40 42 44 53 54 55 57 58 72 F0 HV P0 XX".split(" "));
 const isOurs = (state: string) => !POSTGRES_CLASSES.has(state.slice(0, 2));
 
 /**
@@ -44,7 +34,7 @@ const isOurs = (state: string) => !POSTGRES_CLASSES.has(state.slice(0, 2));
 function lexSql(text: string): { code: string; strings: Array<[number, number]> } {
   let code = "";
   const strings: Array<[number, number]> = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     if (text.startsWith("--", i)) {
       while (i < text.length && text[i] !== "\n") i++;
     } else if (text.startsWith("/*", i)) {
@@ -99,7 +89,13 @@ function ourTypeScript(): string {
   };
   walk("src");
   walk("plugins");
-  return files.map((f) => read(f).replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")).join("\n");
+  return files
+    .map((f) =>
+      read(f)
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/^\s*\/\/.*$/gm, ""),
+    )
+    .join("\n");
 }
 
 const RAISES = raises();
@@ -137,9 +133,7 @@ test("a raise's DETAIL reaches the client only for a code marked `details`, and 
 });
 
 test("every code of the GraphQL catalogue has a producer: code of ours that names it, SQL that raises it, PostgreSQL itself, or the library it is marked with", () => {
-  const unproduced = ENTRIES.filter(
-    ([code, e]) => !named(code) && !(e.sqlstates ?? []).some((s) => RAISED.has(s) || !isOurs(s)) && e.by === undefined,
-  ).map(([code]) => code);
+  const unproduced = ENTRIES.filter(([code, e]) => !named(code) && !(e.sqlstates ?? []).some((s) => RAISED.has(s) || !isOurs(s)) && e.by === undefined).map(([code]) => code);
   expect(unproduced).toEqual([]);
 });
 
@@ -160,12 +154,24 @@ test("the payment callback: every code the SQL answers is on the list with the s
   expect(answered.length).toBeGreaterThan(0);
   expect(answered.filter(({ code, status }) => callback[code]?.status !== status)).toEqual([]);
   const fromSql = new Set(answered.map((a) => a.code));
-  expect(Object.entries(callback).filter(([code, e]) => e.by === "database" && !fromSql.has(code)).map(([code]) => code)).toEqual([]);
+  expect(
+    Object.entries(callback)
+      .filter(([code, e]) => e.by === "database" && !fromSql.has(code))
+      .map(([code]) => code),
+  ).toEqual([]);
   const route = read("src/http/paymentCallback.ts");
-  expect(Object.entries(callback).filter(([code, e]) => e.by === "route" && !route.includes(`"${code}"`)).map(([code]) => code)).toEqual([]);
+  expect(
+    Object.entries(callback)
+      .filter(([code, e]) => e.by === "route" && !route.includes(`"${code}"`))
+      .map(([code]) => code),
+  ).toEqual([]);
   // A code both lists have answers with the same status.
   const graphql = ERROR_CATALOGUE as Record<string, ErrorEntry>;
-  expect(Object.entries(callback).filter(([code, e]) => graphql[code] && graphql[code].status !== e.status).map(([code]) => code)).toEqual([]);
+  expect(
+    Object.entries(callback)
+      .filter(([code, e]) => graphql[code] && graphql[code].status !== e.status)
+      .map(([code]) => code),
+  ).toEqual([]);
 });
 
 test("every `code:` our TypeScript answers with is on one of the lists, and the other routes' codes are answered", () => {
@@ -181,10 +187,7 @@ test("the WebSocket close codes are graphql-ws's numbers, and every one the serv
   expect(Object.entries(listed).filter(([n, e]) => e.name in library && library[e.name] !== Number(n))).toEqual([]);
   expect(Object.entries(listed).filter(([n, e]) => !(e.name in library) && Number(n) >= 4000)).toEqual([]); // 4xxx: graphql-ws's
   const socket = read("src/http/websocket.ts");
-  const used = [
-    ...[...socket.matchAll(/\bCloseCode\.(\w+)/g)].map((m) => library[m[1]!]),
-    ...[...socket.matchAll(/\.close\((\d{4})\b/g)].map((m) => Number(m[1])),
-  ];
+  const used = [...[...socket.matchAll(/\bCloseCode\.(\w+)/g)].map((m) => library[m[1]!]), ...[...socket.matchAll(/\.close\((\d{4})\b/g)].map((m) => Number(m[1]))];
   expect(used.length).toBeGreaterThan(0);
   expect(used.filter((n) => n === undefined || listed[String(n)]?.by !== "ours")).toEqual([]);
   expect(Object.keys(listed).filter((n) => listed[n]!.by === "ours" && !used.includes(Number(n)))).toEqual([]);

@@ -38,8 +38,7 @@ function missingOptionals(packages: Record<string, LockEntry>): string[] {
     for (const [name, range] of Object.entries(entry.optionalDependencies ?? {})) {
       const found = locate(packages, at, name);
       if (!found) missing.push(`${name} (for ${at || "the project"})`);
-      else if (/^\d+\.\d+\.\d+$/.test(range) && packages[found]!.version !== range)
-        missing.push(`${name}@${range} (for ${at}; locked ${packages[found]!.version})`);
+      else if (/^\d+\.\d+\.\d+$/.test(range) && packages[found]!.version !== range) missing.push(`${name}@${range} (for ${at}; locked ${packages[found]!.version})`);
     }
   }
   return missing;
@@ -138,15 +137,12 @@ describe("a production install (npm ci --omit=dev)", () => {
     const builtins = new Set(builtinModules);
     const found = new Map<string, string[]>();
     const walk = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? walk(path.join(dir, e.name)) : /\.(ts|mjs|js)$/.test(e.name) ? [path.join(dir, e.name)] : [],
-      );
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : /\.(ts|mjs|js)$/.test(e.name) ? [path.join(dir, e.name)] : []));
     for (const file of dirs.flatMap((d) => walk(path.join(ROOT, d)))) {
       const text = readFileSync(file, "utf8");
-      const specifiers = [
-        ...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?["']([^"']+)["']/gm),
-        ...text.matchAll(/\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)/g),
-      ].map((m) => m[1]!);
+      const specifiers = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?["']([^"']+)["']/gm), ...text.matchAll(/\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)/g)].map(
+        (m) => m[1]!,
+      );
       for (const spec of specifiers) {
         if (spec.startsWith(".") || spec.startsWith("node:") || builtins.has(spec)) continue;
         const name = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
@@ -181,7 +177,9 @@ describe("a production install (npm ci --omit=dev)", () => {
         .filter((f) => /\.(ts|mjs|js)$/.test(f))
         .map((f) => path.join(d, f)),
     );
-    const offenders = runtime.filter((f) => !DEV_TOOLS.includes(f) && DEV_TOOLS.some((tool) => new RegExp(`["'][./]*(?:[\\w./-]*/)?${path.basename(tool)}["']`).test(readFileSync(path.join(ROOT, f), "utf8"))));
+    const offenders = runtime.filter(
+      (f) => !DEV_TOOLS.includes(f) && DEV_TOOLS.some((tool) => new RegExp(`["'][./]*(?:[\\w./-]*/)?${path.basename(tool)}["']`).test(readFileSync(path.join(ROOT, f), "utf8"))),
+    );
     expect(offenders).toEqual([]);
     // The tool does import Codegen: the exemption is needed, and no wider than that file.
     expect(readFileSync(path.join(ROOT, DEV_TOOLS[0]!), "utf8")).toMatch(/from "@graphql-codegen\/cli"/);

@@ -31,27 +31,31 @@ const pgDumpMissing = (() => {
 if (pgDumpMissing && !process.env.REQUIRE_PG_DUMP) console.warn(`skipped: data/schema.sql is not checked on this server: ${pgDumpMissing}`);
 const testIfPgDump = pgDumpMissing && !process.env.REQUIRE_PG_DUMP ? test.skip : test;
 
-testIfPgDump("data/schema.sql is the pg_dump of the migrated schema", async () => {
-  const config = loadConfig({ ...process.env, DATABASE_URL: undefined, NODE_ENV: "test" });
-  const url = schemaDumpDatabaseUrl();
-  const urls = await resolveDatabaseUrls(config, url);
-  if (!urls.root) throw new Error("the test database URL must name a superuser");
-  await dropDatabase(urls.root, databaseName(url));
-  try {
-    await prepareDatabase(urls, config, { demoData: false });
-    const dumped = await dumpSchema(url);
-    const committed = readFileSync(SCHEMA_FILE, "utf8");
-    if (dumped !== committed) {
-      const a = committed.split("\n");
-      const b = dumped.split("\n");
-      let i = 0;
-      while (i < a.length && a[i] === b[i]) i++;
-      throw new Error(
-        `data/schema.sql is not the dump of the migrations: regenerate it with \`${REGENERATE}\` and review the diff.\n` +
-          `First difference at line ${i + 1}:\n  committed: ${a[i] ?? "(end of file)"}\n  dumped:    ${b[i] ?? "(end of file)"}`,
-      );
-    }
-  } finally {
+testIfPgDump(
+  "data/schema.sql is the pg_dump of the migrated schema",
+  async () => {
+    const config = loadConfig({ ...process.env, DATABASE_URL: undefined, NODE_ENV: "test" });
+    const url = schemaDumpDatabaseUrl();
+    const urls = await resolveDatabaseUrls(config, url);
+    if (!urls.root) throw new Error("the test database URL must name a superuser");
     await dropDatabase(urls.root, databaseName(url));
-  }
-}, 120_000);
+    try {
+      await prepareDatabase(urls, config, { demoData: false });
+      const dumped = await dumpSchema(url);
+      const committed = readFileSync(SCHEMA_FILE, "utf8");
+      if (dumped !== committed) {
+        const a = committed.split("\n");
+        const b = dumped.split("\n");
+        let i = 0;
+        while (i < a.length && a[i] === b[i]) i++;
+        throw new Error(
+          `data/schema.sql is not the dump of the migrations: regenerate it with \`${REGENERATE}\` and review the diff.\n` +
+            `First difference at line ${i + 1}:\n  committed: ${a[i] ?? "(end of file)"}\n  dumped:    ${b[i] ?? "(end of file)"}`,
+        );
+      }
+    } finally {
+      await dropDatabase(urls.root, databaseName(url));
+    }
+  },
+  120_000,
+);

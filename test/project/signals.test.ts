@@ -74,18 +74,37 @@ async function stopAndCheck(run: Run, { embedded, ctrlC = false }: { embedded: b
 function cases(nodeLabel: string, getPath: () => string) {
   const timings: Record<string, number> = {};
   // One plain line (as test/support/figures.ts's report()).
-  afterAll(() => process.stderr.write(`[signals] ${nodeLabel}: signal -> all gone in ${Object.entries(timings).map(([k, v]) => `${k} ${v} ms`).join(", ")}\n`));
+  afterAll(() =>
+    process.stderr.write(
+      `[signals] ${nodeLabel}: signal -> all gone in ${Object.entries(timings)
+        .map(([k, v]) => `${k} ${v} ms`)
+        .join(", ")}\n`,
+    ),
+  );
 
   test(`npm start with the embedded PostgreSQL: SIGTERM to npm stops the service, then PostgreSQL; exit 0, "stopped", no warning`, async () => {
     const [port, pgPort] = [await freePort(), await freePort()];
-    const run = await start("npm start (embedded)", ["start"], { PORT: String(port), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: String(pgPort), DATABASE_URL: "" }, '"msg":"worker started"', getPath());
+    const run = await start(
+      "npm start (embedded)",
+      ["start"],
+      { PORT: String(port), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: String(pgPort), DATABASE_URL: "" },
+      '"msg":"worker started"',
+      getPath(),
+    );
     timings["start (embedded)"] = await stopAndCheck(run, { embedded: true });
     expect(run.tree.filter(alive)).toEqual([]);
   }, 240_000);
 
   test(`npm start with the embedded PostgreSQL: Ctrl-C (SIGINT to the terminal's whole process group) stops the service first, then PostgreSQL, without a warning`, async () => {
     const [port, pgPort] = [await freePort(), await freePort()];
-    const run = await start("npm start (embedded, Ctrl-C)", ["start"], { PORT: String(port), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: String(pgPort), DATABASE_URL: "" }, '"msg":"worker started"', getPath(), true);
+    const run = await start(
+      "npm start (embedded, Ctrl-C)",
+      ["start"],
+      { PORT: String(port), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: String(pgPort), DATABASE_URL: "" },
+      '"msg":"worker started"',
+      getPath(),
+      true,
+    );
     timings["Ctrl-C (embedded)"] = await stopAndCheck(run, { embedded: true, ctrlC: true });
   }, 240_000);
 

@@ -27,7 +27,11 @@ beforeAll(async () => {
 });
 
 test("admins only: baristas and customers FORBIDDEN, anonymous UNAUTHENTICATED", async () => {
-  for (const [who, code] of [["barista", "FORBIDDEN"], ["alice", "FORBIDDEN"], ["anonymous", "UNAUTHENTICATED"]] as Array<[Caller, string]>) {
+  for (const [who, code] of [
+    ["barista", "FORBIDDEN"],
+    ["alice", "FORBIDDEN"],
+    ["anonymous", "UNAUTHENTICATED"],
+  ] as Array<[Caller, string]>) {
     expectRefused(await gqlAs(t, who, ADMIN, {}, "AuditLog"), code);
   }
   expectRefused(await gqlAs(t, "admin", ADMIN, { first: -1 }, "AuditLog"), "BAD_USER_INPUT");
@@ -132,7 +136,12 @@ test("no request role may read, change or delete audit rows directly", async () 
   const pool = requestRolePool(t);
   try {
     for (const role of ["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin", "cafe_system"] as const) {
-      for (const sql of ["select * from app_private.audit_log", "delete from app_private.audit_log", "update app_private.audit_log set actor = 'x'", "insert into app_private.audit_log (actor, action, entity) values ('x', 'x', 'x')"]) {
+      for (const sql of [
+        "select * from app_private.audit_log",
+        "delete from app_private.audit_log",
+        "update app_private.audit_log set actor = 'x'",
+        "insert into app_private.audit_log (actor, action, entity) values ('x', 'x', 'x')",
+      ]) {
         const r = await sqlAs(pool, role, DEMO.admin.id, sql);
         expect(r.error?.code).toBe("42501");
       }

@@ -40,8 +40,7 @@ async function scarceCoffee(label: string, cups: number): Promise<StockedCoffee>
   return c;
 }
 
-const place = (who: "alice" | "bob" | "barista", c: StockedCoffee, quantity: number, customerId?: string) =>
-  gqlAs(t, who, PLACE, { coffeeId: c.id, quantity, customerId });
+const place = (who: "alice" | "bob" | "barista", c: StockedCoffee, quantity: number, customerId?: string) => gqlAs(t, who, PLACE, { coffeeId: c.id, quantity, customerId });
 const codeOf = (r: GraphQLResponse) => r.body.errors?.[0]?.extensions?.code ?? "OK";
 
 test("a 30-cup seasonal coffee: one customer holds at most 25% (7 cups, not 8: TOO_MANY_OPEN_ORDERS with details); another customer still orders", async () => {

@@ -78,10 +78,7 @@ const EXPECTED: Array<[string, RequestRole[]]> = [
 ];
 
 test.each(EXPECTED)("%s: executable by exactly %j", async (fn, allowed) => {
-  const { rows } = await t.db.query<{ role: string; may: boolean }>(
-    "select r as role, has_function_privilege(r, $1::regprocedure, 'EXECUTE') as may from unnest($2::text[]) r",
-    [fn, ROLES],
-  );
+  const { rows } = await t.db.query<{ role: string; may: boolean }>("select r as role, has_function_privilege(r, $1::regprocedure, 'EXECUTE') as may from unnest($2::text[]) r", [fn, ROLES]);
   expect(rows.filter((r) => r.may).map((r) => r.role)).toEqual(allowed);
 });
 

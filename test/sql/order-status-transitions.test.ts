@@ -180,7 +180,10 @@ describe("updateOrderStatus follows the rules table", () => {
     }
     // For the report when it fails: the whole matrix.
     expect(outcomes.filter((o) => o.endsWith("ok")).sort()).toEqual(
-      [...allowed].filter((m) => !m.endsWith("->PAID")).map((m) => `${m}: ok`).sort(),
+      [...allowed]
+        .filter((m) => !m.endsWith("->PAID"))
+        .map((m) => `${m}: ok`)
+        .sort(),
     );
   });
 
@@ -253,50 +256,45 @@ describe("raw SQL obeys the same rules", () => {
     try {
       await c.query("begin");
       await c.query("set local role cafe_admin");
-      await expect(
-        c.query("insert into app_public.orders (customer_id, status) values ($1, 'COMPLETED')", [DEMO.alice.id]),
-      ).rejects.toMatchObject({ code: "42501" });
+      await expect(c.query("insert into app_public.orders (customer_id, status) values ($1, 'COMPLETED')", [DEMO.alice.id])).rejects.toMatchObject({ code: "42501" });
     } finally {
       await c.query("rollback").catch(() => undefined);
       await c.end();
     }
   });
 
-  test.each(["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin", "cafe_system"])(
-    "as request role %s: UPDATE of orders is denied (writes go through the functions)",
-    async (role) => {
-      const id = await orderIn(t, "PREPARING", coffee.id, { customerId: DEMO.alice.id });
-      const c: pg.Client = await requestRoleClient(t);
-      try {
-        for (const [to, userId] of [
-          ["BREWING", DEMO.barista.id],
-          ["COMPLETED", DEMO.admin.id],
-          ["CANCELLED", DEMO.alice.id],
-        ] as const) {
-          await c.query("begin");
-          await c.query(`set local role ${role}`);
-          await c.query("select set_config('jwt.claims.user_id', $1, true)", [userId]);
-          await expect(c.query("update app_public.orders set status = $2 where id = $1", [id, to])).rejects.toMatchObject({
-            code: "42501",
-            message: expect.stringMatching(/permission denied for table orders/),
-          });
-          await c.query("rollback");
-        }
-        // The function path checks the same table: PREPARING -> READY is no move for anyone.
+  test.each(["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin", "cafe_system"])("as request role %s: UPDATE of orders is denied (writes go through the functions)", async (role) => {
+    const id = await orderIn(t, "PREPARING", coffee.id, { customerId: DEMO.alice.id });
+    const c: pg.Client = await requestRoleClient(t);
+    try {
+      for (const [to, userId] of [
+        ["BREWING", DEMO.barista.id],
+        ["COMPLETED", DEMO.admin.id],
+        ["CANCELLED", DEMO.alice.id],
+      ] as const) {
         await c.query("begin");
         await c.query(`set local role ${role}`);
-        // The role's own account (a token acts only for an account of its role: app_hidden.signed_in_as).
-        await c.query("select set_config('jwt.claims.user_id', $1, true)", [role === "cafe_admin" ? DEMO.admin.id : DEMO.barista.id]);
-        const viaFunction = c.query("select app_public.update_order_status($1, 'READY')", [id]);
-        await expect(viaFunction).rejects.toMatchObject({ code: role === "cafe_barista" || role === "cafe_admin" ? "CT001" : "42501" }); // others may not call it at all (exact grants)
+        await c.query("select set_config('jwt.claims.user_id', $1, true)", [userId]);
+        await expect(c.query("update app_public.orders set status = $2 where id = $1", [id, to])).rejects.toMatchObject({
+          code: "42501",
+          message: expect.stringMatching(/permission denied for table orders/),
+        });
         await c.query("rollback");
-      } finally {
-        await c.query("rollback").catch(() => undefined);
-        await c.end();
       }
-      expect((await orderRow(t, id)).status).toBe("PREPARING");
-    },
-  );
+      // The function path checks the same table: PREPARING -> READY is no move for anyone.
+      await c.query("begin");
+      await c.query(`set local role ${role}`);
+      // The role's own account (a token acts only for an account of its role: app_hidden.signed_in_as).
+      await c.query("select set_config('jwt.claims.user_id', $1, true)", [role === "cafe_admin" ? DEMO.admin.id : DEMO.barista.id]);
+      const viaFunction = c.query("select app_public.update_order_status($1, 'READY')", [id]);
+      await expect(viaFunction).rejects.toMatchObject({ code: role === "cafe_barista" || role === "cafe_admin" ? "CT001" : "42501" }); // others may not call it at all (exact grants)
+      await c.query("rollback");
+    } finally {
+      await c.query("rollback").catch(() => undefined);
+      await c.end();
+    }
+    expect((await orderRow(t, id)).status).toBe("PREPARING");
+  });
 
   test("a request role cannot write the rules table or the event log either", async () => {
     const c = await requestRoleClient(t);
@@ -337,19 +335,14 @@ describe("two staff moving one order at once", () => {
       const row = await orderRow(t, id);
       expect(row.status).toBe("BREWING");
       expect(row.barista_id).toBe(DEMO[winner].id);
-      expect((await orderEvents(t, id)).filter((e) => e.to_status === "BREWING")).toEqual([
-        { from_status: "PREPARING", to_status: "BREWING", actor_role: winner, actor_id: DEMO[winner].id },
-      ]);
+      expect((await orderEvents(t, id)).filter((e) => e.to_status === "BREWING")).toEqual([{ from_status: "PREPARING", to_status: "BREWING", actor_role: winner, actor_id: DEMO[winner].id }]);
     }
   });
 
   test("cancel and brew racing on a PREPARING order: one wins, the order ends CANCELLED or BREWING, never both", async () => {
     for (let round = 0; round < 6; round++) {
       const id = await orderIn(t, "PREPARING", coffee.id, { customerId: DEMO.bob.id });
-      const [brew, cancel] = await Promise.all([
-        advance(id, "BREWING", tokens.barista),
-        t.gql(MOBILE, { operationName: "CancelMine", variables: { id }, token: tokens.admin }),
-      ]);
+      const [brew, cancel] = await Promise.all([advance(id, "BREWING", tokens.barista), t.gql(MOBILE, { operationName: "CancelMine", variables: { id }, token: tokens.admin })]);
       const row = await orderRow(t, id);
       const events = (await orderEvents(t, id)).slice(3); // after PENDING, PAID, PREPARING
       if (row.status === "BREWING") {

@@ -45,9 +45,7 @@ beforeAll(async () => {
   rolePool = requestRolePool(t);
   const { rows } = await t.db.query("select id from app_public.coffees where available order by name limit 1");
   anyCoffee = rows[0].id;
-  [aliceBrewing] = await insertOrders(t, [
-    { customerId: DEMO.alice.id, status: "BREWING", baristaId: DEMO.barista.id, lines: [{ coffeeId: anyCoffee, quantity: 1 }] },
-  ]);
+  [aliceBrewing] = await insertOrders(t, [{ customerId: DEMO.alice.id, status: "BREWING", baristaId: DEMO.barista.id, lines: [{ coffeeId: anyCoffee, quantity: 1 }] }]);
 });
 
 /** A generated connection's query (`{ <field> { nodes { <column> } } }`) and where its rows are in the data. */
@@ -63,9 +61,7 @@ function expectRefusedOrEmpty(r: GraphQLResponse, rowsOf: (data: any) => unknown
 }
 
 async function ownerOrders(customerId?: string): Promise<string[]> {
-  const { rows } = customerId
-    ? await t.db.query("select id from app_public.orders where customer_id = $1", [customerId])
-    : await t.db.query("select id from app_public.orders");
+  const { rows } = customerId ? await t.db.query("select id from app_public.orders where customer_id = $1", [customerId]) : await t.db.query("select id from app_public.orders");
   return rows.map((r) => r.id);
 }
 

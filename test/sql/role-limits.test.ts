@@ -27,9 +27,7 @@ beforeAll(async () => {
 const limitsOf = (role: string) => t.service.api!.roleLimits.settingsFor(role);
 
 test("every request role has limits, a few seconds for callers, more for staff and the system", async () => {
-  const { rows } = await t.db.query(
-    "select role, extract(epoch from statement_timeout)::float8 as st, extract(epoch from lock_timeout)::float8 as lt from app_private.role_limits order by role",
-  );
+  const { rows } = await t.db.query("select role, extract(epoch from statement_timeout)::float8 as st, extract(epoch from lock_timeout)::float8 as lt from app_private.role_limits order by role");
   const byRole = Object.fromEntries(rows.map((r) => [r.role, { st: r.st, lt: r.lt }]));
   expect(Object.keys(byRole).sort()).toEqual(["cafe_admin", "cafe_anonymous", "cafe_barista", "cafe_customer", "cafe_system"]);
   for (const role of ["cafe_anonymous", "cafe_customer"]) expect(byRole[role].st).toBeLessThanOrEqual(5);
@@ -42,7 +40,10 @@ test("every request role has limits, a few seconds for callers, more for staff a
 test("the system's transactions (payment route, worker jobs) run with cafe_system's limits", async () => {
   const client = await t.db.connect();
   try {
-    const seen = await inTransactionAsSystem(client, async (c) => (await c.query("select current_user as role, current_setting('statement_timeout') as st, current_setting('lock_timeout') as lt")).rows[0]);
+    const seen = await inTransactionAsSystem(
+      client,
+      async (c) => (await c.query("select current_user as role, current_setting('statement_timeout') as st, current_setting('lock_timeout') as lt")).rows[0],
+    );
     expect(seen).toEqual({ role: "cafe_system", st: "30s", lt: "10s" });
   } finally {
     client.release();

@@ -3,7 +3,6 @@ import { documentsOf } from "../support/contract.ts";
 import { stockedCoffee, type StockedCoffee } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
 
-
 // salesReport: the owner's sales per hour, day or coffee, in the café's
 // time zone, against the real service and database.
 
@@ -21,8 +20,7 @@ let latte: StockedCoffee;
 let mocha: StockedCoffee;
 
 type Row = { bucket: string; orders: number; cups: number; revenue: number };
-const report = async (from: string, to: string, groupBy: string, who: Caller = "admin"): Promise<Row[]> =>
-  ok(await gqlAs(t, who, ADMIN, { from, to, groupBy }, "SalesReport")).salesReport;
+const report = async (from: string, to: string, groupBy: string, who: Caller = "admin"): Promise<Row[]> => ok(await gqlAs(t, who, ADMIN, { from, to, groupBy }, "SalesReport")).salesReport;
 
 async function setZone(zone: string) {
   await t.db.query("update app_private.settings set text_value = $1 where key = 'cafe_time_zone'", [zone]);
@@ -30,11 +28,7 @@ async function setZone(zone: string) {
 
 /** An order of the given lines, PAID (as the owner) at `paidAt`; returns its id. */
 async function paidAt(paidAtIso: string, lines: Array<[StockedCoffee, number]>, then?: "CANCELLED"): Promise<string> {
-  const { rows } = await t.db.query("select (app_public.create_order(p_coffee_id := $1, p_quantity := $2, p_customer_id := $3)).id", [
-    lines[0]![0].id,
-    lines[0]![1],
-    DEMO.bob.id,
-  ]);
+  const { rows } = await t.db.query("select (app_public.create_order(p_coffee_id := $1, p_quantity := $2, p_customer_id := $3)).id", [lines[0]![0].id, lines[0]![1], DEMO.bob.id]);
   const id: string = rows[0].id;
   for (const [coffee, quantity] of lines.slice(1)) {
     await t.db.query(
@@ -56,7 +50,11 @@ beforeAll(async () => {
 
 test("admins only: baristas and customers FORBIDDEN, anonymous UNAUTHENTICATED", async () => {
   const variables = { from: "2026-01-01", to: "2026-01-02", groupBy: "DAY" };
-  for (const [who, code] of [["barista", "FORBIDDEN"], ["alice", "FORBIDDEN"], ["anonymous", "UNAUTHENTICATED"]] as Array<[Caller, string]>) {
+  for (const [who, code] of [
+    ["barista", "FORBIDDEN"],
+    ["alice", "FORBIDDEN"],
+    ["anonymous", "UNAUTHENTICATED"],
+  ] as Array<[Caller, string]>) {
     expectRefused(await gqlAs(t, who, ADMIN, variables, "SalesReport"), code);
   }
 });
@@ -108,9 +106,7 @@ test("a paid order adds exactly one order, its cups and its total to today's buc
   const before = await todayRow();
 
   // Placed by alice (PENDING: not a sale yet), paid at the till.
-  const placed = ok(
-    await gqlAs(t, "alice", `mutation($c: ID!) { createOrder(coffeeId: $c, quantity: 3) { id total } }`, { c: latte.id }),
-  ).createOrder;
+  const placed = ok(await gqlAs(t, "alice", `mutation($c: ID!) { createOrder(coffeeId: $c, quantity: 3) { id total } }`, { c: latte.id })).createOrder;
   expect(await todayRow()).toEqual(before);
   ok(await gqlAs(t, "barista", MARK_PAID, { id: placed.id }));
   const after = await todayRow();
@@ -128,14 +124,14 @@ test("a paid order adds exactly one order, its cups and its total to today's buc
 test("HOUR, DAY and COFFEE: buckets, counts, cups and revenue; from included, to excluded", async () => {
   await setZone("UTC");
   await paidAt("2001-02-03T10:15:00Z", [[latte, 2]]); // 8.00
-  await paidAt("2001-02-03T10:45:00Z", [[latte, 1], [mocha, 2]]); // 4.00 + 11.00
+  await paidAt("2001-02-03T10:45:00Z", [
+    [latte, 1],
+    [mocha, 2],
+  ]); // 4.00 + 11.00
   await paidAt("2001-02-03T11:00:00Z", [[mocha, 1]]); // 5.50: the first instant of 11:00
   await paidAt("2001-02-03T11:20:00Z", [[latte, 5]], "CANCELLED"); // refund owed: left out
   await paidAt("2001-02-04T00:00:00Z", [[mocha, 4]]); // the `to` instant: excluded
-  await t.db.query(
-    "select (app_public.create_order(p_coffee_id := $1, p_quantity := 7, p_customer_id := $2)).id",
-    [latte.id, DEMO.bob.id],
-  ); // never paid
+  await t.db.query("select (app_public.create_order(p_coffee_id := $1, p_quantity := 7, p_customer_id := $2)).id", [latte.id, DEMO.bob.id]); // never paid
 
   expect(await report("2001-02-03", "2001-02-04", "HOUR")).toEqual([
     { bucket: "2001-02-03T10:00+00:00", orders: 2, cups: 5, revenue: 23 },
@@ -145,9 +141,7 @@ test("HOUR, DAY and COFFEE: buckets, counts, cups and revenue; from included, to
     { bucket: "2001-02-03", orders: 3, cups: 6, revenue: 28.5 },
     { bucket: "2001-02-04", orders: 1, cups: 4, revenue: 22 },
   ]);
-  expect(await report("2001-02-03T10:00:00Z", "2001-02-03T11:00:00Z", "DAY")).toEqual([
-    { bucket: "2001-02-03", orders: 2, cups: 5, revenue: 23 },
-  ]);
+  expect(await report("2001-02-03T10:00:00Z", "2001-02-03T11:00:00Z", "DAY")).toEqual([{ bucket: "2001-02-03", orders: 2, cups: 5, revenue: 23 }]);
   expect(await report("2001-02-03", "2001-02-04", "COFFEE")).toEqual([
     { bucket: mocha.name, orders: 2, cups: 3, revenue: 16.5 },
     { bucket: latte.name, orders: 2, cups: 3, revenue: 12 },

@@ -68,10 +68,7 @@ const tally = (rs: GraphQLResponse[]) => rs.map(codeOf).reduce<Record<string, nu
 /** A customer account whose password is hashed as registration hashes it. */
 async function customer(label: string): Promise<string> {
   const email = freshEmail(label);
-  const { rows } = await t.db.query("insert into app_private.accounts (email, password_hash, role) values ($1, app_private.hash_password($2), 'customer') returning id", [
-    email,
-    PASSWORD,
-  ]);
+  const { rows } = await t.db.query("insert into app_private.accounts (email, password_hash, role) values ($1, app_private.hash_password($2), 'customer') returning id", [email, PASSWORD]);
   await t.db.query("insert into app_public.customers (id, name) values ($1, 'Budget Tester')", [rows[0].id]);
   return email;
 }
@@ -142,9 +139,7 @@ describe("changePassword is a password check", () => {
     const perPair = await setting("login_max_failures_per_account_and_source");
     const thief = newSource();
     const token = ok(await loginFrom(thief, email, PASSWORD)).login.token;
-    const guesses = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => gqlFrom(t.url, thief, CHANGE, { old: `Guess-number-${i}`, new: "Stolen-account-1" }, token)),
-    );
+    const guesses = await Promise.all(Array.from({ length: 12 }, (_, i) => gqlFrom(t.url, thief, CHANGE, { old: `Guess-number-${i}`, new: "Stolen-account-1" }, token)));
     expect(tally(guesses)).toEqual({ UNAUTHENTICATED: perPair, RATE_LIMITED: 12 - perPair });
     expectRefused(await gqlFrom(t.url, thief, CHANGE, { old: PASSWORD, new: "Stolen-account-1" }, token), "RATE_LIMITED");
     expectRefused(await loginFrom(thief, email, PASSWORD), "RATE_LIMITED");
@@ -252,12 +247,8 @@ describe("sign-in tables are purged", () => {
     };
     const left = async () => ({
       attempts: (await t.db.query("select id::int from app_private.login_attempts where id = any($1) order by id", [[oldAttempt, newAttempt]])).rows.map((r) => r.id),
-      registrations: (await t.db.query("select id::int from app_private.registration_attempts where id = any($1) order by id", [[oldRegistration, newRegistration]])).rows.map(
-        (r) => r.id,
-      ),
-      tokens: (await t.db.query("select token_sha256 from app_private.refresh_tokens where account_id = $1 order by token_sha256", [accountId])).rows.map((r) =>
-        r.token_sha256.slice(run.length + 1),
-      ),
+      registrations: (await t.db.query("select id::int from app_private.registration_attempts where id = any($1) order by id", [[oldRegistration, newRegistration]])).rows.map((r) => r.id),
+      tokens: (await t.db.query("select token_sha256 from app_private.refresh_tokens where account_id = $1 order by token_sha256", [accountId])).rows.map((r) => r.token_sha256.slice(run.length + 1)),
     });
     expect(await purge()).toBeGreaterThanOrEqual(4);
     expect(await left()).toEqual({ attempts: [newAttempt], registrations: [newRegistration], tokens: ["fresh", "used-live"] });
@@ -267,11 +258,6 @@ describe("sign-in tables are purged", () => {
     expect(crons).toEqual([{ identifier: "purge_sign_in_logs" }]);
     const again = await attempt(old);
     await t.db.query("select graphile_worker.add_job('purge_sign_in_logs', '{}'::json)");
-    await waitUntil(
-      "the worker's purge",
-      async () => (await t.db.query("select 1 from app_private.login_attempts where id = $1", [again])).rowCount === 0,
-      10_000,
-      100,
-    );
+    await waitUntil("the worker's purge", async () => (await t.db.query("select 1 from app_private.login_attempts where id = $1", [again])).rowCount === 0, 10_000, 100);
   }, 30_000);
 });

@@ -51,10 +51,7 @@ const setting = async (key: string) => Number((await t.db.query("select value fr
 /** A customer account whose password is hashed as registration hashes it (password_hash_cost). */
 async function customer(label: string): Promise<string> {
   const email = freshEmail(label);
-  const { rows } = await t.db.query("insert into app_private.accounts (email, password_hash, role) values ($1, app_private.hash_password($2), 'customer') returning id", [
-    email,
-    PASSWORD,
-  ]);
+  const { rows } = await t.db.query("insert into app_private.accounts (email, password_hash, role) values ($1, app_private.hash_password($2), 'customer') returning id", [email, PASSWORD]);
   await t.db.query("insert into app_public.customers (id, name) values ($1, 'Policy Tester')", [rows[0].id]);
   return email;
 }
@@ -97,9 +94,7 @@ describe("sign-in lock-out", () => {
     }
     expectRefused(await loginFrom("2001:db8:aa:1:ffff:ffff:ffff:fffe", email, PASSWORD), "RATE_LIMITED");
     ok(await loginFrom("2001:db8:aa:2::1", email, PASSWORD));
-    const { rows } = await t.db.query(
-      "select s, app_private.source_key(s) as key from unnest(array['198.51.100.7', '::ffff:198.51.100.7', '2001:db8:aa:1:2:3:4:5', 'unknown']) s",
-    );
+    const { rows } = await t.db.query("select s, app_private.source_key(s) as key from unnest(array['198.51.100.7', '::ffff:198.51.100.7', '2001:db8:aa:1:2:3:4:5', 'unknown']) s");
     expect(Object.fromEntries(rows.map((r) => [r.s, r.key]))).toEqual({
       "198.51.100.7": "198.51.100.7",
       "::ffff:198.51.100.7": "198.51.100.7",

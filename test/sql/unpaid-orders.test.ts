@@ -24,18 +24,13 @@ async function setSetting(key: string, value: number) {
 
 /** Cancels (as the owner) every unpaid order alice and bob made themselves: each cap test starts from none. */
 async function cancelOwnOpenOrders() {
-  await t.db.query("update app_public.orders set status = 'CANCELLED' where status = 'PENDING' and created_by = customer_id and customer_id = any($1::uuid[])", [
-    [DEMO.alice.id, DEMO.bob.id],
-  ]);
+  await t.db.query("update app_public.orders set status = 'CANCELLED' where status = 'PENDING' and created_by = customer_id and customer_id = any($1::uuid[])", [[DEMO.alice.id, DEMO.bob.id]]);
 }
 
 const PLACE = `mutation($coffeeId: ID!, $quantity: Int!, $customerId: ID) { createOrder(coffeeId: $coffeeId, quantity: $quantity, customerId: $customerId) { id status } }`;
 
 async function orderOf(id: string) {
-  const { rows } = await t.db.query(
-    `select status::text, expires_at, time_ordered, extract(epoch from expires_at - time_ordered)::float8 as lifetime from app_public.orders where id = $1`,
-    [id],
-  );
+  const { rows } = await t.db.query(`select status::text, expires_at, time_ordered, extract(epoch from expires_at - time_ordered)::float8 as lifetime from app_public.orders where id = $1`, [id]);
   return rows[0] as { status: string; expires_at: Date; time_ordered: Date; lifetime: number };
 }
 
@@ -81,12 +76,7 @@ describe("an unpaid order expires", () => {
     const feed = subscribe(t.ws(tokens.alice), `subscription($o: ID!) { orderStatusChanged(orderId: $o) { status message } }`, { o: o.id });
     await listening(t, [`order_status:${o.id}`]);
 
-    const cancelledAt = await waitUntil(
-      "the order to expire",
-      async () => ((await orderOf(o.id)).status === "CANCELLED" ? Date.now() : 0),
-      15_000,
-      50,
-    );
+    const cancelledAt = await waitUntil("the order to expire", async () => ((await orderOf(o.id)).status === "CANCELLED" ? Date.now() : 0), 15_000, 50);
     const late = cancelledAt - made.expires_at.getTime();
     console.log(`expired ${late} ms after its deadline`);
     expect(late).toBeGreaterThanOrEqual(0);

@@ -16,7 +16,17 @@ const SYSTEM_PATHS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bi
  * sync or first-run pages (each would wait on a network that never answers).
  * Also no sandbox (the tests run as root in containers) and no GPU.
  */
-const QUIET_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps", "--no-default-browser-check"];
+const QUIET_FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-default-apps",
+  "--no-default-browser-check",
+];
 
 /**
  * @sparticuz/chromium's own flags that weaken what the test checks (the

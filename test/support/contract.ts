@@ -1,16 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import {
-  buildSchema,
-  Kind,
-  parse,
-  type OperationDefinitionNode,
-  isEnumType,
-  isInputObjectType,
-  isObjectType,
-  isScalarType,
-  type GraphQLSchema,
-} from "graphql";
+import { buildSchema, Kind, parse, type OperationDefinitionNode, isEnumType, isInputObjectType, isObjectType, isScalarType, type GraphQLSchema } from "graphql";
 import { gqlAs, type Api, type Caller, type GraphQLResponse } from "./client.ts";
 
 // The contract copy (contract/): its schema, the clients' operations (and
@@ -40,13 +30,7 @@ export const CLIENT_CALLER: Record<ClientName, Caller> = {
 };
 
 /** Sends a client's whole operations file with `operationName`, as that client's role (or `as`). */
-export async function runOperation<T = any>(
-  t: Api,
-  client: ClientName,
-  operationName: string,
-  variables?: Record<string, unknown>,
-  as: Caller = CLIENT_CALLER[client],
-): Promise<GraphQLResponse<T>> {
+export async function runOperation<T = any>(t: Api, client: ClientName, operationName: string, variables?: Record<string, unknown>, as: Caller = CLIENT_CALLER[client]): Promise<GraphQLResponse<T>> {
   return gqlAs<T>(t, as, operationsOf(client), variables, operationName);
 }
 
@@ -93,8 +77,7 @@ export function contractDifferences(served: GraphQLSchema, contract = contractSc
         else if (String(m.type) !== String(f.type)) problems.push(`input ${type.name}.${f.name} is ${m.type}, not ${f.type}`);
       }
       for (const m of Object.values(fields)) {
-        if (!type.getFields()[m.name] && String(m.type).endsWith("!"))
-          problems.push(`input ${type.name}.${m.name} is an extra required field`);
+        if (!type.getFields()[m.name] && String(m.type).endsWith("!")) problems.push(`input ${type.name}.${m.name} is an extra required field`);
       }
     }
     if (isObjectType(type) && isObjectType(mine)) {
@@ -109,12 +92,10 @@ export function contractDifferences(served: GraphQLSchema, contract = contractSc
         for (const a of f.args) {
           const ma = m.args.find((x) => x.name === a.name);
           if (!ma) problems.push(`${type.name}.${f.name}(${a.name}:) is missing`);
-          else if (String(ma.type) !== String(a.type))
-            problems.push(`${type.name}.${f.name}(${a.name}:) is ${ma.type}, not ${a.type}`);
+          else if (String(ma.type) !== String(a.type)) problems.push(`${type.name}.${f.name}(${a.name}:) is ${ma.type}, not ${a.type}`);
         }
         for (const ma of m.args) {
-          if (!f.args.find((x) => x.name === ma.name) && String(ma.type).endsWith("!"))
-            problems.push(`${type.name}.${f.name}(${ma.name}:) is an extra required argument`);
+          if (!f.args.find((x) => x.name === ma.name) && String(ma.type).endsWith("!")) problems.push(`${type.name}.${f.name}(${ma.name}:) is an extra required argument`);
         }
       }
     }

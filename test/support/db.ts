@@ -77,8 +77,7 @@ export function testDatabaseUrl(): string {
 
 /** A superuser URL on the server the tests use (TEST_DATABASE_URL, or the embedded test server), database `name`. */
 export function serverUrl(name = "postgres"): string {
-  const base =
-    process.env.DRILL_DATABASE_URL ?? process.env.CAFE_TEST_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const base = process.env.DRILL_DATABASE_URL ?? process.env.CAFE_TEST_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const u = new URL(base);
   u.pathname = `/${name}`;
   return u.toString();
@@ -142,10 +141,10 @@ export async function waitForListen(topic: string, options: { excludePids?: numb
       `a LISTEN on ${topic}`,
       async () =>
         (
-          await client.query(
-            "select 1 from pg_stat_activity where datname = current_database() and state = 'idle' and query = $1 and pid <> all($2::int[])",
-            [`listen ${pg.escapeIdentifier(topic)}`, options.excludePids ?? []],
-          )
+          await client.query("select 1 from pg_stat_activity where datname = current_database() and state = 'idle' and query = $1 and pid <> all($2::int[])", [
+            `listen ${pg.escapeIdentifier(topic)}`,
+            options.excludePids ?? [],
+          ])
         ).rowCount! > 0,
       timeoutMs,
       20,
@@ -346,11 +345,10 @@ export async function sandbox(t: Owned) {
         else await t.db.query("delete from app_public.profiles where customer_id = $1", [c.id]);
       }
       for (const s of stock) {
-        await t.db.query("update app_public.stock_items set current_stock = $2, alert_level = $3 where ingredient_id = $1 and (current_stock, alert_level) is distinct from ($2::numeric, $3::numeric)", [
-          s.ingredient_id,
-          s.current_stock,
-          s.alert_level,
-        ]);
+        await t.db.query(
+          "update app_public.stock_items set current_stock = $2, alert_level = $3 where ingredient_id = $1 and (current_stock, alert_level) is distinct from ($2::numeric, $3::numeric)",
+          [s.ingredient_id, s.current_stock, s.alert_level],
+        );
       }
     },
   };

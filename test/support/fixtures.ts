@@ -43,18 +43,12 @@ export async function orderRow(t: Owned, id: string): Promise<OrderRow> {
 }
 
 export async function orderItems(t: Owned, id: string) {
-  const { rows } = await t.db.query(
-    "select position, coffee_id, quantity, unit_price, special_instructions from app_public.order_items where order_id = $1 order by position",
-    [id],
-  );
+  const { rows } = await t.db.query("select position, coffee_id, quantity, unit_price, special_instructions from app_public.order_items where order_id = $1 order by position", [id]);
   return rows as Array<{ position: number; coffee_id: string; quantity: number; unit_price: string; special_instructions: string | null }>;
 }
 
 export async function orderEvents(t: Owned, id: string) {
-  const { rows } = await t.db.query(
-    "select from_status, to_status, actor_role, actor_id from app_public.order_events where order_id = $1 order by id",
-    [id],
-  );
+  const { rows } = await t.db.query("select from_status, to_status, actor_role, actor_id from app_public.order_events where order_id = $1 order by id", [id]);
   return rows as Array<{ from_status: Status | null; to_status: Status; actor_role: string; actor_id: string | null }>;
 }
 
@@ -67,10 +61,13 @@ export async function orderCount(t: Owned): Promise<number> {
 export async function makeCoffee(t: Owned, name: string, price: string, extra: { available?: boolean; category?: string } = {}): Promise<string> {
   let { rows: roasters } = await t.db.query("select id from app_public.roasters order by name limit 1");
   if (!roasters[0]) ({ rows: roasters } = await t.db.query("insert into app_public.roasters (name) values ('Test Roaster') returning id"));
-  const { rows } = await t.db.query(
-    "insert into app_public.coffees (name, price, roaster_id, available, category) values ($1, $2, $3, $4, $5) returning id",
-    [name, price, roasters[0].id, extra.available ?? true, extra.category ?? "ESPRESSO"],
-  );
+  const { rows } = await t.db.query("insert into app_public.coffees (name, price, roaster_id, available, category) values ($1, $2, $3, $4, $5) returning id", [
+    name,
+    price,
+    roasters[0].id,
+    extra.available ?? true,
+    extra.category ?? "ESPRESSO",
+  ]);
   return rows[0].id;
 }
 
@@ -79,11 +76,7 @@ export async function makeCoffee(t: Owned, name: string, price: string, extra: {
  * along the default rules to `status`, also as the owner.
  */
 export async function orderIn(t: Owned, status: Status, coffeeId: string, opts: { quantity?: number; customerId?: string } = {}): Promise<string> {
-  const { rows } = await t.db.query("select (app_public.create_order(p_coffee_id := $1, p_quantity := $2, p_customer_id := $3)).id", [
-    coffeeId,
-    opts.quantity ?? 1,
-    opts.customerId ?? null,
-  ]);
+  const { rows } = await t.db.query("select (app_public.create_order(p_coffee_id := $1, p_quantity := $2, p_customer_id := $3)).id", [coffeeId, opts.quantity ?? 1, opts.customerId ?? null]);
   const id: string = rows[0].id;
   await moveAsDba(t, id, status);
   return id;
@@ -255,9 +248,7 @@ export async function insertOrders(t: Owned, specs: OrderSpec[]): Promise<string
   try {
     await client.query("begin");
     for (const spec of specs) {
-      const { rows: prices } = await client.query<{ id: string; price: string }>("select id, price from app_public.coffees where id = any($1::uuid[])", [
-        spec.lines.map((l) => l.coffeeId),
-      ]);
+      const { rows: prices } = await client.query<{ id: string; price: string }>("select id, price from app_public.coffees where id = any($1::uuid[])", [spec.lines.map((l) => l.coffeeId)]);
       const priceOf = new Map(prices.map((p) => [p.id, p.price]));
       const { rows } = await client.query<{ id: string }>(
         `insert into app_public.orders (customer_id, status, notes, total, time_ordered, barista_id, inventory_taken_at, paid_at)
@@ -354,10 +345,10 @@ export async function createPendingOrders(db: pg.Pool, n: number, coffees: strin
     const lineCount = 1 + (i % 2);
     const lines = Array.from({ length: lineCount }, (_, k) => ({ coffeeId: coffees[(i + k * 2) % coffees.length]!, quantity: 1 + ((i + k) % 2) }));
     const customerId = customers[i % customers.length]!;
-    const { rows } = await db.query<{ id: string; total: string }>(
-      "select (o).id, (o).total::text from (select app_public.create_order(p_items := $1::jsonb, p_customer_id := $2) as o) x",
-      [JSON.stringify(lines.map((l) => ({ coffee_id: l.coffeeId, quantity: l.quantity }))), customerId],
-    );
+    const { rows } = await db.query<{ id: string; total: string }>("select (o).id, (o).total::text from (select app_public.create_order(p_items := $1::jsonb, p_customer_id := $2) as o) x", [
+      JSON.stringify(lines.map((l) => ({ coffee_id: l.coffeeId, quantity: l.quantity }))),
+      customerId,
+    ]);
     orders.push({
       id: rows[0]!.id,
       customerId,
@@ -424,4 +415,3 @@ export function effectProblems(e: OrderEffects | undefined, settled: boolean): s
   }
   return [...new Set(p)];
 }
-

@@ -18,9 +18,7 @@ function operationOf(doc: DocumentNode, operationName?: string): OperationDefini
  */
 export function fieldDepth(document: DocumentNode | string, operationName?: string): number {
   const doc = typeof document === "string" ? parse(document) : document;
-  const fragments = new Map(
-    doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f] as const),
-  );
+  const fragments = new Map(doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f] as const));
   const depthOf = (set: SelectionSetNode | undefined, level: number, active: ReadonlySet<string>): number => {
     if (!set) return level;
     let max = level;

@@ -170,12 +170,13 @@ export async function startAnotherService(env: Record<string, string>): Promise<
   return startTestService({ env });
 }
 
-const subscriberOf = (t: TestService) => t.service.api!.subscriber as unknown as {
-  listeningTopics: string[];
-  chain?: Promise<unknown>;
-  client?: { processID?: number; query(text: string): Promise<{ rows: Array<{ c: string }> }> } | null;
-  topics: Map<string, Set<unknown>>;
-};
+const subscriberOf = (t: TestService) =>
+  t.service.api!.subscriber as unknown as {
+    listeningTopics: string[];
+    chain?: Promise<unknown>;
+    client?: { processID?: number; query(text: string): Promise<{ rows: Array<{ c: string }> }> } | null;
+    topics: Map<string, Set<unknown>>;
+  };
 
 /**
  * Waits until the in-process API LISTENs to every topic (the subscriber has
@@ -213,7 +214,6 @@ export function openStreams(t: TestService): number {
 // ---------------------------------------------------------------------------
 // As a child process: `node src/main.ts [--api|--worker]`, as npm start
 // ---------------------------------------------------------------------------
-
 
 export type ChildMode = "api" | "worker" | "all";
 
@@ -357,9 +357,7 @@ export class ChildService {
       if (this.options.mode === "worker") {
         const pid = this.innerPid();
         if (pid && db) {
-          const { rows } = await db
-            .query("select 1 from app_private.worker_heartbeats where process = $1", [`${os.hostname()}:${pid}`])
-            .catch(() => ({ rows: [] as unknown[] }));
+          const { rows } = await db.query("select 1 from app_private.worker_heartbeats where process = $1", [`${os.hostname()}:${pid}`]).catch(() => ({ rows: [] as unknown[] }));
           if (rows.length) return;
         } else if (pid && !db) {
           // Nothing to ask: give it the time a start takes here.
@@ -418,7 +416,10 @@ export class ChildService {
   /** The last log lines (JSON lines cut short), with every non-JSON line (crash traces) of the whole run. */
   tail(n = 40): string {
     const plain = this.logs.filter((l) => !l.startsWith("{") && !/^The GRAPHILE_ENV/.test(l));
-    const last = this.logs.slice(-n).filter((l) => l.startsWith("{")).map((l) => (l.length > 400 ? `${l.slice(0, 400)}...` : l));
+    const last = this.logs
+      .slice(-n)
+      .filter((l) => l.startsWith("{"))
+      .map((l) => (l.length > 400 ? `${l.slice(0, 400)}...` : l));
     return [...last, ...(plain.length ? ["--- non-JSON output:", ...plain.slice(-80)] : [])].join("\n");
   }
 }

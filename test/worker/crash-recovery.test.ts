@@ -11,17 +11,12 @@ const t = useTestService({ worker: true });
 const DEAD = "worker-killed-by-sigkill";
 
 test("a job locked by a worker that stopped beating is run again within 10 s", async () => {
-  const { rows } = await t.db.query<{ id: string }>(
-    "select id from graphile_worker.add_job('notify_customer', json_build_object('orderId', gen_random_uuid(), 'kind', 'ready'), max_attempts => 1)",
-  );
+  const { rows } = await t.db.query<{ id: string }>("select id from graphile_worker.add_job('notify_customer', json_build_object('orderId', gen_random_uuid(), 'kind', 'ready'), max_attempts => 1)");
   const jobId = rows[0]!.id;
   try {
     // The killed worker: it had just taken the job and had just beaten.
     await t.db.query("update graphile_worker._private_jobs set locked_by = $2, locked_at = now() where id = $1 and locked_at is null", [jobId, DEAD]);
-    await t.db.query(
-      "insert into app_private.worker_heartbeats (worker_id, process, last_seen) values ($1, 'elsewhere:1', now()) on conflict (worker_id) do update set last_seen = now()",
-      [DEAD],
-    );
+    await t.db.query("insert into app_private.worker_heartbeats (worker_id, process, last_seen) values ($1, 'elsewhere:1', now()) on conflict (worker_id) do update set last_seen = now()", [DEAD]);
     const killedAt = Date.now();
     let ranAfterMs = -1;
     while (Date.now() - killedAt < 20_000) {
