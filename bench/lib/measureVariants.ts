@@ -37,10 +37,20 @@ export async function peakThenLatency(ctx: Ctx, scenario: string, caseName: stri
   const rate = Math.max(1, Math.round(o.latencyLoad * (peaks[serviceIndex]!.opsPerSec || 1)));
   const rows: Row[] = [];
   for (const [i, v] of variants.entries()) {
+    const peak = peaks[i]!;
+    // A variant whose peak is below the fixed rate would only queue: no latency run.
+    if (peak.opsPerSec < rate) {
+      const notes = [...(v.notes ?? []), `no latency run: its peak (${Math.round(peak.opsPerSec)} ${opsUnit}) is below the fixed rate (${rate})`];
+      rows.push({
+        ...{ scenario, case: caseName, variant: v.variant, label: v.label, opsPerSec: peak.opsPerSec, opsUnit, throughputHow: `closed loop, ${o.connections} connections` },
+        ...{ p50: null, p99: null, latencyLoad: "none", sql: v.sql ?? null, cpu: cpu[i] },
+        ...{ errors: peak.bad + peak.errors + peak.timeouts, notes, raw: { peak } },
+      });
+      continue;
+    }
     await v.before?.();
     ctx.log(`${scenario} ${caseName}: ${v.variant} at ${rate} ${opsUnit} for ${o.latencySeconds} s`);
     const lat = await measure({ baseUrl: v.baseUrl, request: v.request, connections: o.connections, seconds: o.latencySeconds, rate, warmupSeconds: 0 });
-    const peak = peaks[i]!;
     const notes = [...(v.notes ?? [])];
     if (lat.opsPerSec < rate * 0.9) notes.push(`kept up with only ${Math.round(lat.opsPerSec)} of ${rate} ${opsUnit} in the latency run`);
     if ((lat.generatorLagMs?.p99 ?? 0) > 20) notes.push(`the load generator sent late (p99 ${lat.generatorLagMs!.p99.toFixed(1)} ms behind schedule)`);
