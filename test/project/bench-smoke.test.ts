@@ -83,8 +83,12 @@ describe("npm run bench -- --smoke", () => {
     for (const row of s.rows) {
       const where = `${id} ${row.case} ${row.variant}`;
       expect([where, finite(row.opsPerSec) && row.opsPerSec > 0]).toEqual([where, true]);
-      expect([where, finite(row.p50) && finite(row.p99)]).toEqual([where, true]);
+      // A variant slower than the fixed rate gets no latency run, and says so.
+      const latency = row.latencyLoad === "none" ? (row.notes ?? []).some((n: string) => n.startsWith("no latency run")) : finite(row.p50) && finite(row.p99);
+      expect([where, latency]).toEqual([where, true]);
     }
+    // The service itself always has its latency measured.
+    for (const row of s.rows.filter((r: any) => r.variant === "service")) expect([`${id} ${row.case}`, row.latencyLoad]).not.toEqual([`${id} ${row.case}`, "none"]);
     if (id !== "S2x") {
       const floor = s.rows.find((r: any) => r.variant === "floor");
       expect(floor).toBeDefined();
