@@ -1,6 +1,6 @@
 import { sendCallback } from "../support/paymentProvider.ts";
 import { useTestService } from "../support/service.ts";
-import { sleep } from "../support/wait.ts";
+import { sleep, waitUntil } from "../support/wait.ts";
 
 // The payment callback refuses a blocked or over-the-limit source from
 // memory, before any transaction: no connection from either pool, no row
@@ -73,8 +73,10 @@ describe("payment callback: refused before any I/O", () => {
     expect(unauthorized).toBeLessThanOrEqual(10); // 5 a second (a window may turn meanwhile)
     expect(refused).toBeGreaterThanOrEqual(20);
     expect(answers.find((a) => a.status === 429)?.body?.error?.code).toBe("RATE_LIMITED");
-    const { rows } = await t.db.query("select count(*)::int as n from app_private.payment_deliveries where source = $1", [source]);
-    expect(rows[0].n).toBe(unauthorized);
+    // Each 401's delivery row is written as it is answered; wait for the last of them, then none more.
+    const logged = async () => (await t.db.query("select count(*)::int as n from app_private.payment_deliveries where source = $1", [source])).rows[0].n as number;
+    await waitUntil(`${unauthorized} deliveries logged`, async () => (await logged()) >= unauthorized);
+    expect(await logged()).toBe(unauthorized);
     const r = await sendCallback(t.url, { event: "something.else", data: { amount: "1.00", customer: "alice@example.com" } }, { headers: { "x-forwarded-for": source } });
     expect(r.status).toBe(200);
   });
