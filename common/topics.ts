@@ -10,8 +10,8 @@
 export const orderTopic = (id: string) => `order:${id}`;
 /** Each status an order takes: `{"id","status","barista_id","message"}` as it was then. */
 export const orderStatusTopic = (id: string) => `order_status:${id}`;
-/** Orders entering, moving through or leaving the barista queue: the whole row as it was then. */
-export const ORDER_QUEUE_TOPIC = "order_queue";
+/** Orders entering, moving through or leaving a store's barista queue: the whole row as it was then. */
+export const orderQueueTopic = (storeId: string) => `order_queue:${storeId}`;
 /** Each new coffee: `{"id"}`. */
 export const NEW_COFFEE_TOPIC = "coffee:new";
 /** Each notification of a customer (app_private.tg_notifications__publish): `{"id"}`. */
@@ -26,6 +26,12 @@ export const SIGN_IN_REVOKED_TOPIC = "sign_in_revoked";
 export const ROLE_LIMITS_TOPIC = "role_limits_changed";
 /** Each statement that changes a table public reads are made of: `"schema.table"` (app_private.tg__announce_public_reads; src/http/liveCache.ts). */
 export const PUBLIC_READS_TOPIC = "public_reads_changed";
+
+/** The store id of an order_queue topic, else null. */
+export function storeIdOfQueueTopic(topic: string): string | null {
+  const m = /^order_queue:([0-9a-f-]{36})$/i.exec(topic);
+  return m ? m[1]!.toLowerCase() : null;
+}
 
 /** The order id of an order or order_status topic, else null. */
 export function orderIdOfTopic(topic: string): string | null {
