@@ -48,7 +48,7 @@ import { policyAllows, type AdHocPolicy } from "../common/services.ts";
  * so before any SQL. Trusted documents are parsed and validated (with every
  * validation rule, the depth, alias and token limits included) once per
  * schema, and always get the same DocumentNode back: grafast's plan cache
- * and the cost cache of plugins/QueryCostPlugin.ts, both keyed by that node, keep
+ * and the cost cache of plugins/QueryCostPlugin/, both keyed by that node, keep
  * their entries for them whatever ad-hoc traffic does to grafserv's LRU.
  */
 

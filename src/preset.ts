@@ -21,7 +21,7 @@ import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
-import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin.ts";
+import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts";
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
