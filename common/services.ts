@@ -15,6 +15,15 @@ export function isStaff(viewer: Pick<Viewer, "role"> | null | undefined): boolea
   return viewer?.role === "barista" || viewer?.role === "admin";
 }
 
+/** AD_HOC_QUERIES: who may send a document that is not trusted (and introspect). */
+export const AD_HOC_POLICIES = ["any", "staff", "none"] as const;
+export type AdHocPolicy = (typeof AD_HOC_POLICIES)[number];
+
+/** Whether `policy` lets a caller (staff or not) do the gated thing: here, send an ad-hoc document. */
+export function policyAllows(policy: AdHocPolicy, staff: boolean): boolean {
+  return policy === "any" || (policy === "staff" && staff);
+}
+
 /** A verified caller (src/auth.ts reads it from a bearer token). */
 export interface Viewer {
   role: AccountRole;
@@ -63,8 +72,8 @@ declare global {
       revocationsCaughtUp?: () => Promise<void>;
       /** Set by common/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
       afterCommit?: Array<() => unknown>;
-      /** Runs after every single-field mutation commits, before its answer: what this process keeps of the tables (the live cache) is dropped, so the caller's next read sees its own write without waiting for the NOTIFY. */
-      onCommit?: () => void;
+      /** Awaited after every single-field mutation commits, before its answer: this process has heard every change committed so far (the live cache), so the caller's next read sees its own write. */
+      onCommit?: () => void | Promise<void>;
     }
   }
   namespace GraphileBuild {

@@ -1351,6 +1351,26 @@ end;
 $$;
 
 --
+-- Name: inventory_of(uuid[]); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.inventory_of(p_coffees uuid[]) RETURNS TABLE(store_id uuid, coffee_id uuid, servings integer)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select st.id, c.id,
+         case when count(rl.ingredient_id) = 0 then null
+           else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
+         end
+  from app_public.stores st
+  cross join unnest(p_coffees) c(id)
+  left join app_public.recipe_lines rl on rl.coffee_id = c.id
+  left join app_public.stock_items s on s.store_id = st.id and s.ingredient_id = rl.ingredient_id
+  left join app_private.stock_reserved r on r.store_id = st.id and r.ingredient_id = rl.ingredient_id
+  group by st.id, c.id;
+$$;
+
+--
 -- Name: is_source_blocked(text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1910,6 +1930,14 @@ begin
   insert into app_private.stock_reserved (store_id, ingredient_id, amount)
   select r.store_id, r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.store_id, r.ingredient_id order by r.store_id, r.ingredient_id
   on conflict (store_id, ingredient_id) do update set amount = excluded.amount;
+  insert into app_public.coffee_inventory (store_id, coffee_id, servings)
+  select i.store_id, i.coffee_id, i.servings from app_private.inventory_of(array(select c.id from app_public.coffees c order by c.id)) i
+  order by i.store_id, i.coffee_id
+  on conflict (store_id, coffee_id) do update set servings = excluded.servings;
+  insert into app_private.public_read_state (store_id, featured_coffee_id)
+  select st.id, (select f.id from app_public.featured_coffee(st.id) f) from app_public.stores st order by st.id
+  on conflict (store_id) do update set featured_coffee_id = excluded.featured_coffee_id;
+  perform pg_notify('public_reads_changed', 'all');
 end;
 $$;
 
@@ -2040,6 +2068,17 @@ CREATE FUNCTION app_private.role_limit_settings() RETURNS TABLE(role name, state
     ceil(extract(epoch from l.statement_timeout) * 1000)::bigint::text,
     ceil(extract(epoch from l.lock_timeout) * 1000)::bigint::text
   from app_private.role_limits l;
+$$;
+
+--
+-- Name: sale_counts(app_public.order_status); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.sale_counts(p_status app_public.order_status) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select p_status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED');
 $$;
 
 --
@@ -2192,8 +2231,135 @@ $$;
 CREATE FUNCTION app_private.tg__announce_public_reads() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+declare
+  v_changed boolean;
 begin
-  perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  if tg_op = 'TRUNCATE' then
+    v_changed := true;
+  elsif tg_op = 'INSERT' then
+    v_changed := exists (select 1 from new_rows);
+  elsif tg_op = 'DELETE' then
+    v_changed := exists (select 1 from old_rows);
+  else
+    v_changed := exists (select to_jsonb(n) from new_rows n except select to_jsonb(o) from old_rows o);
+  end if;
+  if v_changed then
+    perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg__queue_featured(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__queue_featured() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_stores uuid[];
+  v_all boolean := false;
+begin
+  if tg_op = 'TRUNCATE' then
+    v_all := true;
+  elsif tg_table_name = 'orders' and tg_op = 'UPDATE' then
+    v_stores := array(
+      select distinct n.store_id from new_rows n join old_rows o on o.id = n.id
+       where app_private.sale_counts(n.status) <> app_private.sale_counts(o.status)
+          or (app_private.sale_counts(n.status) and n.time_ordered <> o.time_ordered));
+  elsif tg_table_name = 'orders' and tg_op = 'INSERT' then
+    v_stores := array(select distinct n.store_id from new_rows n where app_private.sale_counts(n.status));
+  elsif tg_table_name = 'orders' then
+    v_stores := array(select distinct o.store_id from old_rows o where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' and tg_op = 'UPDATE' then
+    v_stores := array(
+      select distinct o.store_id from (
+        (select n.order_id, n.coffee_id, n.quantity from new_rows n except select o.order_id, o.coffee_id, o.quantity from old_rows o)
+        union all
+        (select o.order_id, o.coffee_id, o.quantity from old_rows o except select n.order_id, n.coffee_id, n.quantity from new_rows n)
+      ) ch join app_public.orders o on o.id = ch.order_id
+      where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' and tg_op = 'INSERT' then
+    v_stores := array(select distinct o.store_id from new_rows n join app_public.orders o on o.id = n.order_id where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' then
+    v_stores := array(select distinct o.store_id from old_rows r join app_public.orders o on o.id = r.order_id where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'coffees' then
+    v_all := exists (
+      select 1 from new_rows n join old_rows o on o.id = n.id
+       where n.category <> o.category or n.available <> o.available or n.name <> o.name);
+  elsif tg_table_name = 'store_coffees' and tg_op = 'DELETE' then
+    v_stores := array(select distinct o.store_id from old_rows o);
+  elsif tg_table_name = 'store_coffees' then
+    v_stores := array(select distinct n.store_id from new_rows n);
+  end if;
+  if v_all then
+    insert into app_private.public_read_changes (what) values ('featured') on conflict do nothing;
+  elsif cardinality(v_stores) > 0 then
+    insert into app_private.public_read_changes (what) select 'featured:' || u.id from unnest(v_stores) u(id) on conflict do nothing;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg__queue_inventory(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__queue_inventory() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if tg_op = 'TRUNCATE' then
+    insert into app_private.public_read_changes (what) select c.id::text from app_public.coffees c on conflict do nothing;
+  elsif tg_table_name = 'recipe_lines' and tg_op = 'INSERT' then
+    insert into app_private.public_read_changes (what) select distinct n.coffee_id::text from new_rows n on conflict do nothing;
+  elsif tg_table_name = 'recipe_lines' then
+    insert into app_private.public_read_changes (what) select distinct o.coffee_id::text from old_rows o on conflict do nothing;
+  elsif tg_op = 'INSERT' then
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from new_rows n join app_public.recipe_lines rl on rl.ingredient_id = (to_jsonb(n) ->> 'ingredient_id')::uuid
+    on conflict do nothing;
+  else
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from old_rows o join app_public.recipe_lines rl on rl.ingredient_id = (to_jsonb(o) ->> 'ingredient_id')::uuid
+    on conflict do nothing;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg__queue_inventory_update(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__queue_inventory_update() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if tg_table_name = 'recipe_lines' then
+    insert into app_private.public_read_changes (what)
+    select distinct ch.coffee_id::text from (
+      (select n.coffee_id, n.ingredient_id, n.quantity from new_rows n except select o.coffee_id, o.ingredient_id, o.quantity from old_rows o)
+      union all
+      (select o.coffee_id, o.ingredient_id, o.quantity from old_rows o except select n.coffee_id, n.ingredient_id, n.quantity from new_rows n)
+    ) ch
+    on conflict do nothing;
+  else
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from (
+      (select to_jsonb(n) ->> 'ingredient_id' as ingredient_id, to_jsonb(n) ->> tg_argv[0] as figure from new_rows n
+       except select to_jsonb(o) ->> 'ingredient_id', to_jsonb(o) ->> tg_argv[0] from old_rows o)
+      union all
+      (select to_jsonb(o) ->> 'ingredient_id', to_jsonb(o) ->> tg_argv[0] from old_rows o
+       except select to_jsonb(n) ->> 'ingredient_id', to_jsonb(n) ->> tg_argv[0] from new_rows n)
+    ) ch
+    join app_public.recipe_lines rl on rl.ingredient_id = ch.ingredient_id::uuid
+    on conflict do nothing;
+  end if;
   return null;
 end;
 $$;
@@ -2293,6 +2459,23 @@ CREATE FUNCTION app_private.tg_coffees__notify_new() RETURNS trigger
     AS $$
 begin
   perform pg_notify('coffee:new', json_build_object('id', new.id)::text);
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_coffees__queue_public_reads(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_coffees__queue_public_reads() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  insert into app_private.public_read_changes (what)
+  select n.id::text from new_rows n
+  union select 'featured' where exists (select 1 from new_rows n where n.category = 'FEATURED')
+  on conflict do nothing;
   return null;
 end;
 $$;
@@ -2518,6 +2701,68 @@ end;
 $$;
 
 --
+-- Name: tg_public_read_changes__announce(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_public_read_changes__announce() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_coffees uuid[];
+  v_featured text[];
+  v_changed uuid[];
+  v_moved boolean;
+begin
+  with mine as (
+    delete from app_private.public_read_changes c where c.txid = pg_current_xact_id() returning c.what
+  )
+  select array_agg(m.what::uuid order by m.what) filter (where m.what not like 'featured%'),
+         array_agg(m.what order by m.what) filter (where m.what like 'featured%')
+    into v_coffees, v_featured from mine m;
+  if v_coffees is not null then
+    insert into app_public.coffee_inventory (store_id, coffee_id)
+    select st.id, c.id from app_public.stores st cross join app_public.coffees c where c.id = any(v_coffees) order by st.id, c.id
+    on conflict do nothing;
+    perform 1 from app_public.coffee_inventory i where i.coffee_id = any(v_coffees) order by i.store_id, i.coffee_id for update;
+    with fresh as (select * from app_private.inventory_of(v_coffees)),
+    changed as (
+      update app_public.coffee_inventory i set servings = f.servings
+        from fresh f
+       where i.store_id = f.store_id and i.coffee_id = f.coffee_id and i.servings is distinct from f.servings
+      returning i.coffee_id
+    )
+    select array_agg(distinct c.coffee_id order by c.coffee_id) into v_changed from changed c;
+    -- Under 8000 bytes a NOTIFY: 100 coffees each.
+    perform pg_notify('public_reads_changed', string_agg('inventory:' || x.id, ' ' order by x.id))
+      from (select u.id, (u.n - 1) / 100 as chunk from unnest(v_changed) with ordinality u(id, n)) x
+     group by x.chunk;
+  end if;
+  if v_featured is not null then
+    -- The stores queued ('featured': every store), in store order under row locks.
+    insert into app_private.public_read_state (store_id)
+    select st.id from app_public.stores st order by st.id on conflict do nothing;
+    perform 1 from app_private.public_read_state s
+     where 'featured' = any(v_featured) or 'featured:' || s.store_id = any(v_featured)
+     order by s.store_id for update;
+    with moved as (
+      update app_private.public_read_state s set featured_coffee_id = f.id
+        from (select st.id as store_id, (select x.id from app_public.featured_coffee(st.id) x) as id
+                from app_public.stores st
+               where 'featured' = any(v_featured) or 'featured:' || st.id = any(v_featured)) f
+       where s.store_id = f.store_id and s.featured_coffee_id is distinct from f.id
+      returning 1
+    )
+    select exists (select 1 from moved) into v_moved;
+    if v_moved then
+      perform pg_notify('public_reads_changed', 'featured');
+    end if;
+  end if;
+  return null;
+end;
+$$;
+
+--
 -- Name: tg_role_limits__announce(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2607,6 +2852,20 @@ begin
     end if;
   end loop;
   return new;
+end;
+$$;
+
+--
+-- Name: tg_stores__queue_inventory(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_stores__queue_inventory() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  insert into app_private.public_read_changes (what) select c.id::text from app_public.coffees c on conflict do nothing;
+  return null;
 end;
 $$;
 
@@ -3002,21 +3261,10 @@ What the coffee is made of.';
 --
 
 CREATE FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid DEFAULT NULL::uuid) RETURNS integer
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog'
+    LANGUAGE sql STABLE
     AS $$
-declare
-  v_store uuid := app_hidden.store_or_default(coffees_inventory.store_id);
-begin
-  return (
-    select case when count(*) = 0 then null
-      else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
-    end
-    from app_public.recipe_lines rl
-    left join app_public.stock_items s on s.store_id = v_store and s.ingredient_id = rl.ingredient_id
-    left join app_private.stock_reserved r on r.store_id = v_store and r.ingredient_id = rl.ingredient_id
-    where rl.coffee_id = c.id);
-end;
+  select i.servings from app_public.coffee_inventory i
+   where i.store_id = app_hidden.store_or_default(coffees_inventory.store_id) and i.coffee_id = c.id;
 $$;
 
 --
@@ -4657,6 +4905,36 @@ CREATE TABLE app_private.processed_payment_keys (
 );
 
 --
+-- Name: public_read_changes; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE UNLOGGED TABLE app_private.public_read_changes (
+    txid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    what text NOT NULL
+);
+
+--
+-- Name: TABLE public_read_changes; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.public_read_changes IS 'What the current transaction may have changed of the public reads; emptied at its COMMIT.';
+
+--
+-- Name: public_read_state; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.public_read_state (
+    store_id uuid NOT NULL,
+    featured_coffee_id uuid
+);
+
+--
+-- Name: TABLE public_read_state; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.public_read_state IS 'Each store''s featured coffee as last announced (featuredCoffee moves: announce it).';
+
+--
 -- Name: refresh_tokens; Type: TABLE; Schema: app_private; Owner: -
 --
 
@@ -4801,6 +5079,23 @@ CREATE TABLE app_private.worker_heartbeats (
     process text NOT NULL,
     last_seen timestamp with time zone DEFAULT now() NOT NULL
 );
+
+--
+-- Name: coffee_inventory; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.coffee_inventory (
+    store_id uuid NOT NULL,
+    coffee_id uuid NOT NULL,
+    servings integer
+);
+
+--
+-- Name: TABLE coffee_inventory; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.coffee_inventory IS '@behavior -*
+Coffee.inventory kept current at COMMIT by the live reads triggers (section 905 of 000005-live-reads.sql).';
 
 --
 -- Name: coffee_price_changes; Type: TABLE; Schema: app_public; Owner: -
@@ -5129,6 +5424,20 @@ ALTER TABLE ONLY app_private.processed_payment_keys
     ADD CONSTRAINT processed_payment_keys_pkey PRIMARY KEY (key);
 
 --
+-- Name: public_read_changes public_read_changes_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.public_read_changes
+    ADD CONSTRAINT public_read_changes_pkey PRIMARY KEY (txid, what);
+
+--
+-- Name: public_read_state public_read_state_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.public_read_state
+    ADD CONSTRAINT public_read_state_pkey PRIMARY KEY (store_id);
+
+--
 -- Name: refresh_tokens refresh_tokens_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
 --
 
@@ -5204,6 +5513,13 @@ ALTER TABLE ONLY app_private.worker_heartbeats
 
 ALTER TABLE ONLY app_public.baristas
     ADD CONSTRAINT baristas_pkey PRIMARY KEY (id);
+
+--
+-- Name: coffee_inventory coffee_inventory_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_inventory
+    ADD CONSTRAINT coffee_inventory_pkey PRIMARY KEY (store_id, coffee_id);
 
 --
 -- Name: coffee_price_changes coffee_price_changes_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
@@ -5480,6 +5796,12 @@ CREATE INDEX registration_attempts_source_idx ON app_private.registration_attemp
 CREATE INDEX revoked_sign_ins_revoked_at_idx ON app_private.revoked_sign_ins USING btree (revoked_at);
 
 --
+-- Name: coffee_inventory_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX coffee_inventory_coffee_id_idx ON app_public.coffee_inventory USING btree (coffee_id);
+
+--
 -- Name: coffee_price_changes_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
 --
 
@@ -5708,16 +6030,40 @@ CREATE TRIGGER _800_revoke_sign_ins AFTER UPDATE OF role, disabled_at ON app_pri
 CREATE TRIGGER _800_revoke_sign_ins_deleted BEFORE DELETE ON app_private.accounts FOR EACH ROW EXECUTE FUNCTION app_private.revoke_changed_account();
 
 --
+-- Name: public_read_changes _900_announce; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE CONSTRAINT TRIGGER _900_announce AFTER INSERT ON app_private.public_read_changes DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION app_private.tg_public_read_changes__announce();
+
+--
 -- Name: role_limits _900_announce; Type: TRIGGER; Schema: app_private; Owner: -
 --
 
 CREATE TRIGGER _900_announce AFTER INSERT OR UPDATE ON app_private.role_limits FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_role_limits__announce();
 
 --
--- Name: stock_reserved _900_live_cache; Type: TRIGGER; Schema: app_private; Owner: -
+-- Name: stock_reserved _900_inventory_delete; Type: TRIGGER; Schema: app_private; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_private.stock_reserved FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_inventory_delete AFTER DELETE ON app_private.stock_reserved REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('amount');
+
+--
+-- Name: stock_reserved _900_inventory_insert; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_private.stock_reserved REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('amount');
+
+--
+-- Name: stock_reserved _900_inventory_truncate; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_truncate AFTER TRUNCATE ON app_private.stock_reserved FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('amount');
+
+--
+-- Name: stock_reserved _900_inventory_update; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_private.stock_reserved REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory_update('amount');
 
 --
 -- Name: revoked_sign_ins _900_notify; Type: TRIGGER; Schema: app_private; Owner: -
@@ -5846,64 +6192,292 @@ CREATE TRIGGER _550_release_stock_on_delete BEFORE DELETE ON app_public.orders F
 CREATE TRIGGER _600_notify_customer AFTER UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__notify_customer();
 
 --
--- Name: coffees _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: order_items _900_featured_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.order_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: ingredients _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.ingredients FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.orders REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: order_items _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: store_coffees _900_featured_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.order_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: orders _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: order_items _900_featured_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OF status, time_ordered OR TRUNCATE ON app_public.orders FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.order_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: recipe_lines _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.recipe_lines FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: reviews _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: store_coffees _900_featured_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.reviews FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.store_coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: roasters _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_truncate; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.roasters FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_truncate AFTER TRUNCATE ON app_public.orders FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: stock_items _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: coffees _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.stock_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: store_coffees _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: order_items _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.store_coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.order_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: stores _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.stores FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
+
+--
+-- Name: store_coffees _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
+
+--
+-- Name: recipe_lines _900_inventory_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_delete AFTER DELETE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory();
+
+--
+-- Name: stock_items _900_inventory_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_delete AFTER DELETE ON app_public.stock_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('current_stock');
+
+--
+-- Name: recipe_lines _900_inventory_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.recipe_lines REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory();
+
+--
+-- Name: stock_items _900_inventory_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.stock_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('current_stock');
+
+--
+-- Name: stores _900_inventory_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.stores FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_stores__queue_inventory();
+
+--
+-- Name: recipe_lines _900_inventory_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_truncate AFTER TRUNCATE ON app_public.recipe_lines FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory();
+
+--
+-- Name: stock_items _900_inventory_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_truncate AFTER TRUNCATE ON app_public.stock_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('current_stock');
+
+--
+-- Name: recipe_lines _900_inventory_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory_update();
+
+--
+-- Name: stock_items _900_inventory_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_public.stock_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory_update('current_stock');
+
+--
+-- Name: coffees _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.coffees REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.ingredients REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.reviews REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.roasters REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: store_coffees _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.stores REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffees _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.ingredients REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.recipe_lines REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.reviews REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.roasters REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: store_coffees _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.store_coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.stores REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffees _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.ingredients FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.recipe_lines FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.reviews FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.roasters FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: store_coffees _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.store_coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.stores FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffees _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.ingredients REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.reviews REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.roasters REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: store_coffees _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.stores REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: order_items _900_notify; Type: TRIGGER; Schema: app_public; Owner: -
@@ -5922,6 +6496,12 @@ CREATE TRIGGER _900_notify AFTER INSERT OR UPDATE ON app_public.orders FOR EACH 
 --
 
 CREATE TRIGGER _900_notify_new AFTER INSERT ON app_public.coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_coffees__notify_new();
+
+--
+-- Name: coffees _900_public_reads_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_public_reads_insert AFTER INSERT ON app_public.coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_coffees__queue_public_reads();
 
 --
 -- Name: notifications _900_publish; Type: TRIGGER; Schema: app_public; Owner: -
@@ -6000,6 +6580,13 @@ ALTER TABLE ONLY app_private.payment_deliveries
     ADD CONSTRAINT payment_deliveries_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
 
 --
+-- Name: public_read_state public_read_state_store_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.public_read_state
+    ADD CONSTRAINT public_read_state_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
 -- Name: refresh_tokens refresh_tokens_account_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
 --
 
@@ -6047,6 +6634,20 @@ ALTER TABLE ONLY app_private.stock_reserved
 
 ALTER TABLE ONLY app_private.stock_reserved
     ADD CONSTRAINT stock_reserved_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
+-- Name: coffee_inventory coffee_inventory_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_inventory
+    ADD CONSTRAINT coffee_inventory_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: coffee_inventory coffee_inventory_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_inventory
+    ADD CONSTRAINT coffee_inventory_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
 
 --
 -- Name: coffee_price_changes coffee_price_changes_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
@@ -6466,6 +7067,12 @@ ALTER TABLE app_private.idempotency_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_public.baristas ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: coffee_inventory; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.coffee_inventory ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: coffee_price_changes; Type: ROW SECURITY; Schema: app_public; Owner: -
 --
 
@@ -6578,6 +7185,12 @@ CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING 
 --
 
 CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USING (( SELECT app_public.is_admin() AS is_admin));
+
+--
+-- Name: coffee_inventory select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.coffee_inventory FOR SELECT USING (true);
 
 --
 -- Name: coffees select_all; Type: POLICY; Schema: app_public; Owner: -
@@ -7224,6 +7837,12 @@ REVOKE ALL ON FUNCTION app_private.idempotency_owner(p_source text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.install_ddl_audit() FROM PUBLIC;
 
 --
+-- Name: FUNCTION inventory_of(p_coffees uuid[]); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.inventory_of(p_coffees uuid[]) FROM PUBLIC;
+
+--
 -- Name: FUNCTION is_source_blocked(p_source text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7396,6 +8015,12 @@ REVOKE ALL ON FUNCTION app_private.role_limit_settings() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.role_limit_settings() TO cafe_system;
 
 --
+-- Name: FUNCTION sale_counts(p_status app_public.order_status); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.sale_counts(p_status app_public.order_status) FROM PUBLIC;
+
+--
 -- Name: FUNCTION setting(k text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7447,6 +8072,24 @@ GRANT ALL ON FUNCTION app_private.text_setting(k text) TO cafe_system;
 REVOKE ALL ON FUNCTION app_private.tg__announce_public_reads() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg__queue_featured(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__queue_featured() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg__queue_inventory(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__queue_inventory() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg__queue_inventory_update(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__queue_inventory_update() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg__store_of_order(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7475,6 +8118,12 @@ REVOKE ALL ON FUNCTION app_private.tg_blocked_sources__notify() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_coffees__notify_new() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_coffees__queue_public_reads(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_coffees__queue_public_reads() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_notifications__publish(); Type: ACL; Schema: app_private; Owner: -
@@ -7531,6 +8180,12 @@ REVOKE ALL ON FUNCTION app_private.tg_orders__notify_customer() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.tg_orders__release_stock() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg_public_read_changes__announce(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_public_read_changes__announce() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg_role_limits__announce(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7553,6 +8208,12 @@ REVOKE ALL ON FUNCTION app_private.tg_settings__check() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_stores__check() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_stores__queue_inventory(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_stores__queue_inventory() FROM PUBLIC;
 
 --
 -- Name: FUNCTION walk_in_customer_id(); Type: ACL; Schema: app_private; Owner: -
@@ -8120,6 +8781,16 @@ GRANT ALL ON FUNCTION app_public.user_by_id(id uuid) TO cafe_admin;
 --
 
 GRANT SELECT ON TABLE app_private.role_limits TO cafe_system;
+
+--
+-- Name: TABLE coffee_inventory; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_customer;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_barista;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_admin;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_system;
 
 --
 -- Name: TABLE coffee_price_changes; Type: ACL; Schema: app_public; Owner: -

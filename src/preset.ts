@@ -11,6 +11,7 @@ import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
 import { MutationsPlugin } from "../plugins/MutationsPlugin.ts";
 import { idempotencyState, makeIdempotencyPlugin } from "../plugins/IdempotencyPlugin.ts";
 import { OrderItemsOrderPlugin } from "../plugins/OrderItemsOrderPlugin.ts";
+import { InventoryPlugin } from "../plugins/InventoryPlugin.ts";
 import { AccountsPlugin } from "../plugins/AccountsPlugin.ts";
 import { SubscriptionsPlugin } from "../plugins/SubscriptionsPlugin.ts";
 import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/ReportsPlugin.ts";
@@ -21,12 +22,12 @@ import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
 import type { Config } from "./config.ts";
 import { maskError } from "./errors.ts";
-import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin.ts";
+import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts";
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
 import { logger } from "./logger.ts";
-import { requestScope } from "./http/requestScope.ts";
+import { requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
@@ -94,7 +95,7 @@ export function makePreset({
   watch,
   liveCache,
 }: PresetOptions): GraphileConfig.Preset {
-  const onCommit = liveCache ? () => liveCache.invalidate() : undefined;
+  const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -103,6 +104,7 @@ export function makePreset({
       MutationsPlugin,
       makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
+      InventoryPlugin,
       AccountsPlugin,
       SubscriptionsPlugin,
       ReportsPlugin,
