@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { codes } from "../support/client.ts";
 import { useTestService } from "../support/service.ts";
 
 // One connection per request (plugins/OneConnectionPlugin.ts): a query or a
