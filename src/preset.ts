@@ -26,7 +26,7 @@ import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts";
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
 import { logger } from "./logger.ts";
-import { requestScope } from "./http/requestScope.ts";
+import { requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
 import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
