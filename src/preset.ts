@@ -29,6 +29,7 @@ import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
 import { logger } from "./logger.ts";
 import { requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
+import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
@@ -99,6 +100,7 @@ export function makePreset({
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
+      OneConnectionPlugin,
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
