@@ -50,8 +50,8 @@ if (supported && scriptIndex === 0) {
   // Said on a terminal only: a log collected from a pipe stays JSON from its first line.
   if (process.stderr.isTTY)
     console.error(
-    `Node.js ${process.versions.node} is older than ${MINIMUM.join(".")}: running under ${FALLBACK} from the npm registry (downloaded once into npm's cache). Install Node >= ${MINIMUM.join(".")} to skip this.`,
-  );
+      `Node.js ${process.versions.node} is older than ${MINIMUM.join(".")}: running under ${FALLBACK} from the npm registry (downloaded once into npm's cache). Install Node >= ${MINIMUM.join(".")} to skip this.`,
+    );
   const node = fallbackNode();
   // Its folder first on the PATH, as `npm exec` would put it: a program that
   // starts `node` or an npm script itself (the tests do) gets this Node too,

@@ -106,15 +106,15 @@ export async function main(envFile: string | null): Promise<void> {
         .stop()
         .then(stopTracing)
         .then(
-        () => {
-          logger.info("stopped");
-          process.exit(0);
-        },
-        (err) => {
-          logger.error({ err }, "shutdown failed");
-          process.exit(1);
-        },
-      );
+          () => {
+            logger.info("stopped");
+            process.exit(0);
+          },
+          (err) => {
+            logger.error({ err }, "shutdown failed");
+            process.exit(1);
+          },
+        );
     });
   }
 }

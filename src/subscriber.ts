@@ -82,6 +82,9 @@ class TopicStream implements AsyncIterableIterator<string> {
   }
 }
 
+/** The LISTEN connection's probe of itself (every LISTEN_PROBE_INTERVAL_MS; cafe_listen_lag_seconds). */
+export const LISTEN_PROBE_SQL = "select pg_notify($1, $2) /* listen probe */";
+
 export class ReconnectingPgSubscriber implements SharingSubscriber {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
@@ -219,7 +222,7 @@ export class ReconnectingPgSubscriber implements SharingSubscriber {
   private readonly instance = randomUUID();
   private readonly probe = setInterval(() => {
     const client = this.client;
-    if (client) void this.run(client, "select pg_notify($1, $2)", [LISTEN_PROBE_TOPIC, `${this.instance}:${performance.now()}`]).catch(() => {});
+    if (client) void this.run(client, LISTEN_PROBE_SQL, [LISTEN_PROBE_TOPIC, `${this.instance}:${performance.now()}`]).catch(() => {});
   }, LISTEN_PROBE_INTERVAL_MS).unref();
 
   private deliver(topic: string, payload: string) {

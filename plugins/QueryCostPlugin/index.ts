@@ -123,7 +123,10 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
           const { type, name } = operationOf(event.args.document, operationName);
           // While tracing is on, the operation runs in its span: name, type, trusted document id and cost, never the variables.
           const result = services?.operationSpan
-            ? services.operationSpan({ "graphql.operation.name": name, "graphql.operation.type": type, "cafe.graphql.document_id": services.requestScope()?.documentId, "cafe.graphql.cost": cost }, next)
+            ? services.operationSpan(
+                { "graphql.operation.name": name, "graphql.operation.type": type, "cafe.graphql.document_id": services.requestScope()?.documentId, "cafe.graphql.cost": cost },
+                next,
+              )
             : next();
           const addCost = (r: any) => {
             services?.observeOperation(name, type, (performance.now() - started) / 1000);
