@@ -225,12 +225,13 @@ export const paymentCallbacks = new client.Counter({
 });
 
 /** The live cache's events (src/http/liveCache.ts), counted in plain numbers on the hot path. */
-export const liveCacheEvents = { hits: 0, misses: 0, invalidations: 0 };
+export const liveCacheEvents = { hits: 0, misses: 0, coalesced: 0, invalidations: 0 };
 
 for (const [name, help, key] of [
   ["cafe_live_cache_hits_total", "Public reads answered from the live cache.", "hits"],
   ["cafe_live_cache_misses_total", "Public reads the live cache did not hold (answered by the database, then kept).", "misses"],
-  ["cafe_live_cache_invalidations_total", "Times the live cache was emptied (a NOTIFY of a change, a reconnection).", "invalidations"],
+  ["cafe_live_cache_coalesced_total", "Public reads that waited for the same key's answer being computed (one miss per key).", "coalesced"],
+  ["cafe_live_cache_invalidations_total", "Changes the live cache heard (each drops the answers made of what changed) and times it was emptied (a reconnection).", "invalidations"],
 ] as const) {
   let reported = 0;
   new client.Counter({

@@ -11,6 +11,7 @@ import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
 import { MutationsPlugin } from "../plugins/MutationsPlugin.ts";
 import { idempotencyState, makeIdempotencyPlugin } from "../plugins/IdempotencyPlugin.ts";
 import { OrderItemsOrderPlugin } from "../plugins/OrderItemsOrderPlugin.ts";
+import { InventoryPlugin } from "../plugins/InventoryPlugin.ts";
 import { AccountsPlugin } from "../plugins/AccountsPlugin.ts";
 import { SubscriptionsPlugin } from "../plugins/SubscriptionsPlugin.ts";
 import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/ReportsPlugin.ts";
@@ -29,6 +30,7 @@ import { inSpan, traceparent, tracingOn } from "./tracing.ts";
 import { logger } from "./logger.ts";
 import { requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
+import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
@@ -102,15 +104,17 @@ export function makePreset({
   watch,
   liveCache,
 }: PresetOptions): GraphileConfig.Preset {
-  const onCommit = liveCache ? () => liveCache.invalidate() : undefined;
+  const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
+      OneConnectionPlugin,
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
       makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
+      InventoryPlugin,
       AccountsPlugin,
       SubscriptionsPlugin,
       ReportsPlugin,
