@@ -1,5 +1,5 @@
 --! Previous: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
---! Hash: sha1:756c4e8950fa02b71180400b1edaaf7439e637fb
+--! Hash: sha1:fb2608f8e132d051eb43e46895248a869e73d8af
 
 --------------------------------------------------------------------------------
 -- 905 live reads: what changed, as precisely as a public read can see it
@@ -61,6 +61,27 @@ create or replace function app_public.coffees_inventory(c app_public.coffees, st
 language sql stable as $$
   select i.servings from app_public.coffee_inventory i
    where i.store_id = app_hidden.store_or_default(coffees_inventory.store_id) and i.coffee_id = c.id;
+$$;
+
+-- featuredCoffee in one pass over the store's last 7 days' orders (not one
+-- per FEATURED coffee): the kiosk's menu asks for it on every uncached read.
+-- Per store (000002-stores.sql): the store's sales, the store's menu.
+create or replace function app_public.featured_coffee(store_id uuid default null) returns app_public.coffees
+language sql stable security definer set search_path = pg_catalog as $$
+  select c.* from app_public.coffees c
+  cross join (select app_hidden.store_or_default(featured_coffee.store_id) as id) st
+  left join (
+    select oi.coffee_id, sum(oi.quantity) as sold
+    from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
+    where o.store_id = app_hidden.store_or_default(featured_coffee.store_id)
+      and o.time_ordered >= now() - interval '7 days'
+      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
+    group by oi.coffee_id
+  ) s on s.coffee_id = c.id
+  where c.category = 'FEATURED' and c.available
+    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
+  order by coalesce(s.sold, 0) desc, c.name
+  limit 1;
 $$;
 
 -- What each store's featured coffee was when last announced.
