@@ -72,8 +72,8 @@ declare global {
       revocationsCaughtUp?: () => Promise<void>;
       /** Set by common/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
       afterCommit?: Array<() => unknown>;
-      /** Runs after every single-field mutation commits, before its answer: what this process keeps of the tables (the live cache) is dropped, so the caller's next read sees its own write without waiting for the NOTIFY. */
-      onCommit?: () => void;
+      /** Awaited after every single-field mutation commits, before its answer: this process has heard every change committed so far (the live cache), so the caller's next read sees its own write. */
+      onCommit?: () => void | Promise<void>;
     }
   }
   namespace GraphileBuild {

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import client from "prom-client";
 import type pg from "pg";
+import { cacheStats } from "../common/boundedCache.ts";
 import { asSystem } from "./db/asSystem.ts";
 
 // Prometheus metrics (GET /metrics). Labels are bounded: operation names
@@ -126,12 +127,13 @@ export const paymentCallbacks = new client.Counter({
 });
 
 /** The live cache's events (src/http/liveCache.ts), counted in plain numbers on the hot path. */
-export const liveCacheEvents = { hits: 0, misses: 0, invalidations: 0 };
+export const liveCacheEvents = { hits: 0, misses: 0, coalesced: 0, invalidations: 0 };
 
 for (const [name, help, key] of [
   ["cafe_live_cache_hits_total", "Public reads answered from the live cache.", "hits"],
   ["cafe_live_cache_misses_total", "Public reads the live cache did not hold (answered by the database, then kept).", "misses"],
-  ["cafe_live_cache_invalidations_total", "Times the live cache was emptied (a NOTIFY of a change, a reconnection).", "invalidations"],
+  ["cafe_live_cache_coalesced_total", "Public reads that waited for the same key's answer being computed (one miss per key).", "coalesced"],
+  ["cafe_live_cache_invalidations_total", "Changes the live cache heard (each drops the answers made of what changed) and times it was emptied (a reconnection).", "invalidations"],
 ] as const) {
   let reported = 0;
   new client.Counter({
@@ -144,6 +146,35 @@ for (const [name, help, key] of [
     },
   });
 }
+
+// The bounded caches (common/boundedCache.ts): every map callers fill, by name.
+for (const [name, help, key] of [
+  ["cafe_cache_entries", "Entries held by each bounded cache (common/boundedCache.ts), by cache name.", "entries"],
+  ["cafe_cache_bytes", "Bytes (estimated) held by each bounded cache, by cache name.", "bytes"],
+] as const) {
+  new client.Gauge({
+    name,
+    help,
+    labelNames: ["cache"] as const,
+    registers: [registry],
+    collect() {
+      for (const s of cacheStats()) this.set({ cache: s.name }, s[key]);
+    },
+  });
+}
+const reportedEvictions = new Map<string, number>();
+new client.Counter({
+  name: "cafe_cache_evictions_total",
+  help: "Entries each bounded cache dropped to stay within its bounds (least recently used first), by cache name.",
+  labelNames: ["cache"] as const,
+  registers: [registry],
+  collect() {
+    for (const s of cacheStats()) {
+      this.inc({ cache: s.name }, s.evictions - (reportedEvictions.get(s.name) ?? 0));
+      reportedEvictions.set(s.name, s.evictions);
+    }
+  },
+});
 
 interface Source {
   pool: pg.Pool;

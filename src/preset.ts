@@ -11,6 +11,7 @@ import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
 import { MutationsPlugin } from "../plugins/MutationsPlugin.ts";
 import { idempotencyState, makeIdempotencyPlugin } from "../plugins/IdempotencyPlugin.ts";
 import { OrderItemsOrderPlugin } from "../plugins/OrderItemsOrderPlugin.ts";
+import { InventoryPlugin } from "../plugins/InventoryPlugin.ts";
 import { AccountsPlugin } from "../plugins/AccountsPlugin.ts";
 import { SubscriptionsPlugin } from "../plugins/SubscriptionsPlugin.ts";
 import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/ReportsPlugin.ts";
@@ -94,7 +95,7 @@ export function makePreset({
   watch,
   liveCache,
 }: PresetOptions): GraphileConfig.Preset {
-  const onCommit = liveCache ? () => liveCache.invalidate() : undefined;
+  const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -103,6 +104,7 @@ export function makePreset({
       MutationsPlugin,
       makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
+      InventoryPlugin,
       AccountsPlugin,
       SubscriptionsPlugin,
       ReportsPlugin,
