@@ -1,5 +1,5 @@
---! Previous: sha1:b970d177da223fa4c941678923fde001132fe62c
---! Hash: sha1:2dc0bcfb76bed25511e191109a557d11f1788925
+--! Previous: sha1:e8608510bbc7dcc3f971786f3aaca4f5b3086067
+--! Hash: sha1:d9a02f7b14981425d24a33aca79e2b65441efc02
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,
