@@ -1532,6 +1532,35 @@ end;
 $$;
 
 --
+-- Name: ops_counts(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.ops_counts() RETURNS TABLE(metric text, value double precision)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select 'workers_alive', count(*)::float8 from app_private.worker_heartbeats
+   where last_seen > now() - make_interval(secs => app_private.setting('worker_dead_after_seconds'))
+  union all
+  select 'workers_dead', count(*)::float8 from app_private.worker_heartbeats
+   where last_seen <= now() - make_interval(secs => app_private.setting('worker_dead_after_seconds'))
+  union all
+  select 'webhooks_pending', count(*)::float8 from app_private.notification_webhooks where delivered_at is null and gave_up_at is null
+  union all
+  select 'webhooks_gave_up', count(*)::float8 from app_private.notification_webhooks where gave_up_at is not null
+  union all
+  select 'refunds_open', count(*)::float8 from app_public.refunds where settled_at is null
+  union all
+  select 'refund_oldest_open_seconds', coalesce(extract(epoch from now() - min(created_at)), 0)::float8 from app_public.refunds where settled_at is null;
+$$;
+
+--
+-- Name: FUNCTION ops_counts(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.ops_counts() IS 'Gauges for /metrics: workers alive and dead, notification webhooks pending and given up, refunds open and the oldest one''s age.';
+
+--
 -- Name: parse_report_time(text, text, text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2304,6 +2333,30 @@ begin
   return null;
 end;
 $$;
+
+--
+-- Name: tg_jobs__trace_context(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_jobs__trace_context() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  v_traceparent text := current_setting('cafe.traceparent', true);
+begin
+  if v_traceparent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' and json_typeof(new.payload) = 'object' then
+    new.payload := (new.payload::jsonb || jsonb_build_object('traceparent', v_traceparent))::json;
+  end if;
+  return new;
+end;
+$_$;
+
+--
+-- Name: FUNCTION tg_jobs__trace_context(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.tg_jobs__trace_context() IS 'Adds the transaction''s cafe.traceparent (set by the API while tracing is on) to the payload of each job it queues.';
 
 --
 -- Name: tg_notifications__publish(); Type: FUNCTION; Schema: app_private; Owner: -
@@ -3415,14 +3468,15 @@ CREATE FUNCTION app_public.featured_coffee() RETURNS app_public.coffees
     SET search_path TO 'pg_catalog'
     AS $$
   select c.* from app_public.coffees c
-  left join lateral (
-    select coalesce(sum(oi.quantity), 0) as sold
-    from app_public.order_items oi join app_public.orders o on o.id = oi.order_id
-    where oi.coffee_id = c.id and o.time_ordered >= now() - interval '7 days'
+  left join (
+    select oi.coffee_id, sum(oi.quantity) as sold
+    from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
+    where o.time_ordered >= now() - interval '7 days'
       and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
-  ) s on true
+    group by oi.coffee_id
+  ) s on s.coffee_id = c.id
   where c.category = 'FEATURED' and c.available
-  order by s.sold desc, c.name
+  order by coalesce(s.sold, 0) desc, c.name
   limit 1;
 $$;
 
@@ -6859,6 +6913,13 @@ REVOKE ALL ON FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text)
 GRANT ALL ON FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text) TO cafe_system;
 
 --
+-- Name: FUNCTION ops_counts(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.ops_counts() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.ops_counts() TO cafe_system;
+
+--
 -- Name: FUNCTION parse_report_time(p_value text, p_zone text, p_name text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7039,6 +7100,12 @@ REVOKE ALL ON FUNCTION app_private.tg_coffees__notify_new() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_coffees__queue_public_reads() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_jobs__trace_context(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_jobs__trace_context() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_notifications__publish(); Type: ACL; Schema: app_private; Owner: -

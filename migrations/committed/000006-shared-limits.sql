@@ -1,5 +1,5 @@
---! Previous: sha1:e8608510bbc7dcc3f971786f3aaca4f5b3086067
---! Hash: sha1:d9a02f7b14981425d24a33aca79e2b65441efc02
+--! Previous: sha1:7a9579894e2cccd34fda5ce15a8e4013ef6b2613
+--! Hash: sha1:945b4ade2cbe1e1b3dc34f8dcae8698249e95710
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

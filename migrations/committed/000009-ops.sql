@@ -1,5 +1,5 @@
---! Previous: sha1:e8608510bbc7dcc3f971786f3aaca4f5b3086067
---! Hash: sha1:623189020ba5e085d1dd30b9f81d35c7ece6e58a
+--! Previous: sha1:945b4ade2cbe1e1b3dc34f8dcae8698249e95710
+--! Hash: sha1:ea5760817bd05422070ed5f5bacfc5600e69f17e
 --! Message: ops
 
 --------------------------------------------------------------------------------
