@@ -1,5 +1,5 @@
---! Previous: sha1:7a9579894e2cccd34fda5ce15a8e4013ef6b2613
---! Hash: sha1:41974dfb5244f4d8d3fe327dc02d0713cdc1a040
+--! Previous: sha1:945b4ade2cbe1e1b3dc34f8dcae8698249e95710
+--! Hash: sha1:ea5760817bd05422070ed5f5bacfc5600e69f17e
 --! Message: ops
 
 --------------------------------------------------------------------------------
