@@ -982,6 +982,52 @@ $$;
 COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY, or per COFFEE; at most p_max_rows rows. With p_store_id: that store (its admins), in its time zone; without: every store the caller manages (the chain''s admin: the chain), in the chain''s cafe_time_zone.';
 
 --
+-- Name: share_rate_usage(text, bigint, integer, text[], integer[], integer[], bigint[]); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) RETURNS TABLE(key text, ceiling integer, live integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_live integer;
+  v_others integer;
+  v_holders integer;
+  v_free integer;
+  r record;
+begin
+  insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms) values ('', p_process, 0, 0, 0, p_now_ms + 2000)
+    on conflict on constraint rate_usage_pkey do update set window_end_ms = excluded.window_end_ms;
+  delete from app_private.rate_usage u where u.window_end_ms < p_now_ms - 10000;
+  select count(*) into v_live from app_private.rate_usage u where u.key = '' and u.window_end_ms > p_now_ms;
+  live := v_live;
+  perform pg_advisory_xact_lock(hashtextextended('rate_usage:' || k, 0)) from unnest(p_keys) as k order by k;
+  for r in select * from unnest(p_keys, p_used, p_budgets, p_window_ends) as t(k, used, budget, window_end) loop
+    select coalesce(sum(greatest(u.used, u.ceiling)), 0), count(*) into v_others, v_holders
+      from app_private.rate_usage u
+     where u.key = r.k and u.process <> p_process and u.window_end_ms > p_now_ms;
+    v_free := greatest(r.budget - r.used - v_others - greatest(v_live - 1 - v_holders, 0) * greatest(1, r.budget * p_unknown_percent / 100 / v_live), 0);
+    key := r.k;
+    ceiling := r.used + v_free / (v_holders + 1);
+    insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms) values (r.k, p_process, r.used, r.budget, ceiling, r.window_end)
+      on conflict on constraint rate_usage_pkey do update set used = excluded.used, budget = excluded.budget, ceiling = excluded.ceiling, window_end_ms = excluded.window_end_ms;
+    return next;
+  end loop;
+  if cardinality(p_keys) = 0 then
+    key := '';
+    ceiling := 0;
+    return next;
+  end if;
+end;
+$$;
+
+--
+-- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) IS 'One API process''s request counts in; how far it may go on for each key, and how many processes are live, out.';
+
+--
 -- Name: signed_in_as(text); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
@@ -4990,6 +5036,28 @@ CREATE TABLE app_private.public_read_state (
 COMMENT ON TABLE app_private.public_read_state IS 'Each store''s featured coffee as last announced (featuredCoffee moves: announce it).';
 
 --
+-- Name: rate_usage; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE UNLOGGED TABLE app_private.rate_usage (
+    key text NOT NULL,
+    process text NOT NULL,
+    used integer NOT NULL,
+    budget integer NOT NULL,
+    ceiling integer NOT NULL,
+    window_end_ms bigint NOT NULL,
+    CONSTRAINT rate_usage_budget_check CHECK ((budget >= 0)),
+    CONSTRAINT rate_usage_ceiling_check CHECK ((ceiling >= 0)),
+    CONSTRAINT rate_usage_used_check CHECK ((used >= 0))
+);
+
+--
+-- Name: TABLE rate_usage; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.rate_usage IS 'Request counts of each API process per payer key in its current window, and how far each may go: N processes give a payer one budget.';
+
+--
 -- Name: refresh_tokens; Type: TABLE; Schema: app_private; Owner: -
 --
 
@@ -5491,6 +5559,13 @@ ALTER TABLE ONLY app_private.public_read_changes
 
 ALTER TABLE ONLY app_private.public_read_state
     ADD CONSTRAINT public_read_state_pkey PRIMARY KEY (store_id);
+
+--
+-- Name: rate_usage rate_usage_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.rate_usage
+    ADD CONSTRAINT rate_usage_pkey PRIMARY KEY (key, process);
 
 --
 -- Name: refresh_tokens refresh_tokens_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -7752,6 +7827,13 @@ GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by
 GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_customer;
 GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) TO cafe_system;
 
 --
 -- Name: FUNCTION signed_in_as(p_role text); Type: ACL; Schema: app_hidden; Owner: -
