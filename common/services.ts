@@ -46,11 +46,14 @@ export interface CafeServices {
   /** The scope of the request being served (its access log line reads `operationName`), if any. */
   requestScope(): { operationName?: string } | undefined;
   /**
-   * This process's turn for one password check (bcrypt in Postgres): a
-   * release function once it may run, null when too many already wait
-   * (src/passwordChecks.ts).
+   * This process's turn for one password check (bcrypt in Postgres) of a
+   * caller (its source, inside TRUSTED_NETWORKS or not, and the account
+   * when known), after `limits` (the caller's own, asked first; what it
+   * throws is thrown): a release function once it may run, null when it is
+   * refused (its share is taken, or lighter callers fill the queue;
+   * src/passwordChecks.ts).
    */
-  passwordCheckTurn(): Promise<(() => void) | null>;
+  passwordCheckTurn(caller: { source: string; account?: string | null; trusted?: boolean }, limits?: () => Promise<unknown>): Promise<(() => void) | null>;
 }
 
 declare global {
@@ -59,10 +62,14 @@ declare global {
       viewer: Viewer | null;
       /** The caller as a source: its address (X-Forwarded-For only where TRUST_PROXY says so), an IPv6 one as its /64 (src/http/clientAddress.ts). */
       clientIp: string;
+      /** The source is inside TRUSTED_NETWORKS (its per-source shares are TRUSTED_NETWORK_FACTOR times larger). */
+      clientTrusted?: boolean;
       /** Waits until this process knows of the sign-ins revoked so far (src/db/revocations.ts). */
       revocationsCaughtUp?: () => Promise<void>;
       /** Set by common/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
       afterCommit?: Array<() => unknown>;
+      /** Set with the mutation's one transaction (common/mutationTransaction.ts): the connections outside it, for a check that must not hold it open (a password check's limits, asked before its turn). */
+      withPgClientOutside?: import("postgraphile/@dataplan/pg").WithPgClient;
       /** Runs after every single-field mutation commits, before its answer: what this process keeps of the tables (the live cache) is dropped, so the caller's next read sees its own write without waiting for the NOTIFY. */
       onCommit?: () => void;
     }

@@ -70,9 +70,11 @@ function servicesFor(config: Config): CafeServices {
   const passwordChecks = makePasswordCheckGate({
     concurrency: passwordCheckConcurrency(config.PASSWORD_CHECK_CONCURRENCY, config.DATABASE_POOL_SIZE),
     queue: config.PASSWORD_CHECK_QUEUE,
+    perCaller: config.PASSWORD_CHECK_PLACES_PER_CALLER,
+    trustedFactor: config.TRUSTED_NETWORK_FACTOR,
   });
   return {
-    passwordCheckTurn: () => passwordChecks.acquire(),
+    passwordCheckTurn: (caller, limits) => passwordChecks.acquire(caller, limits),
     signSession: (session) => signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS),
     logger,
     observeOperation: (name, type, seconds) => observeOperation(operationLabel(name), type, seconds),
@@ -179,7 +181,7 @@ export function makePreset({
         // (app_private.source_limit_factor() reads this setting).
         const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
-        return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
+        return { viewer, clientIp: source?.key ?? "unknown", clientTrusted: source?.trusted ?? false, revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
       },
     },
   };
