@@ -15,6 +15,15 @@ export function isStaff(viewer: Pick<Viewer, "role"> | null | undefined): boolea
   return viewer?.role === "barista" || viewer?.role === "admin";
 }
 
+/** AD_HOC_QUERIES: who may send a document that is not trusted (and introspect). */
+export const AD_HOC_POLICIES = ["any", "staff", "none"] as const;
+export type AdHocPolicy = (typeof AD_HOC_POLICIES)[number];
+
+/** Whether `policy` lets a caller (staff or not) do the gated thing: here, send an ad-hoc document. */
+export function policyAllows(policy: AdHocPolicy, staff: boolean): boolean {
+  return policy === "any" || (policy === "staff" && staff);
+}
+
 /** A verified caller (src/auth.ts reads it from a bearer token). */
 export interface Viewer {
   role: AccountRole;
@@ -44,7 +53,9 @@ export interface CafeServices {
   /** Counts a GraphQL operation and observes its duration. */
   observeOperation(operationName: string | null | undefined, operationType: string, seconds: number): void;
   /** The scope of the request being served (its access log line reads `operationName`), if any. */
-  requestScope(): { operationName?: string } | undefined;
+  requestScope(): { operationName?: string; documentId?: string } | undefined;
+  /** While tracing is on (src/tracing.ts): runs a GraphQL operation in its span. */
+  operationSpan?<T>(attributes: Record<string, string | number | undefined>, fn: () => T): T;
   /**
    * This process's turn for one password check (bcrypt in Postgres) of a
    * caller (its source, inside TRUSTED_NETWORKS or not, and the account
@@ -70,8 +81,8 @@ declare global {
       afterCommit?: Array<() => unknown>;
       /** Set with the mutation's one transaction (common/mutationTransaction.ts): the connections outside it, for a check that must not hold it open (a password check's limits, asked before its turn). */
       withPgClientOutside?: import("postgraphile/@dataplan/pg").WithPgClient;
-      /** Runs after every single-field mutation commits, before its answer: what this process keeps of the tables (the live cache) is dropped, so the caller's next read sees its own write without waiting for the NOTIFY. */
-      onCommit?: () => void;
+      /** Awaited after every single-field mutation commits, before its answer: this process has heard every change committed so far (the live cache), so the caller's next read sees its own write. */
+      onCommit?: () => void | Promise<void>;
     }
   }
   namespace GraphileBuild {

@@ -1,3 +1,5 @@
+import { boundedCache, textBytes } from "../common/boundedCache.ts";
+
 /**
  * The password-check gate of one API process: at most `concurrency`
  * password checks (bcrypt in Postgres: sign-in, registration, password
@@ -77,24 +79,15 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
   let checking = 0;
   let seq = 0;
   const waiting: Waiter[] = [];
-  // Insertion order is recency: a touched entry is moved to the end, the
-  // first one is the least recently seen. A caller holding places is never
-  // forgotten (its count is needed to give them back).
-  const uses = new Map<string, Use>();
+  // Bounded (/metrics "password_check_callers"): the least recently seen
+  // caller is forgotten first (as if it had not used the gate lately).
+  const uses = boundedCache<string, Use>("password_check_callers", { maxEntries: maxCallers, maxBytes: maxCallers * 256, bytesOf: (_u, key) => textBytes(key) + 48 });
   const useOf = (key: string): Use => {
     let u = uses.get(key);
-    if (u) uses.delete(key);
-    else u = { count: 0, at: now(), places: 0 };
-    uses.set(key, u);
+    if (!u) uses.set(key, (u = { count: 0, at: now(), places: 0 }));
     const t = now();
     u.count *= Math.pow(0.5, (t - u.at) / halfLifeMs);
     u.at = t;
-    if (uses.size > maxCallers) {
-      for (const [k, old] of uses) {
-        if (uses.size <= maxCallers) break;
-        if (old.places === 0) uses.delete(k);
-      }
-    }
     return u;
   };
   /**
