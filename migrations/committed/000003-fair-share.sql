@@ -1,5 +1,5 @@
---! Previous: sha1:b970d177da223fa4c941678923fde001132fe62c
---! Hash: sha1:f4ba8c2e961d59e56b5b9ba451391f5e97540a58
+--! Previous: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
+--! Hash: sha1:3a060cfbfa2aa7f14a4811b063a4eb5facd10491
 --! Message: fair-share
 
 -- Fair share of what callers fill (issue 30): a password check's limits are

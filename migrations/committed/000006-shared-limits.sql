@@ -1,5 +1,5 @@
---! Previous: sha1:c15d24c97563d08be27bd1c824ad88ee7c7373ed
---! Hash: sha1:716587f83746e814f775cb4676b6b31af19d963a
+--! Previous: sha1:10eeffbafa152660797aeb28da9b3806911827e9
+--! Hash: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

@@ -1,5 +1,5 @@
---! Previous: sha1:716587f83746e814f775cb4676b6b31af19d963a
---! Hash: sha1:27b85aa42d14e0273d7415c693ff68491f784b25
+--! Previous: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
+--! Hash: sha1:68e2e2f0d3a650c68c3615f743d82adaba48fc6e
 --! Message: ops
 
 --------------------------------------------------------------------------------
