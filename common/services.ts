@@ -53,7 +53,9 @@ export interface CafeServices {
   /** Counts a GraphQL operation and observes its duration. */
   observeOperation(operationName: string | null | undefined, operationType: string, seconds: number): void;
   /** The scope of the request being served (its access log line reads `operationName`), if any. */
-  requestScope(): { operationName?: string } | undefined;
+  requestScope(): { operationName?: string; documentId?: string } | undefined;
+  /** While tracing is on (src/tracing.ts): runs a GraphQL operation in its span. */
+  operationSpan?<T>(attributes: Record<string, string | number | undefined>, fn: () => T): T;
   /**
    * This process's turn for one password check (bcrypt in Postgres): a
    * release function once it may run, null when too many already wait

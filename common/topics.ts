@@ -18,6 +18,9 @@ export const NEW_COFFEE_TOPIC = "coffee:new";
 export const notificationTopic = (customerId: string) => `notification:${customerId}`;
 /** Payment alerts, logged as warnings. */
 export const PAYMENT_ALERT_TOPIC = "payment_alert";
+/** A process's own probe of its LISTEN connection (src/subscriber.ts): payload `<instance>:<send time in ms>`, every LISTEN_PROBE_INTERVAL_MS. */
+export const LISTEN_PROBE_TOPIC = "cafe_listen_probe";
+export const LISTEN_PROBE_INTERVAL_MS = 5000;
 /** Each change of the payment callback's block list: `{"source","blocked_until"}` (null: unblocked) (app_private.tg_blocked_sources__notify). */
 export const PAYMENT_SOURCE_BLOCKED_TOPIC = "payment_source_blocked";
 /** Each revoked sign-in: `{"sid","at"}` (app_private.announce_revoked_sign_in). */

@@ -1,6 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { parseEnv } from "node:util";
 import { z } from "zod";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
 import { parseNetworks } from "./networks.ts";
@@ -86,6 +83,17 @@ const schema = z.object({
     .optional()
     .describe(
       "The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up creates the role with the password of this URL (an existing role keeps its own unless `--reset-role-passwords`).",
+    ),
+  DATABASE_LISTEN_URL: postgresUrl
+    .optional()
+    .describe(
+      "The runtime login role's URL for the one connection that LISTENs (subscriptions, revoked sign-ins, the live cache, role limits, blocked sources, payment alerts): a session straight to PostgreSQL. Set it when `DATABASE_AUTHENTICATOR_URL` goes through a pooler in transaction mode (PgBouncer), where a LISTEN hears nothing. Unset: the authenticator's URL (docs/operations.md, Behind PgBouncer).",
+    ),
+  DATABASE_POOL_MODE: z
+    .enum(["session", "transaction"])
+    .default("session")
+    .describe(
+      "What `DATABASE_AUTHENTICATOR_URL` reaches: `session` (PostgreSQL itself, or a pooler in session mode) or `transaction` (a pooler in transaction mode, e.g. PgBouncer's `pool_mode = transaction`): the API's statements are then sent unnamed (no prepared statement outlives its transaction's server connection), and `DATABASE_LISTEN_URL` is required.",
     ),
   DATABASE_ROLE_PASSWORD: z
     .string()
@@ -203,6 +211,11 @@ const schema = z.object({
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
     .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
+  RATE_LIMIT_SYNC_MS: int(0, 10_000)
+    .default(100)
+    .describe(
+      "How often each API process shares its request counts (GRAPHQL_RATE_LIMIT's) with the others through PostgreSQL, in the background, so that N processes give a client one budget, not N (docs/security.md, Limits over several processes). 0: each process counts alone.",
+    ),
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)
     .describe(
@@ -269,8 +282,10 @@ export type Config = Omit<z.infer<typeof schema>, "JWT_SECRET"> & {
   adHocQueries: AdHocPolicy;
 };
 
-/** A configuration (or database set-up) the service cannot start with: main prints the message alone and exits 1. */
-export class ConfigError extends Error {}
+// Both live apart, importing nothing, so the entry point (src/main.ts) reads
+// the .env file before it loads anything that tracing must patch.
+export { applyEnvFile, ConfigError } from "./envFile.ts";
+import { ConfigError } from "./envFile.ts";
 
 const PRODUCTION_DEFAULT = "the development default may not be used when NODE_ENV=production";
 
@@ -309,6 +324,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (c.HTTP_REQUEST_TIMEOUT_MS < c.HTTP_HEADERS_TIMEOUT_MS) {
     throw new ConfigError("Invalid configuration:\n  HTTP_REQUEST_TIMEOUT_MS: must be at least HTTP_HEADERS_TIMEOUT_MS");
   }
+  if (c.DATABASE_POOL_MODE === "transaction" && !c.DATABASE_LISTEN_URL) {
+    throw new ConfigError("Invalid configuration:\n  DATABASE_LISTEN_URL: required when DATABASE_POOL_MODE=transaction (LISTEN needs a session of its own)");
+  }
   if (c.MAX_LIST_SIZE < c.DEFAULT_LIST_SIZE) {
     throw new ConfigError("Invalid configuration:\n  MAX_LIST_SIZE: must be at least DEFAULT_LIST_SIZE");
   }
@@ -331,27 +349,4 @@ export function productionDefaultError(name: keyof typeof DEVELOPMENT_DEFAULTS, 
 
 export function isDevelopmentDefault(name: keyof typeof DEVELOPMENT_DEFAULTS, value: string): boolean {
   return DEVELOPMENT_DEFAULTS[name] === value;
-}
-
-/**
- * Fills `env` from a .env file: ENV_FILE when set (it must be readable), else
- * `.env` in the working directory when there is one (`npm start` and the
- * other npm scripts run in the project's root). A variable already set to a
- * non-empty value in the real environment wins over the file. Returns the
- * file read, if any.
- */
-export function applyEnvFile(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string | null {
-  const explicit = env.ENV_FILE ? path.resolve(cwd, env.ENV_FILE) : null;
-  const file = explicit ?? path.join(cwd, ".env");
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    if (!explicit && (e as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new ConfigError(`Invalid configuration:\n  ENV_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  for (const [name, value] of Object.entries(parseEnv(text))) {
-    if (value !== undefined && !env[name]) env[name] = value;
-  }
-  return file;
 }

@@ -26,6 +26,7 @@ import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts";
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
+import { inSpan, traceparent, tracingOn } from "./tracing.ts";
 import { logger } from "./logger.ts";
 import { requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
@@ -77,8 +78,15 @@ function servicesFor(config: Config): CafeServices {
     passwordCheckTurn: () => passwordChecks.acquire(),
     signSession: (session) => signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS),
     logger,
-    observeOperation: (name, type, seconds) => observeOperation(operationLabel(name), type, seconds),
+    // Trusted documents by name, every ad-hoc one as `adhoc` (bounded labels).
+    observeOperation: (name, type, seconds) => observeOperation(operationLabel(name, requestScope.getStore()), type, seconds),
     requestScope: () => requestScope.getStore(),
+    ...(tracingOn()
+      ? {
+          operationSpan: <T>(attributes: Record<string, string | number | undefined>, fn: () => T) =>
+            inSpan(`graphql ${attributes["graphql.operation.type"]} ${attributes["graphql.operation.name"] ?? ""}`.trim(), attributes, fn),
+        }
+      : null),
   };
 }
 
@@ -148,6 +156,11 @@ export function makePreset({
         },
         // On a socket, maskError (which counts errors) sees the refusal too.
         onRefusal: (code, transport) => void (transport === "http" && graphqlErrors.inc({ code })),
+        // The request's log scope learns the trusted document's id (metrics, traces).
+        onTrusted(id) {
+          const scope = requestScope.getStore();
+          if (scope) scope.documentId = id;
+        },
       }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
@@ -183,6 +196,9 @@ export function makePreset({
         // (app_private.source_limit_factor() reads this setting).
         const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
+        // Jobs a mutation queues carry the request's trace (migration 000009-ops.sql).
+        const trace = traceparent();
+        if (trace) pgSettings["cafe.traceparent"] = trace;
         return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
       },
     },

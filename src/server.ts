@@ -17,13 +17,14 @@ import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool, openCallbackPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
 import { installConnectionLimit } from "./http/connectionLimit.ts";
-import { registerPoolAndQueueMetrics } from "./metrics.ts";
+import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
 import { paymentCallbackRouter } from "./http/paymentCallback.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
 import { installLingeringClose } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
 import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeRateLimiter } from "./http/rateLimiter.ts";
+import { shareRateUsage } from "./db/rateUsage.ts";
 import { makeFastPath } from "./http/fastPath.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { installMetricsRoute } from "./http/metricsRoute.ts";
@@ -69,13 +70,15 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const health = new DatabaseHealth(urls.authenticator);
   const apiPool = openApiPool(config, urls, health);
   const pool = apiPool.pool;
+  timePoolWaits(pool, "api");
   // The health probe stops before the pool ends: an error while it ends starts no probe.
   shutdown.add("API pool and its health probe", async () => {
     apiPool.stop();
     await health.stop();
     await pool.end();
   });
-  const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
+  // LISTEN needs a session of its own: straight to PostgreSQL (DATABASE_LISTEN_URL) when the pool goes through a pooler.
+  const subscriber = new ReconnectingPgSubscriber(urls.listen);
   shutdown.add("LISTEN/NOTIFY subscriber", () => subscriber.release());
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
   shutdown.add("revoked sign-ins", () => revokedSignIns.stop());
@@ -88,6 +91,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   // The payment callback's own pool and its block list, in memory.
   const callbackPool = openCallbackPool(config, urls);
+  timePoolWaits(callbackPool, "callback");
   shutdown.add("callback pool", () => callbackPool.end());
   const blockedSources = new BlockedSources(callbackPool, subscriber);
   shutdown.add("blocked sources", () => blockedSources.stop());
@@ -153,7 +157,13 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   // The HTTP server: every request goes through the pipeline's steps
   // (src/http/router.ts), from the connection limit to grafserv.
   const cors = makeCors(config);
-  const limiter = makeRateLimiter(config);
+  // The request budget, shared with the other API processes through the database in the background.
+  let syncFailedAt = 0;
+  const limiter = makeRateLimiter(config, shareRateUsage(pool), (err) => {
+    if (Date.now() - syncFailedAt < 60_000) return;
+    syncFailedAt = Date.now();
+    logger.warn({ err: (err as Error).message }, "sharing the request counts with the other API processes failed; counting alone meanwhile");
+  });
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
   const pipeline = makeRequestPipeline({
     config,
@@ -182,7 +192,12 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   shutdown.add(
     "pool and queue metrics",
-    registerPoolAndQueueMetrics(pool, websockets.sockets, () => subscriber.listeningTopics.length),
+    registerPoolAndQueueMetrics(
+      pool,
+      websockets.sockets,
+      () => subscriber.listeningTopics.length,
+      () => subscriber.connected,
+    ),
   );
   shutdown.add("payment alerts", installPaymentAlerts(subscriber));
 

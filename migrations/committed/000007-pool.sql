@@ -1,5 +1,5 @@
---! Previous: sha1:e8608510bbc7dcc3f971786f3aaca4f5b3086067
---! Hash: sha1:9932130836a308eedfdd04e2dc2392cbf4b6efdc
+--! Previous: sha1:945b4ade2cbe1e1b3dc34f8dcae8698249e95710
+--! Hash: sha1:265f96894f9b7135f8536dcccfc6feec027d3c84
 
 --------------------------------------------------------------------------------
 -- 907 login roles a deployment owns

@@ -47,6 +47,8 @@ export interface FastDocument {
   readonly document: DocumentNode;
   /** A trusted document's text (else ad hoc: the policy is asked per caller). */
   readonly trusted: boolean;
+  /** A trusted document's id (metrics and traces name it). */
+  readonly documentId?: string | undefined;
   /** Whether the fast path may run the operation of that name (undefined: the only one): a query, no introspection, no @defer/@stream. */
   servesOperation(operationName: string | undefined): boolean;
   /** Whether that operation reads only what every anonymous caller (or every customer) sees alike (the live cache may keep its answer), and what its answers are made of; null: it does not. */
@@ -114,7 +116,7 @@ function replay(req: AuthedRequest, body: Buffer): IncomingMessage {
   return copy as unknown as IncomingMessage;
 }
 
-function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, trusted: boolean): FastDocument {
+function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, trusted: boolean, documentId?: string): FastDocument {
   // Introspection and incremental delivery stay grafserv's (found once per document).
   const plain = !introspects(document) && !/@(defer|stream)\b/.test(text);
   const served = new Map<string | undefined, boolean>();
@@ -124,6 +126,7 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
     text,
     document,
     trusted,
+    documentId,
     servesOperation(operationName) {
       let ok = served.get(operationName);
       if (ok === undefined) {
@@ -183,7 +186,7 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
     const config = await serv.getExecutionConfig({ node: { req, res } });
     if (config.schema !== schema) return null; // the schema changed meanwhile: grafserv serves this one
     const result = config.parseAndValidate(text);
-    const entry = result.document ? makeEntry(schema, text, result.document, trusted) : null;
+    const entry = result.document ? makeEntry(schema, text, result.document, trusted, trusted ? trustedDocuments!.idOf(text) : undefined) : null;
     const cache = cacheOf(schema);
     if (trusted) cache.trusted.set(text, entry);
     else {
@@ -225,6 +228,10 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
     const name = operationName ?? undefined;
     if (!entry || (!entry.trusted && !allowed) || !entry.servesOperation(name)) return false;
     (entry.trusted ? fastPathTrusted : fastPathAdHoc).inc();
+    if (entry.documentId) {
+      const scope = requestScope.getStore();
+      if (scope) scope.documentId = entry.documentId;
+    }
 
     // The live cache: a public read, for a caller who sees what all of its kind see.
     const visibility = liveCache?.enabled ? visibilityClassOf(viewer) : null;
@@ -255,7 +262,7 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
         }
       }
       liveCacheEvents.misses += 1;
-      cached = { key, generation: liveCache.generation, spec, settle: flight ? null : liveCache.beginFlight(key) };
+      cached = { key, generation: liveCache.generation, spec, settle: flight ? null : liveCache.beginFlight(key, spec.inventory ? [...spec.changes, inventoryChange("*")] : spec.changes) };
     }
     try {
       return await compute(req, res, { schema, entry, name, variables, contentType, cached });

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { startService, type Service } from "../../src/main.ts";
+import { startService, type Service } from "../../src/service.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { testConfig } from "../support/service.ts";
 
