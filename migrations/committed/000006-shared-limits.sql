@@ -1,5 +1,5 @@
---! Previous: sha1:7a9579894e2cccd34fda5ce15a8e4013ef6b2613
---! Hash: sha1:945b4ade2cbe1e1b3dc34f8dcae8698249e95710
+--! Previous: sha1:fb2608f8e132d051eb43e46895248a869e73d8af
+--! Hash: sha1:611e631ea769284a0c2ff5bfec29166c9e241d8b
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

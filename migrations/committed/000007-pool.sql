@@ -1,5 +1,5 @@
---! Previous: sha1:945b4ade2cbe1e1b3dc34f8dcae8698249e95710
---! Hash: sha1:265f96894f9b7135f8536dcccfc6feec027d3c84
+--! Previous: sha1:611e631ea769284a0c2ff5bfec29166c9e241d8b
+--! Hash: sha1:d163aae718d997d00be80cf5a2aee978a2ba2086
 
 --------------------------------------------------------------------------------
 -- 907 login roles a deployment owns

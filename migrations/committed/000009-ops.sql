@@ -1,5 +1,5 @@
---! Previous: sha1:265f96894f9b7135f8536dcccfc6feec027d3c84
---! Hash: sha1:baa91f1c20eb2fac5d443f6af39feb975ea2fc3e
+--! Previous: sha1:d163aae718d997d00be80cf5a2aee978a2ba2086
+--! Hash: sha1:350e47e8d0e552bee60e8a8ee33f97e337c7b621
 --! Message: ops
 
 --------------------------------------------------------------------------------
