@@ -1,5 +1,5 @@
---! Previous: sha1:611e631ea769284a0c2ff5bfec29166c9e241d8b
---! Hash: sha1:d163aae718d997d00be80cf5a2aee978a2ba2086
+--! Previous: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
+--! Hash: sha1:1c3dcfda2991257207ccd64242e8648d8cbe52ad
 
 --------------------------------------------------------------------------------
 -- 907 login roles a deployment owns

@@ -1,5 +1,5 @@
---! Previous: sha1:d163aae718d997d00be80cf5a2aee978a2ba2086
---! Hash: sha1:350e47e8d0e552bee60e8a8ee33f97e337c7b621
+--! Previous: sha1:1c3dcfda2991257207ccd64242e8648d8cbe52ad
+--! Hash: sha1:c27358c6230361dc59dd0302f07be3bdb5b343e2
 --! Message: ops
 
 --------------------------------------------------------------------------------
