@@ -81,6 +81,8 @@ export interface TrustedDocumentsOptions {
   onRefusal?(code: string, transport: "http" | "ws"): void;
   /** The bounds of the cache of ad-hoc texts' parse and validation results (per schema). */
   adHocDocuments: CacheBounds;
+  /** Told the id of each trusted document a request runs (by its id or its text), for metrics and traces. */
+  onTrusted?(id: string): void;
 }
 
 /** What a parsed and validated text costs in memory, roughly: its AST with locations, ~47 bytes a character measured, rounded up. */
@@ -99,6 +101,8 @@ export interface TrustedDocuments {
   textOf(id: string): string | undefined;
   /** Whether a text counts as trusted: exactly one of the manifest's texts. */
   isTrusted(text: string): boolean;
+  /** The id of a trusted text (as isTrusted finds it), else undefined. */
+  idOf(text: string): string | undefined;
   /** How many texts the manifest has, and what they take parsed: the most a cache of trusted texts ever holds. */
   readonly bounds: CacheBounds;
   /** Whether a caller may send a text that is not trusted. */
@@ -117,7 +121,7 @@ type ParseAndValidateResult = { document: DocumentNode; errors?: undefined } | {
 type ParseAndValidate = (query: string) => ParseAndValidateResult;
 
 export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): GraphileConfig.Plugin {
-  const { adHocQueries: policy, callerIsStaff, onRefusal } = options;
+  const { adHocQueries: policy, callerIsStaff, onRefusal, onTrusted } = options;
   // A Map, not the object: an id such as "__proto__" must find nothing.
   const byId = new Map<string, string>();
   for (const [id, text] of Object.entries(options.documents)) {
@@ -127,6 +131,9 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
     byId.set(id, text);
   }
   const trustedTexts: ReadonlySet<string> = new Set(byId.values());
+  const idOfText = new Map([...byId].map(([id, text]) => [text, id]));
+  /** The id of a text that is exactly one of the manifest's, else undefined. */
+  const trustedId = (query: string) => idOfText.get(query);
   const isTrusted = (query: string) => trustedTexts.has(query);
 
   function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "PERSISTED_QUERY_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
@@ -137,6 +144,7 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
   const lookups: TrustedDocuments = {
     textOf: (id) => byId.get(id),
     isTrusted,
+    idOf: trustedId,
     allowsAdHoc: (staff) => policyAllows(policy, staff),
     bounds: { maxEntries: trustedTexts.size, maxBytes: [...trustedTexts].reduce((sum, text) => sum + parsedTextBytes(text), 0) },
   };
@@ -160,6 +168,7 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
               // Apollo's link matches this message (or the code) and sends the text.
               if (text === undefined) refuse(event, "PERSISTED_QUERY_NOT_FOUND", "PersistedQueryNotFound");
               body.query = text;
+              onTrusted?.(id);
               return next();
             }
             if (typeof body.query !== "string" || documentId(body.query) !== id) refuse(event, "BAD_USER_INPUT", "extensions.persistedQuery.sha256Hash is not the SHA-256 of `query`.");
@@ -170,14 +179,19 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
             const text = typeof body.documentId === "string" ? byId.get(body.documentId) : undefined;
             if (text === undefined) refuse(event, "PERSISTED_DOCUMENT_NOT_FOUND", "No trusted document has this documentId.");
             body.query = text;
-          } else if (policy !== "any" && typeof body.query === "string" && !isTrusted(body.query) && !policyAllows(policy, callerIsStaff(event))) {
-            refuse(
-              event,
-              "TRUSTED_DOCUMENT_REQUIRED",
-              policy === "none"
-                ? "This server runs trusted documents only: send a documentId (or the exact text) of contract/trusted-documents.json."
-                : "Only staff may send documents that are not trusted: send a documentId (or the exact text) of contract/trusted-documents.json.",
-            );
+            onTrusted?.(body.documentId as string);
+          } else if (typeof body.query === "string" && (onTrusted || policy !== "any")) {
+            const id = trustedId(body.query);
+            if (id !== undefined) onTrusted?.(id);
+            else if (policy !== "any" && !policyAllows(policy, callerIsStaff(event))) {
+              refuse(
+                event,
+                "TRUSTED_DOCUMENT_REQUIRED",
+                policy === "none"
+                  ? "This server runs trusted documents only: send a documentId (or the exact text) of contract/trusted-documents.json."
+                  : "Only staff may send documents that are not trusted: send a documentId (or the exact text) of contract/trusted-documents.json.",
+              );
+            }
           }
           return next();
         },

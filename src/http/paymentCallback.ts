@@ -14,6 +14,7 @@ import { CALLBACK_ERRORS, RETRY_AFTER_SECONDS, type CallbackErrorCode } from "..
 import { signatureMatches } from "../payments/signature.ts";
 import type { Source } from "./clientAddress.ts";
 import { RateLimiter } from "./rateLimiter.ts";
+import { annotateSpan, inSpan } from "../tracing.ts";
 
 // POST /orders/payment-callback. Checks, in order: source blocked or over
 // CALLBACK_RATE_LIMIT (429, from memory) -> size while reading (413) ->
@@ -34,6 +35,10 @@ import { RateLimiter } from "./rateLimiter.ts";
 // authentication from a source not blocked is written to the delivery log:
 // those rows are what blocks the source (alert_rules 'auth_failures'), so
 // each source writes at most threshold + 1 of them a block period.
+//
+// While tracing is on (src/tracing.ts) each step is a span under the
+// request's: reading the body, checking token and signature, parsing, and
+// the transaction (whose jobs carry the trace).
 
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -148,7 +153,7 @@ export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf 
     // Read the body, at most 64 KiB.
     let body: Buffer | null;
     try {
-      body = await readBody(req);
+      body = await inSpan("payment_callback read_body", {}, () => readBody(req));
     } catch {
       return; // the client went away
     }
@@ -162,7 +167,8 @@ export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf 
     }
 
     // Who is calling: the provider's token, then its signature over these bytes.
-    const signatureOk = tokenOk && signatureMatches(req.header("x-signature"), body, secrets);
+    const signed = body;
+    const signatureOk = tokenOk && inSpan("payment_callback verify_signature", {}, () => signatureMatches(req.header("x-signature"), signed, secrets));
     if (!tokenOk || !signatureOk) {
       if (isBlocked || overLimit) return refuse429(req, res, source, isBlocked ? "blocked" : "overLimit");
       const code = tokenOk ? "BAD_SIGNATURE" : "UNAUTHORIZED";
@@ -191,7 +197,7 @@ export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf 
       await log(source, "INVALID_JSON", "body is not JSON");
       return fail(res, "INVALID_JSON", "The body is not valid JSON.");
     }
-    const result = parseDelivery(parsed);
+    const result = inSpan("payment_callback parse", {}, () => parseDelivery(parsed));
     if (!result.ok) {
       await log(source, "VALIDATION_FAILED", result.details.map((d) => `${d.path}: ${d.message}`).join("; "));
       return fail(res, "VALIDATION_FAILED", "The body has invalid fields.", result.details);
@@ -201,15 +207,18 @@ export function paymentCallbackRouter({ config, pool, health, blocked, sourceOf 
     const key = d.idempotencyKey ? `idem:${d.idempotencyKey}` : d.eventId ? `event:${d.eventId}` : `sha256:${bodyHash}`;
 
     try {
-      const { rows } = await statementAsSystem(pool, {
-        name: "process_payment_callback", // prepared once per connection: its plan is kept
-        text: "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
-        // Whether this is a payment was decided once, in parseDelivery; the database reads it from p_event.
-        values: [source, key, bodyHash, d.payment ? PAYMENT_EVENT : d.event, d.status, d.orderRef, d.customer, d.amount, d.items ? JSON.stringify(d.items) : null, d.currency],
-      });
+      const { rows } = await inSpan("payment_callback process", { "cafe.payment.payment": d.payment }, () =>
+        statementAsSystem(pool, {
+          name: "process_payment_callback", // prepared once per connection: its plan is kept
+          text: "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
+          // Whether this is a payment was decided once, in parseDelivery; the database reads it from p_event.
+          values: [source, key, bodyHash, d.payment ? PAYMENT_EVENT : d.event, d.status, d.orderRef, d.customer, d.amount, d.items ? JSON.stringify(d.items) : null, d.currency],
+        }),
+      );
       const outcome = rows[0] as { http_status: number; status: string | null; code: string | null; message: string; order_id: string | null };
       logger.info({ source, key, outcome: outcome.status ?? outcome.code, order: outcome.order_id }, "payment callback");
       paymentCallbacks.inc({ outcome: outcome.status ?? outcome.code ?? "unknown" });
+      annotateSpan({ "cafe.payment.outcome": outcome.status ?? outcome.code ?? "unknown", "cafe.order.id": outcome.order_id ?? undefined });
       if (outcome.code) {
         const details = outcome.code === "VALIDATION_FAILED" ? { details: [{ path: "(body)", message: outcome.message }] } : null;
         return res.status(outcome.http_status).json({ error: { code: outcome.code, message: outcome.message, ...details } });

@@ -7,6 +7,7 @@ import { graphileLogFactory, logger } from "../logger.ts";
 import { crontab, taskList } from "./tasks/index.ts";
 import { notification__send_webhook } from "./tasks/notification__send_webhook.ts";
 import { supervisedRunner } from "./supervise.ts";
+import { observedTasks } from "./job.ts";
 import { startHeartbeat } from "./heartbeat.ts";
 import { startExpirySweep } from "./expirySweep.ts";
 
@@ -39,7 +40,7 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
 
   const supervisor = await supervisedRunner({
     pgPool: pool,
-    taskList: { ...taskList, notification__send_webhook: notification__send_webhook(config) },
+    taskList: observedTasks({ ...taskList, notification__send_webhook: notification__send_webhook(config) }),
     concurrency: config.WORKER_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 1000,
