@@ -1,5 +1,5 @@
---! Previous: sha1:b970d177da223fa4c941678923fde001132fe62c
---! Hash: sha1:8b16a9e1e9f2869702eec51ffe0ce4ebb0efccbc
+--! Previous: sha1:e8608510bbc7dcc3f971786f3aaca4f5b3086067
+--! Hash: sha1:623189020ba5e085d1dd30b9f81d35c7ece6e58a
 --! Message: ops
 
 --------------------------------------------------------------------------------
