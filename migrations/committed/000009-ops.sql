@@ -1,5 +1,5 @@
---! Previous: sha1:e8608510bbc7dcc3f971786f3aaca4f5b3086067
---! Hash: sha1:623189020ba5e085d1dd30b9f81d35c7ece6e58a
+--! Previous: sha1:7a9579894e2cccd34fda5ce15a8e4013ef6b2613
+--! Hash: sha1:41974dfb5244f4d8d3fe327dc02d0713cdc1a040
 --! Message: ops
 
 --------------------------------------------------------------------------------
