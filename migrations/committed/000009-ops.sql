@@ -1,5 +1,5 @@
---! Previous: sha1:7a9579894e2cccd34fda5ce15a8e4013ef6b2613
---! Hash: sha1:41974dfb5244f4d8d3fe327dc02d0713cdc1a040
+--! Previous: sha1:611e631ea769284a0c2ff5bfec29166c9e241d8b
+--! Hash: sha1:93fba85521373da6ef8656023256a06722d8528f
 --! Message: ops
 
 --------------------------------------------------------------------------------
