@@ -1,5 +1,5 @@
---! Previous: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
---! Hash: sha1:fb2608f8e132d051eb43e46895248a869e73d8af
+--! Previous: sha1:3a060cfbfa2aa7f14a4811b063a4eb5facd10491
+--! Hash: sha1:10eeffbafa152660797aeb28da9b3806911827e9
 
 --------------------------------------------------------------------------------
 -- 905 live reads: what changed, as precisely as a public read can see it

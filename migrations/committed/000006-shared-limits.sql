@@ -1,5 +1,5 @@
---! Previous: sha1:fb2608f8e132d051eb43e46895248a869e73d8af
---! Hash: sha1:611e631ea769284a0c2ff5bfec29166c9e241d8b
+--! Previous: sha1:10eeffbafa152660797aeb28da9b3806911827e9
+--! Hash: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

@@ -1,5 +1,5 @@
---! Previous: sha1:611e631ea769284a0c2ff5bfec29166c9e241d8b
---! Hash: sha1:93fba85521373da6ef8656023256a06722d8528f
+--! Previous: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
+--! Hash: sha1:68e2e2f0d3a650c68c3615f743d82adaba48fc6e
 --! Message: ops
 
 --------------------------------------------------------------------------------
