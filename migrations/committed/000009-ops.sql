@@ -1,5 +1,5 @@
---! Previous: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
---! Hash: sha1:68e2e2f0d3a650c68c3615f743d82adaba48fc6e
+--! Previous: sha1:1c3dcfda2991257207ccd64242e8648d8cbe52ad
+--! Hash: sha1:c27358c6230361dc59dd0302f07be3bdb5b343e2
 --! Message: ops
 
 --------------------------------------------------------------------------------
