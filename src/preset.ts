@@ -33,6 +33,8 @@ import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordCheck
 import type { Source } from "./http/clientAddress.ts";
 import type { LiveCache } from "./http/liveCache.ts";
 import { VIEWER, type RequestWithViewer } from "./http/viewer.ts";
+import { makeStripeClient, stripePaymentIntents } from "./payments/stripeClient.ts";
+import { PaymentsPlugin } from "../plugins/PaymentsPlugin.ts";
 
 export interface PresetOptions {
   /** Delivers LISTEN/NOTIFY events to subscriptions. */
@@ -67,6 +69,7 @@ const TRUSTED_DOCUMENTS: Record<string, string> = JSON.parse(readFileSync(path.r
 
 /** What the plugins need from this server (common/services.ts): they import nothing from src/. */
 function servicesFor(config: Config): CafeServices {
+  const stripe = makeStripeClient(config);
   const passwordChecks = makePasswordCheckGate({
     concurrency: passwordCheckConcurrency(config.PASSWORD_CHECK_CONCURRENCY, config.DATABASE_POOL_SIZE),
     queue: config.PASSWORD_CHECK_QUEUE,
@@ -77,6 +80,8 @@ function servicesFor(config: Config): CafeServices {
     logger,
     observeOperation: (name, type, seconds) => observeOperation(operationLabel(name), type, seconds),
     requestScope: () => requestScope.getStore(),
+    paymentIntents: stripe ? stripePaymentIntents(stripe) : null,
+    logError: (fields, message) => logger.error(fields, message),
   };
 }
 
@@ -104,6 +109,7 @@ export function makePreset({
       makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
       AccountsPlugin,
+      PaymentsPlugin,
       SubscriptionsPlugin,
       ReportsPlugin,
       ComplexityDirectiveDefinitionPlugin,

@@ -18,7 +18,8 @@ import { openApiPool, openCallbackPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
 import { installConnectionLimit } from "./http/connectionLimit.ts";
 import { registerPoolAndQueueMetrics } from "./metrics.ts";
-import { paymentCallbackRouter } from "./http/paymentCallback.ts";
+import { CALLBACK_PATH, genericProvider } from "./payments/generic.ts";
+import { STRIPE_WEBHOOK_PATH, stripeProvider } from "./payments/stripe.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
 import { installLingeringClose } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
@@ -26,9 +27,9 @@ import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeGraphQLRoute, makeRateLimiter } from "./http/graphqlRoute.ts";
 import { makeFastPath } from "./http/fastPath.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
-import { installMetricsRoute } from "./http/metricsRoute.ts";
+import { metricsHandler } from "./http/metricsRoute.ts";
 import { ROUTE_ERRORS } from "../common/errorCatalogue.ts";
-import { installHealthRoutes } from "./http/healthRoutes.ts";
+import { healthHandlers } from "./http/healthRoutes.ts";
 import { installHomeRoute } from "./http/homeRoute.ts";
 import { installWebSocket } from "./http/websocket.ts";
 import { makeRouter } from "./http/router.ts";
@@ -142,9 +143,6 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", trust);
-  app.use(paymentCallbackRouter({ config, pool: callbackPool, health, blocked: blockedSources, sourceOf }));
-  installHealthRoutes(app, health);
-  installMetricsRoute(app, config);
   installHomeRoute(app, config);
   app.use((_req, res) => {
     res.status(ROUTE_ERRORS.NOT_FOUND.status).json({ error: { code: "NOT_FOUND", message: "No such route." } });
@@ -165,7 +163,16 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     headers: securityHeaders.api,
     next: makeFastPath({ serv, cacheSize: config.GRAPHQL_DOCUMENT_CACHE_SIZE, liveCache, next: (req, res) => graphqlHandler(req, res, () => app(req, res)) }),
   });
-  const router = makeRouter({ config, graphqlRoute, graphqlHandler, app, securityHeaders });
+  // Answered straight by their handlers: the payment providers (each its
+  // own module, src/payments/), health and metrics.
+  const metrics = metricsHandler(config);
+  const direct = {
+    [CALLBACK_PATH]: genericProvider({ config, pool: callbackPool, health, blocked: blockedSources, sourceOf }),
+    ...(config.STRIPE_SECRET_KEY ? { [STRIPE_WEBHOOK_PATH]: stripeProvider({ config, pool: callbackPool, health, sourceOf }) } : null),
+    ...healthHandlers(health),
+    ...(metrics ? { "/metrics": metrics } : null),
+  };
+  const router = makeRouter({ config, graphqlRoute, direct, graphqlHandler, app, securityHeaders });
   const server = createHttpServer(config, router.route);
   installLingeringClose(server);
   installConnectionLimit(server, sources, config.HTTP_MAX_CONNECTIONS_PER_SOURCE, config.TRUSTED_NETWORK_FACTOR);

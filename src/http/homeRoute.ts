@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type express from "express";
 import type { Config } from "../config.ts";
-import { CALLBACK_PATH } from "./paymentCallback.ts";
+import { CALLBACK_PATH } from "../payments/generic.ts";
 
 // The obvious URLs: GET / names the service's URLs (a short HTML page for a
 // browser, JSON otherwise), and a browser opening /graphql (GET, accepting
