@@ -15,6 +15,15 @@ export function isStaff(viewer: Pick<Viewer, "role"> | null | undefined): boolea
   return viewer?.role === "barista" || viewer?.role === "admin";
 }
 
+/** AD_HOC_QUERIES: who may send a document that is not trusted (and introspect). */
+export const AD_HOC_POLICIES = ["any", "staff", "none"] as const;
+export type AdHocPolicy = (typeof AD_HOC_POLICIES)[number];
+
+/** Whether `policy` lets a caller (staff or not) do the gated thing: here, send an ad-hoc document. */
+export function policyAllows(policy: AdHocPolicy, staff: boolean): boolean {
+  return policy === "any" || (policy === "staff" && staff);
+}
+
 /** A verified caller (src/auth.ts reads it from a bearer token). */
 export interface Viewer {
   role: AccountRole;

@@ -2,7 +2,7 @@
  * `@complexity(value: Int!)` on field definitions. The value comes from a
  * smart comment in Postgres (`@complexity 10` on a table, column or
  * function), so a DBA prices a field without touching TypeScript; fields
- * without one cost 1. The query cost check (plugins/QueryCostPlugin.ts) reads the
+ * without one cost 1. The query cost check (plugins/QueryCostPlugin/) reads the
  * directive from the schema, and the printed SDL shows it.
  *
  * A to-one relation field carries `extensions.joined`: PostGraphile reads
@@ -10,7 +10,7 @@
  *
  * Each table's object type also carries the table's name
  * (`extensions.pgTable`, e.g. "app_public.order_items"): what a
- * `totalCount` scans is priced by that table's size (plugins/QueryCostPlugin.ts).
+ * `totalCount` scans is priced by that table's size (plugins/QueryCostPlugin/).
  */
 export const ComplexityDirectivePlugin: GraphileConfig.Plugin = {
   name: "ComplexityDirectivePlugin",

@@ -5,8 +5,10 @@ import type { FieldArgs } from "postgraphile/grafast";
 import { oneTransactionPerMutation } from "../common/mutationTransaction.ts";
 
 /**
- * The contract's mutations. Each calls one SQL function (migrations: "Mutations")
- * that holds the rules; this file only maps GraphQL arguments to its
+ * The contract's mutations. Each calls one SQL function that holds the rules,
+ * in its object's section of the migrations (create_order in
+ * `450 placing an order`, update_order_status and cancel_order in
+ * `460 moving and cancelling orders`, ...); this file only maps GraphQL arguments to its
  * parameters. The function's row comes back in the same SQL statement as
  * the fields the client selected; what else the client selected (an order's
  * lines) is read in the same transaction (mutationTransaction.ts).

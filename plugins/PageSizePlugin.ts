@@ -3,7 +3,7 @@ import { constant, lambda, SafeError, type FieldArgs, type Step } from "postgrap
 /**
  * Every list and connection read from Postgres returns a bounded page, with
  * or without `first`: the SQL gets a LIMIT whatever the client sends, and the
- * query cost (plugins/QueryCostPlugin.ts) prices exactly that many rows.
+ * query cost (plugins/QueryCostPlugin/) prices exactly that many rows.
  *
  * - default: rows when the client gives no `first` (nor `last`, nor a
  *   function's own `limit`); max: what `first`/`last`/`limit` are cut to.

@@ -17,6 +17,7 @@ import {
 } from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
 import { ERROR_STATUS } from "../common/errorCatalogue.ts";
+import { policyAllows, type AdHocPolicy } from "../common/services.ts";
 
 /**
  * Trusted documents (contract/trusted-documents.json, made by `npm run
@@ -47,17 +48,9 @@ import { ERROR_STATUS } from "../common/errorCatalogue.ts";
  * so before any SQL. Trusted documents are parsed and validated (with every
  * validation rule, the depth, alias and token limits included) once per
  * schema, and always get the same DocumentNode back: grafast's plan cache
- * and the cost cache of plugins/QueryCostPlugin.ts, both keyed by that node, keep
+ * and the cost cache of plugins/QueryCostPlugin/, both keyed by that node, keep
  * their entries for them whatever ad-hoc traffic does to grafserv's LRU.
  */
-
-export const AD_HOC_POLICIES = ["any", "staff", "none"] as const;
-export type AdHocPolicy = (typeof AD_HOC_POLICIES)[number];
-
-/** Whether `policy` lets a caller (staff or not) do the gated thing: here, send an ad-hoc document. */
-export function policyAllows(policy: AdHocPolicy, staff: boolean): boolean {
-  return policy === "any" || (policy === "staff" && staff);
-}
 
 /** The prefixed document identifier of a document's exact text. */
 export function documentId(text: string): string {

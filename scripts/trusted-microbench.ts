@@ -12,7 +12,7 @@ import { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType,
 import { loadConfig } from "../src/config.ts";
 import { resolveDatabaseUrls } from "../src/db/database.ts";
 import { makePreset } from "../src/preset.ts";
-import { queryCost } from "../plugins/QueryCostPlugin.ts";
+import { queryCost } from "../plugins/QueryCostPlugin/index.ts";
 import { printedDocuments as trustedDocuments } from "./operations.ts";
 
 const config = { ...loadConfig(), LOG_LEVEL: "silent" as const };

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import { z } from "zod";
-import { AD_HOC_POLICIES, type AdHocPolicy } from "../plugins/TrustedDocumentsPlugin.ts";
-import { parseNetworks } from "./http/clientAddress.ts";
+import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
+import { parseNetworks } from "./networks.ts";
 
 // Every setting the service reads, validated once at start-up, before
 // anything else runs; bad ones stop the process with one message naming

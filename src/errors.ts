@@ -4,7 +4,7 @@ import { defaultMaskError } from "postgraphile/grafserv";
 import { isSafeError } from "postgraphile/grafast";
 import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
-import { currentRequestId } from "./http/requestScope.ts";
+import { currentRequestId } from "./requestScope.ts";
 import { isDatabaseBusy, isDatabaseUnavailable } from "./db/dbHealth.ts";
 import { ERROR_CATALOGUE, ERROR_CODES, SQLSTATE_CODES, type ErrorCode, type ErrorEntry } from "../common/errorCatalogue.ts";
 

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { PinoPretty } from "pino-pretty";
 import { LOG_FORMATS, LOG_LEVELS } from "./config.ts";
-import { currentRequestId } from "./http/requestScope.ts";
+import { currentRequestId } from "./requestScope.ts";
 
 // Structured logs: JSON lines (one object a line) when stdout is not a
 // terminal or LOG_FORMAT=json, readable lines (pino-pretty) on a terminal or

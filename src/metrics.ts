@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import client from "prom-client";
 import type pg from "pg";
+import { cacheStats } from "../common/boundedCache.ts";
 import { asSystem } from "./db/asSystem.ts";
 
 // Prometheus metrics (GET /metrics). Labels are bounded: operation names
@@ -151,6 +152,35 @@ for (const [name, help, key] of [
     },
   });
 }
+
+// The bounded caches (common/boundedCache.ts): every map callers fill, by name.
+for (const [name, help, key] of [
+  ["cafe_cache_entries", "Entries held by each bounded cache (common/boundedCache.ts), by cache name.", "entries"],
+  ["cafe_cache_bytes", "Bytes (estimated) held by each bounded cache, by cache name.", "bytes"],
+] as const) {
+  new client.Gauge({
+    name,
+    help,
+    labelNames: ["cache"] as const,
+    registers: [registry],
+    collect() {
+      for (const s of cacheStats()) this.set({ cache: s.name }, s[key]);
+    },
+  });
+}
+const reportedEvictions = new Map<string, number>();
+new client.Counter({
+  name: "cafe_cache_evictions_total",
+  help: "Entries each bounded cache dropped to stay within its bounds (least recently used first), by cache name.",
+  labelNames: ["cache"] as const,
+  registers: [registry],
+  collect() {
+    for (const s of cacheStats()) {
+      this.inc({ cache: s.name }, s.evictions - (reportedEvictions.get(s.name) ?? 0));
+      reportedEvictions.set(s.name, s.evictions);
+    }
+  },
+});
 
 interface Source {
   pool: pg.Pool;

@@ -24,7 +24,7 @@ import { installPaymentAlerts } from "./payments/alerts.ts";
 import { installLingeringClose } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
 import { makeClientAddress } from "./http/clientAddress.ts";
-import { makeGraphQLRoute, makeRateLimiter } from "./http/graphqlRoute.ts";
+import { makeRateLimiter } from "./http/rateLimiter.ts";
 import { makeFastPath } from "./http/fastPath.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { metricsHandler } from "./http/metricsRoute.ts";
@@ -32,18 +32,18 @@ import { ROUTE_ERRORS } from "../common/errorCatalogue.ts";
 import { healthHandlers } from "./http/healthRoutes.ts";
 import { installHomeRoute } from "./http/homeRoute.ts";
 import { installWebSocket } from "./http/websocket.ts";
-import { makeRouter } from "./http/router.ts";
+import { makeRequestPipeline } from "./http/router.ts";
 import { closeHttpServer, createHttpServer, listen } from "./http/httpServer.ts";
 import { Shutdown } from "./shutdown.ts";
 
-// The HTTP server: /graphql goes through its checks (src/http/graphqlRoute.ts)
-// to its fast path (src/http/fastPath.ts), else grafserv's node:http adaptor; /graphiql to
-// grafserv too, everything else to an Express app (health checks, metrics,
-// the payment callback). WebSockets on /graphql speak graphql-ws
-// (src/http/websocket.ts). Every request gets an id and a line in the access
-// log; a body over its limit, a 413 the client can read (src/http/). Each
-// step below adds its own undo (src/shutdown.ts): close() runs them in
-// reverse, the HTTP server's drain first.
+// The API process: the database's connections and what follows it over
+// LISTEN/NOTIFY, PostGraphile served by grafserv, an Express app for the
+// other routes (health checks, metrics, the payment callback), all behind
+// one HTTP server whose requests go through the pipeline of
+// src/http/router.ts; WebSockets on /graphql speak graphql-ws
+// (src/http/websocket.ts). Each step below adds its own undo
+// (src/shutdown.ts): close() runs them in reverse, the HTTP server's drain
+// first.
 
 export interface ApiServer {
   server: http.Server;
@@ -148,21 +148,11 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     res.status(ROUTE_ERRORS.NOT_FOUND.status).json({ error: { code: "NOT_FOUND", message: "No such route." } });
   });
 
-  // The HTTP server: /graphql's checks, the other routes' headers and body
-  // limit (src/http/router.ts), each request's id and access log line.
-  const securityHeaders = makeSecurityHeaders();
+  // The HTTP server: every request goes through the pipeline's steps
+  // (src/http/router.ts), from the connection limit to grafserv.
   const cors = makeCors(config);
   const limiter = makeRateLimiter(config);
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
-  const graphqlRoute = makeGraphQLRoute({
-    config,
-    limiter,
-    sourceOf,
-    viewerFrom,
-    cors: cors.handler,
-    headers: securityHeaders.api,
-    next: makeFastPath({ serv, cacheSize: config.GRAPHQL_DOCUMENT_CACHE_SIZE, liveCache, next: (req, res) => graphqlHandler(req, res, () => app(req, res)) }),
-  });
   // Answered straight by their handlers: the payment providers (each its
   // own module, src/payments/), health and metrics.
   const metrics = metricsHandler(config);
@@ -172,8 +162,19 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     ...healthHandlers(health),
     ...(metrics ? { "/metrics": metrics } : null),
   };
-  const router = makeRouter({ config, graphqlRoute, direct, graphqlHandler, app, securityHeaders });
-  const server = createHttpServer(config, router.route);
+  const pipeline = makeRequestPipeline({
+    config,
+    sourceOf,
+    viewerFrom,
+    limiter,
+    cors: cors.handler,
+    securityHeaders: makeSecurityHeaders(),
+    fastPath: makeFastPath({ serv, cacheSize: config.GRAPHQL_DOCUMENT_CACHE_SIZE, liveCache }),
+    direct,
+    graphqlHandler,
+    app,
+  });
+  const server = createHttpServer(config, pipeline.handle);
   installLingeringClose(server);
   installConnectionLimit(server, sources, config.HTTP_MAX_CONNECTIONS_PER_SOURCE, config.TRUSTED_NETWORK_FACTOR);
   // WebSockets on /graphql: graphql-ws.
@@ -204,7 +205,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   // not reset: server.close() drops idle keep-alive sockets at once); then
   // the server closes, and only then what the requests used.
   shutdown.add("HTTP server", async () => {
-    router.drain();
+    pipeline.drain();
     websockets.close();
     if (config.SHUTDOWN_GRACE_MS) await new Promise((r) => setTimeout(r, config.SHUTDOWN_GRACE_MS));
     await closeHttpServer(server);

@@ -1,6 +1,6 @@
 // S7, run as a child process (production mode, like the service): builds the
 // service's schema in-process from src/preset.ts, then
-//  1. computes every contract operation's cost with plugins/QueryCostPlugin.ts's
+//  1. computes every contract operation's cost with plugins/QueryCostPlugin/'s
 //     queryCost() and times it (microseconds per call);
 //  2. times the document rules the plugin adds to grafserv's validation
 //     (depth, aliases, tokens: run once per distinct document, then cached);
@@ -19,7 +19,7 @@ import { postgraphile } from "postgraphile";
 import { loadConfig } from "../../src/config.ts";
 import { makePreset } from "../../src/preset.ts";
 import { VIEWER } from "../../src/http/viewer.ts";
-import { queryCost } from "../../plugins/QueryCostPlugin.ts";
+import { queryCost } from "../../plugins/QueryCostPlugin/index.ts";
 import type { Viewer } from "../../common/services.ts";
 import { summarize, type Summary } from "../lib/stats.ts";
 import { DEMO } from "../lib/context.ts";

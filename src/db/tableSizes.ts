@@ -4,7 +4,7 @@ import { logger } from "../logger.ts";
 // How many rows each app_public table holds, as PostgreSQL estimates it
 // (pg_class.reltuples, kept by ANALYZE and autovacuum; the statistics'
 // live-row count for a table never analyzed). The query cost prices what a
-// `totalCount` scans by these (plugins/QueryCostPlugin.ts). Read at start-up and
+// `totalCount` scans by these (plugins/QueryCostPlugin/). Read at start-up and
 // every REFRESH_MS; pg_class is readable by every role, the authenticator
 // included.
 

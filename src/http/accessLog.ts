@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { accessLogger, logger } from "../logger.ts";
 import { countRequest, routeLabel } from "../metrics.ts";
-import type { RequestScope } from "./requestScope.ts";
+import type { RequestScope } from "../requestScope.ts";
 
 // One JSON line per HTTP request (pino, as every other line; pino-http
 // would add a child logger and serializers per request on the hot path):

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import net from "node:net";
 import proxyaddr from "proxy-addr";
+import { parseNetworks } from "../networks.ts";
 
 // Who is calling, the one definition every limiter uses (the GraphQL request
 // limiter, the WebSocket and HTTP connection caps, the payment callback's
@@ -57,24 +58,6 @@ export function sourceKey(address: string): string {
   const upper = g.slice(0, 4);
   while (upper.length && upper[upper.length - 1] === 0) upper.pop();
   return `${upper.map((x) => x.toString(16)).join(":")}::/64`;
-}
-
-/** TRUSTED_NETWORKS, parsed: comma-separated CIDRs (a bare address is one host). Throws on a bad entry. */
-export function parseNetworks(value: string): net.BlockList {
-  const list = new net.BlockList();
-  for (const entry of value
-    .split(",")
-    .map((v) => v.trim())
-    .filter(Boolean)) {
-    const [addr, prefix, ...rest] = entry.split("/");
-    const type = net.isIPv4(addr ?? "") ? "ipv4" : net.isIPv6(addr ?? "") ? "ipv6" : null;
-    const bits = prefix === undefined ? (type === "ipv4" ? 32 : 128) : Number(prefix);
-    if (!type || rest.length || !Number.isInteger(bits) || bits < 0 || bits > (type === "ipv4" ? 32 : 128) || (prefix !== undefined && !/^\d+$/.test(prefix))) {
-      throw new Error(`"${entry}" is not an address or CIDR`);
-    }
-    list.addSubnet(addr!, bits, type);
-  }
-  return list;
 }
 
 export interface ClientAddress {

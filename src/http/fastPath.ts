@@ -11,9 +11,9 @@ import { logger } from "../logger.ts";
 import { fastPathAdHoc, fastPathDocuments, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
 import { cacheKey, documentKey, isPublicRead, visibilityClassOf, type LiveCache } from "./liveCache.ts";
-import { requestScope } from "./requestScope.ts";
+import { requestScope } from "../requestScope.ts";
 
-// /graphql's fast path, after the route's checks (src/http/graphqlRoute.ts:
+// /graphql's fast path, after the pipeline's checks (src/http/router.ts:
 // headers, CORS, body limit, token, rate limit). A POST of one JSON query,
 // trusted (by documentId or text) or ad hoc, goes from its body straight to
 // Grafast: its parse and validation (every rule: depth, aliases, tokens)
@@ -53,8 +53,6 @@ export interface FastPathOptions {
   serv: GrafservBase;
   /** Ad-hoc texts kept per schema (GRAPHQL_DOCUMENT_CACHE_SIZE); trusted ones are always kept. */
   cacheSize: number;
-  /** grafserv, for what the fast path does not serve. */
-  next(req: IncomingMessage, res: ServerResponse): void;
   /** Answers to public reads, kept until a change to their tables (src/http/liveCache.ts). */
   liveCache?: LiveCache;
 }
@@ -127,7 +125,10 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
   };
 }
 
-export function makeFastPath({ serv, cacheSize, next, liveCache }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => void {
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The pipeline's fast-path step (src/http/router.ts): its `next` is grafserv, for what it does not serve. */
+export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (req: IncomingMessage, res: ServerResponse, next: Handler) => void {
   const trustedDocuments = trustedDocumentsOf(serv.getPreset());
   if (!trustedDocuments) throw new Error("The fast path needs the TrustedDocumentsPlugin in the preset.");
   // Per schema (watch mode builds new ones): trusted texts (a fixed set),
@@ -277,7 +278,7 @@ export function makeFastPath({ serv, cacheSize, next, liveCache }: FastPathOptio
     return true;
   }
 
-  return (req, res) => {
+  return (req, res, next) => {
     const contentType = CONTENT_TYPE_FOR_ACCEPT.get(req.headers.accept);
     if (contentType === undefined || !isJsonPost(req)) return next(req, res);
     // Awaited (not continued in the stream's callbacks) so the request's

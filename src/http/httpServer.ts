@@ -1,9 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
-import { refusedConnection } from "./connectionLimit.ts";
-import { noteRequest } from "./bodyLimit.ts";
-import { pathOf, trackRequest } from "./accessLog.ts";
-import { REQUEST_ID_HEADER, requestIdFrom, requestScope, type RequestScope } from "./requestScope.ts";
 
 /**
  * How often Node looks for requests past their headers or request timeout.
@@ -17,27 +13,14 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 250;
 /** At shutdown, connections still open this long after server.close() (a request that never ends) are cut. */
 const FORCE_CLOSE_AFTER_MS = 5_000;
 
-/**
- * The node:http server: every request gets an id (the caller's, made safe,
- * or a new one: echoed, logged, and carried by every log line written while
- * serving it) and a line in the access log, then goes to `route`.
- */
-export function createHttpServer(config: Config, route: (req: IncomingMessage, res: ServerResponse, path: string) => void): http.Server {
+/** The node:http server, with its timeouts; every request goes to `handle` (src/http/router.ts's pipeline). */
+export function createHttpServer(config: Config, handle: (req: IncomingMessage, res: ServerResponse) => void): http.Server {
   const timeouts = {
     headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
   };
-  return http.createServer(timeouts, (req, res) => {
-    // A connection refused for its source's count gets nothing more.
-    if (refusedConnection(req.socket)) return;
-    const scope: RequestScope = { id: requestIdFrom(req.headers[REQUEST_ID_HEADER]) };
-    res.setHeader(REQUEST_ID_HEADER, scope.id);
-    const path = pathOf(req.url);
-    noteRequest(req);
-    trackRequest(req, res, path, scope);
-    requestScope.run(scope, route, req, res, path);
-  });
+  return http.createServer(timeouts, handle);
 }
 
 /** Listens on config's PORT and HOST; resolves with the port (PORT=0 picks one). */

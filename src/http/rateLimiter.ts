@@ -1,3 +1,5 @@
+import type { Config } from "../config.ts";
+
 // The request limits of /graphql, its WebSockets and the payment callback:
 // `points` requests per window of `durationMs`, the window starting at a
 // key's first request (a fixed window per key), answered synchronously on
@@ -77,4 +79,14 @@ export class RequestBudget {
   stop(): void {
     this.limiter.stop();
   }
+}
+
+/** /graphql's budget: a sustained rate with a burst on top, per payer (GRAPHQL_RATE_LIMIT 0: off). Shared by HTTP and WebSockets. */
+export function makeRateLimiter(config: Config): RequestBudget | null {
+  return config.GRAPHQL_RATE_LIMIT
+    ? new RequestBudget(new RateLimiter(config.GRAPHQL_RATE_BURST, 1000 * Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT))), {
+        trustedFactor: config.TRUSTED_NETWORK_FACTOR,
+        accountFactor: config.GRAPHQL_RATE_ACCOUNT_FACTOR,
+      })
+    : null;
 }

@@ -14,7 +14,7 @@ import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";
 import { refusedConnection } from "./connectionLimit.ts";
-import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "./requestScope.ts";
+import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "../requestScope.ts";
 
 // graphql-ws on /graphql. The token travels in the connection_init payload
 // (a bad one closes the socket with 4403). Against abuse: a browser page

@@ -8,6 +8,7 @@ import { statementAsSystem } from "../db/asSystem.ts";
 import type { DatabaseHealth } from "../db/dbHealth.ts";
 import { RETRY_AFTER_SECONDS, STRIPE_WEBHOOK_ERRORS, type StripeWebhookErrorCode } from "../../common/errorCatalogue.ts";
 import type { Source } from "../http/clientAddress.ts";
+import { boundedCache, textBytes } from "../../common/boundedCache.ts";
 import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, type DeliveryHandler } from "./delivery.ts";
 
 // Stripe's own webhooks: POST /payments/stripe/webhook (docs/payments.md).
@@ -113,14 +114,15 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
   }
 
   // Unverified deliveries are written nowhere: one log line per source a minute.
-  const refusedBySource = new Map<string, { count: number; loggedAt: number }>();
+  const refusedBySource = boundedCache<string, { count: number; loggedAt: number }>("stripe_refused_sources", {
+    maxEntries: 10_000,
+    maxBytes: 1024 * 1024,
+    bytesOf: (_v, source) => textBytes(source) + 32,
+  });
   function noteRefused(source: string, why: string) {
     const now = Date.now();
     let entry = refusedBySource.get(source);
-    if (!entry) {
-      if (refusedBySource.size >= 10_000) refusedBySource.delete(refusedBySource.keys().next().value!);
-      refusedBySource.set(source, (entry = { count: 0, loggedAt: 0 }));
-    }
+    if (!entry) refusedBySource.set(source, (entry = { count: 0, loggedAt: 0 }));
     entry.count++;
     if (now - entry.loggedAt >= 60_000) {
       logger.warn({ source, refused: entry.count, why }, "stripe webhook: unverified deliveries refused (not written)");

@@ -1,5 +1,5 @@
 import { buildSchema, parse } from "graphql";
-import { makeCostCache, queryCost } from "../../plugins/QueryCostPlugin.ts";
+import { makeCostCache, queryCost } from "../../plugins/QueryCostPlugin/index.ts";
 
 // The cost check prices a request once per parsed document, operation and
 // the variables its price can depend on (first/last/limit and directive

@@ -1,5 +1,5 @@
 import { getIntrospectionQuery, parse, type GraphQLSchema } from "graphql";
-import { queryCost, SUBSCRIPTION_EVENTS } from "../../plugins/QueryCostPlugin.ts";
+import { queryCost, SUBSCRIPTION_EVENTS } from "../../plugins/QueryCostPlugin/index.ts";
 import { type Caller, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "../support/client.ts";
 import { CLIENT_CALLER, type ClientName, operationsOf } from "../support/contract.ts";
 import { SqlRecorder } from "../support/db.ts";
@@ -8,7 +8,7 @@ import { insertOrders, makeCoffee, orderIn, placeOrder } from "../support/fixtur
 import { aliasedQuery, countTokens, deepNewCoffeeSubscription, deepOrdersQuery, fieldDepth, longQuery, tokenHeavyQuery } from "../support/queryShapes.ts";
 import { listening, startAnotherService, type TestService, useTestService } from "../support/service.ts";
 
-// Query cost control (README "Limits", plugins/QueryCostPlugin.ts), against the
+// Query cost control (README "Limits", plugins/QueryCostPlugin/), against the
 // real service: a real PostgreSQL, the HTTP server and graphql-ws sockets.
 // Refusals must come before any SQL: the server runs in this process, so
 // the pg client's query() is wrapped and every statement the API's login
@@ -142,7 +142,7 @@ describe("1. every contract operation passes under the default limits, as its cl
 
   afterAll(() => {
     console.log(
-      `Contract operations under the default limits (cost: plugins/QueryCostPlugin.ts's queryCost against the served schema, equal to extensions.cost.requested for queries and mutations; depth: field nesting computed here, fragments flattened):\n${table(
+      `Contract operations under the default limits (cost: plugins/QueryCostPlugin/'s queryCost against the served schema, equal to extensions.cost.requested for queries and mutations; depth: field nesting computed here, fragments flattened):\n${table(
         ["operation", "client (role)", "type", "cost", "served cost", "depth"],
         rows,
       )}`,

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import net from "node:net";
 import { ACCESS_LOG_FLUSH_MS, logger } from "../../src/logger.ts";
-import { REQUEST_ID_MAX_LENGTH, requestIdFrom } from "../../src/http/requestScope.ts";
+import { REQUEST_ID_MAX_LENGTH, requestIdFrom } from "../../src/requestScope.ts";
 import { captureLogLines } from "../support/logs.ts";
 import { useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";

@@ -183,6 +183,6 @@ test("priced like any list: the cost counts the most rows it can return", async 
   const r = await gqlAs(t, "admin", ADMIN, { from: "2026-01-01", to: "2026-01-02", groupBy: "COFFEE" }, "SalesReport");
   ok(r);
   // 1 for the field, plus 1 per row it may return (744 at most); a row's
-  // columns come with it (plugins/QueryCostPlugin.ts: a query costs the rows read).
+  // columns come with it (plugins/QueryCostPlugin/: a query costs the rows read).
   expect(r.body.extensions?.cost?.requested).toBe(1 + 744);
 });
