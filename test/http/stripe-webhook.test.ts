@@ -122,6 +122,23 @@ describe("startPayment", () => {
     expect(stripe.requests.slice(before).filter((r) => r.path === "/v1/payment_intents")).toEqual([]);
   });
 
+  test("Stripe failing (500 on every try): PAYMENT_PROVIDER_ERROR, nothing recorded; the next call makes the payment", async () => {
+    const o = await order();
+    stripe.failNext(1000);
+    try {
+      const r = await startPayment(o.id);
+      expect(codes(r)).toEqual(["PAYMENT_PROVIDER_ERROR"]);
+      expect(r.body.data).toBeNull();
+    } finally {
+      stripe.failNext(0);
+    }
+    const { rows } = await t.db.query("select count(*)::int as n from app_private.payment_intents where order_id = $1", [o.id]);
+    expect(rows[0].n).toBe(0);
+    const again = await startPayment(o.id);
+    expect(again.body.errors).toBeUndefined();
+    expect(again.body.data.startPayment.amount).toBe(760);
+  });
+
   test("a zero-decimal currency (JPY): the amount is the total in yen", async () => {
     await t.db.query("update app_private.settings set text_value = 'JPY' where key = 'currency'");
     try {
