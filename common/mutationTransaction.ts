@@ -176,7 +176,7 @@ export type MutationTransaction = Pick<ReturnType<typeof oneTransaction>, "inHel
 export const oneTransactionPerMutation = {
   execute(next: () => any, { args }: { args: { document: DocumentNode; operationName?: string | null; contextValue?: unknown } }) {
     const field = singleMutationField(args.document, args.operationName);
-    const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown>; onCommit?: () => void; mutationTransaction?: MutationTransaction } | undefined;
+    const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown>; onCommit?: () => void | Promise<void>; mutationTransaction?: MutationTransaction } | undefined;
     if (field === null || !ctx?.withPgClient) return next();
     const tx = oneTransaction(ctx.withPgClient);
     ctx.withPgClient = tx.withPgClient;
@@ -190,7 +190,7 @@ export const oneTransactionPerMutation = {
         async (result) => {
           const undone = await tx.finish();
           if (undone === undefined) {
-            ctx.onCommit?.();
+            await ctx.onCommit?.();
             for (const then of afterCommit) await then();
           }
           return answerAfter(result, undone, field);

@@ -71,7 +71,9 @@ export interface CafeServices {
   /** Counts a GraphQL operation and observes its duration. */
   observeOperation(operationName: string | null | undefined, operationType: string, seconds: number): void;
   /** The scope of the request being served (its access log line reads `operationName`), if any. */
-  requestScope(): { operationName?: string } | undefined;
+  requestScope(): { operationName?: string; documentId?: string } | undefined;
+  /** While tracing is on (src/tracing.ts): runs a GraphQL operation in its span. */
+  operationSpan?<T>(attributes: Record<string, string | number | undefined>, fn: () => T): T;
   /**
    * This process's turn for one password check (bcrypt in Postgres): a
    * release function once it may run, null when too many already wait
@@ -94,8 +96,8 @@ declare global {
       revocationsCaughtUp?: () => Promise<void>;
       /** Set by common/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
       afterCommit?: Array<() => unknown>;
-      /** Runs after every single-field mutation commits, before its answer: what this process keeps of the tables (the live cache) is dropped, so the caller's next read sees its own write without waiting for the NOTIFY. */
-      onCommit?: () => void;
+      /** Awaited after every single-field mutation commits, before its answer: this process has heard every change committed so far (the live cache), so the caller's next read sees its own write. */
+      onCommit?: () => void | Promise<void>;
     }
   }
   namespace GraphileBuild {

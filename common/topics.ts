@@ -18,14 +18,30 @@ export const NEW_COFFEE_TOPIC = "coffee:new";
 export const notificationTopic = (customerId: string) => `notification:${customerId}`;
 /** Payment alerts, logged as warnings. */
 export const PAYMENT_ALERT_TOPIC = "payment_alert";
+/** A process's own probe of its LISTEN connection (src/subscriber.ts): payload `<instance>:<send time in ms>`, every LISTEN_PROBE_INTERVAL_MS. */
+export const LISTEN_PROBE_TOPIC = "cafe_listen_probe";
+export const LISTEN_PROBE_INTERVAL_MS = 5000;
 /** Each change of the payment callback's block list: `{"source","blocked_until"}` (null: unblocked) (app_private.tg_blocked_sources__notify). */
 export const PAYMENT_SOURCE_BLOCKED_TOPIC = "payment_source_blocked";
 /** Each revoked sign-in: `{"sid","at"}` (app_private.announce_revoked_sign_in). */
 export const SIGN_IN_REVOKED_TOPIC = "sign_in_revoked";
 /** Each change of app_private.role_limits (app_private.tg_role_limits__announce). */
 export const ROLE_LIMITS_TOPIC = "role_limits_changed";
-/** Each statement that changes a table public reads are made of: `"schema.table"` (app_private.tg__announce_public_reads; src/http/liveCache.ts). */
+/**
+ * What changed that public reads can see (src/http/liveCache.ts), as
+ * space-separated tokens (migration 000005-live-reads.sql): a table's name
+ * (`app_public.roasters`: a row of it changed), `inventory:<coffee id>`,
+ * `featured`, `all`. A statement that changed nothing sends nothing.
+ */
 export const PUBLIC_READS_TOPIC = "public_reads_changed";
+/** The token of one coffee's `Coffee.inventory` changing. */
+export const inventoryChange = (coffeeId: string) => `inventory:${coffeeId}`;
+/** The token of `featuredCoffee` naming another coffee. */
+export const FEATURED_CHANGE = "featured";
+/** The token of anything having changed (after a bulk load). */
+export const ALL_CHANGED = "all";
+/** The tokens of one PUBLIC_READS_TOPIC payload. */
+export const publicReadChanges = (payload: string): string[] => payload.split(" ").filter(Boolean);
 
 /** The order id of an order or order_status topic, else null. */
 export function orderIdOfTopic(topic: string): string | null {

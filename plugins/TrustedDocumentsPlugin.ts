@@ -84,6 +84,8 @@ export interface TrustedDocumentsOptions {
    * over HTTP does not.
    */
   onRefusal?(code: string, transport: "http" | "ws"): void;
+  /** Told the id of each trusted document a request runs (by its id or its text), for metrics and traces. */
+  onTrusted?(id: string): void;
 }
 
 /** The id an Apollo `sha256Hash` names (bare hex, or already prefixed), or null when it is not a SHA-256 hex. */
@@ -119,6 +121,8 @@ export interface TrustedDocuments {
   textOf(id: string): string | undefined;
   /** Whether a text counts as trusted (exactly a trusted text, or one with Apollo's `__typename` fields added). */
   isTrusted(text: string): boolean;
+  /** The id of a trusted text (as isTrusted finds it), else undefined. */
+  idOf(text: string): string | undefined;
   /** Whether a caller may send a text that is not trusted. */
   allowsAdHoc(staff: boolean): boolean;
 }
@@ -135,42 +139,48 @@ type ParseAndValidateResult = { document: DocumentNode; errors?: undefined } | {
 type ParseAndValidate = (query: string) => ParseAndValidateResult;
 
 export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): GraphileConfig.Plugin {
-  const { adHocQueries: policy, callerIsStaff, onRefusal } = options;
+  const { adHocQueries: policy, callerIsStaff, onRefusal, onTrusted } = options;
   // A Map, not the object: an id such as "__proto__" must find nothing.
   const byId = new Map<string, string>();
-  // Each trusted text without the `__typename` fields Apollo adds, printed.
-  const canonical = new Set<string>();
+  // Each trusted text without the `__typename` fields Apollo adds, printed -> its id.
+  const canonical = new Map<string, string>();
   for (const [id, text] of Object.entries(options.documents)) {
     if (documentId(text) !== id) throw new Error(`Trusted document ${id} does not match its text: run \`npm run documents\`.`);
     const document = parse(text);
     // Refusing ad-hoc documents must refuse introspection too.
     if (introspects(document)) throw new Error(`Trusted document ${id} introspects the schema; introspection stays ad hoc.`);
     byId.set(id, text);
-    canonical.add(print(withoutAddedTypename(document)));
+    canonical.set(print(withoutAddedTypename(document)), id);
   }
   const trustedTexts = new Set(byId.values());
+  const idOfText = new Map([...byId].map(([id, text]) => [text, id]));
   // Apollo's `__typename`-added texts: a few characters per selection set
   // more than a trusted text, so anything much longer is not parsed at all.
   const longest = Math.max(0, ...[...trustedTexts].map((t) => t.length));
   // Texts found trusted that way (bounded: they are few, and only those are kept).
-  const typenameAdded = new Set<string>();
+  const typenameAdded = new Map<string, string>();
   // Apollo hashes of such texts, learnt when a client sent hash and text, so
   // its next request by hash alone finds them (bounded likewise).
   const apolloIds = new Map<string, string>();
   const LEARNT_MAX = 1000;
 
-  function isTrusted(query: string): boolean {
-    if (trustedTexts.has(query) || typenameAdded.has(query)) return true;
-    if (!query.includes("__typename") || query.length > 2 * longest + 1000) return false;
+  /** The trusted document's id of a text (exactly a trusted text, or one with Apollo's `__typename` fields added), else undefined. */
+  function trustedId(query: string): string | undefined {
+    const id = idOfText.get(query) ?? typenameAdded.get(query);
+    if (id !== undefined || !query.includes("__typename") || query.length > 2 * longest + 1000) return id;
     let document: DocumentNode;
     try {
       document = parse(query, { noLocation: true, maxTokens: 20_000 });
     } catch {
-      return false; // grafserv reports the syntax error if the policy lets it through
+      return undefined; // grafserv reports the syntax error if the policy lets it through
     }
-    if (!canonical.has(print(withoutAddedTypename(document)))) return false;
-    if (typenameAdded.size < LEARNT_MAX) typenameAdded.add(query);
-    return true;
+    const found = canonical.get(print(withoutAddedTypename(document)));
+    if (found !== undefined && typenameAdded.size < LEARNT_MAX) typenameAdded.set(query, found);
+    return found;
+  }
+
+  function isTrusted(query: string): boolean {
+    return trustedId(query) !== undefined;
   }
 
   function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "PERSISTED_QUERY_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
@@ -178,7 +188,7 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
     throw new SafeError(message, { code, statusCode: ERROR_STATUS[code] });
   }
 
-  const lookups: TrustedDocuments = { textOf: (id) => byId.get(id), isTrusted, allowsAdHoc: (staff) => policyAllows(policy, staff) };
+  const lookups: TrustedDocuments = { textOf: (id) => byId.get(id), isTrusted, idOf: trustedId, allowsAdHoc: (staff) => policyAllows(policy, staff) };
   const plugin: GraphileConfig.Plugin & { [TRUSTED_DOCUMENTS]: TrustedDocuments } = {
     [TRUSTED_DOCUMENTS]: lookups,
     name: "TrustedDocumentsPlugin",
@@ -199,6 +209,8 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
               // Apollo's link matches this message (or the code) and sends the text.
               if (text === undefined) refuse(event, "PERSISTED_QUERY_NOT_FOUND", "PersistedQueryNotFound");
               body.query = text;
+              const trusted = onTrusted && trustedId(text);
+              if (trusted) onTrusted(trusted);
               return next();
             }
             if (typeof body.query !== "string" || documentId(body.query) !== id) refuse(event, "BAD_USER_INPUT", "extensions.persistedQuery.sha256Hash is not the SHA-256 of `query`.");
@@ -210,14 +222,19 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
             const text = typeof body.documentId === "string" ? byId.get(body.documentId) : undefined;
             if (text === undefined) refuse(event, "PERSISTED_DOCUMENT_NOT_FOUND", "No trusted document has this documentId.");
             body.query = text;
-          } else if (policy !== "any" && typeof body.query === "string" && !isTrusted(body.query) && !policyAllows(policy, callerIsStaff(event))) {
-            refuse(
-              event,
-              "TRUSTED_DOCUMENT_REQUIRED",
-              policy === "none"
-                ? "This server runs trusted documents only: send a documentId (or the exact text) of contract/trusted-documents.json."
-                : "Only staff may send documents that are not trusted: send a documentId (or the exact text) of contract/trusted-documents.json.",
-            );
+            onTrusted?.(body.documentId as string);
+          } else if (typeof body.query === "string" && (onTrusted || policy !== "any")) {
+            const id = trustedId(body.query);
+            if (id !== undefined) onTrusted?.(id);
+            else if (policy !== "any" && !policyAllows(policy, callerIsStaff(event))) {
+              refuse(
+                event,
+                "TRUSTED_DOCUMENT_REQUIRED",
+                policy === "none"
+                  ? "This server runs trusted documents only: send a documentId (or the exact text) of contract/trusted-documents.json."
+                  : "Only staff may send documents that are not trusted: send a documentId (or the exact text) of contract/trusted-documents.json.",
+              );
+            }
           }
           return next();
         },

@@ -17,13 +17,16 @@
 //
 // Plain JavaScript that Node 20 can parse: it must run on the old Node too.
 import { execFileSync, spawn } from "node:child_process";
+import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 // `--requires=X.Y` before the script raises the minimum for one program:
 // the test suite needs 24.9 (Jest loads graphile-worker, an ES module,
 // through require()).
 const FALLBACK = "node@24";
+/** Where the fallback Node's path is kept between runs. */
+const FALLBACK_CACHE = fileURLToPath(new URL("../node_modules/.cache/cafe-api/fallback-node.json", import.meta.url));
 let args = process.argv.slice(2);
 let MINIMUM = [22, 18];
 if (args[0]?.startsWith("--requires=")) {
@@ -44,9 +47,11 @@ if (supported && scriptIndex === 0) {
   // Node flags before the script (e.g. --cpu-prof): they need a fresh process.
   relay(process.execPath, args);
 } else {
-  console.error(
-    `Node.js ${process.versions.node} is older than ${MINIMUM.join(".")}: running under ${FALLBACK} from the npm registry (downloaded once into npm's cache). Install Node >= ${MINIMUM.join(".")} to skip this.`,
-  );
+  // Said on a terminal only: a log collected from a pipe stays JSON from its first line.
+  if (process.stderr.isTTY)
+    console.error(
+      `Node.js ${process.versions.node} is older than ${MINIMUM.join(".")}: running under ${FALLBACK} from the npm registry (downloaded once into npm's cache). Install Node >= ${MINIMUM.join(".")} to skip this.`,
+    );
   const node = fallbackNode();
   // Its folder first on the PATH, as `npm exec` would put it: a program that
   // starts `node` or an npm script itself (the tests do) gets this Node too,
@@ -54,8 +59,29 @@ if (supported && scriptIndex === 0) {
   relay(node, args, { ...process.env, PATH: [path.dirname(node), process.env.PATH].filter(Boolean).join(path.delimiter) });
 }
 
-/** The path of the registry's Node binary, from npm's cache (fetched there on first use). */
+/** The path of the registry's Node binary: the one kept from an earlier run if it is still there, else npm's (and kept). */
 function fallbackNode() {
+  try {
+    const kept = JSON.parse(readFileSync(FALLBACK_CACHE, "utf8"));
+    if (kept.package === FALLBACK && typeof kept.path === "string") {
+      accessSync(kept.path, constants.X_OK);
+      return kept.path;
+    }
+  } catch {
+    // not kept yet, or gone (npm's cache cleaned): ask npm
+  }
+  const found = npmExecNode();
+  try {
+    mkdirSync(path.dirname(FALLBACK_CACHE), { recursive: true });
+    writeFileSync(FALLBACK_CACHE, JSON.stringify({ package: FALLBACK, path: found }) + "\n");
+  } catch {
+    // a read-only install: ask npm every time
+  }
+  return found;
+}
+
+/** The path of the registry's Node binary, from npm's cache (fetched there on first use). */
+function npmExecNode() {
   const windows = process.platform === "win32";
   const out = execFileSync(windows ? "npm.cmd" : "npm", ["exec", "--yes", `--package=${FALLBACK}`, "--", "node", "-p", "process.execPath"], {
     encoding: "utf8",

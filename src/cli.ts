@@ -1,7 +1,8 @@
+import "./envDefaults.ts";
 import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
 import pg from "pg";
-import { ConfigError, loadConfig } from "./config.ts";
+import { applyEnvFile, ConfigError, loadConfig } from "./config.ts";
 import { resolveDatabaseUrls } from "./db/database.ts";
 
 // `npm run cafe -- <command>`: the operator's command line, against the
@@ -25,7 +26,8 @@ Commands:
   help, --help
       This text.
 
-Connects to DATABASE_URL (DATABASE_OWNER_URL if set), as for npm start.
+Connects to DATABASE_URL (DATABASE_OWNER_URL if set), read as npm start
+reads it: the real environment, then ENV_FILE or .env.
 Exit status: 0 done, 1 refused or failed, 2 bad usage.`;
 
 class UsageError extends Error {}
@@ -141,6 +143,8 @@ async function run(argv: string[]): Promise<void> {
   const action = commands[command];
   if (!action) throw new UsageError(`Unknown command (argument #${positionOf(0)}). See npm run cafe -- --help.`);
 
+  // The same variables as `npm start`: the .env file (ENV_FILE), then the real environment.
+  applyEnvFile();
   const config = loadConfig();
   const databaseUrl = config.DATABASE_OWNER_URL ?? config.DATABASE_URL;
   if (!databaseUrl) throw new UsageError("Set DATABASE_URL (or DATABASE_OWNER_URL) to the café's database.");

@@ -1,33 +1,41 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import client from "prom-client";
 import type pg from "pg";
 import { cacheStats } from "../common/boundedCache.ts";
 import { asSystem } from "./db/asSystem.ts";
 
-// Prometheus metrics (GET /metrics). Labels are bounded: operation names
-// outside the contract's documents count as "other", so a client cannot
-// grow the label set.
+// Prometheus metrics (GET /metrics). Labels are bounded: an operation is
+// named by its trusted document's operation name, every ad-hoc document is
+// `adhoc`, so a client cannot grow the label set; routes, tasks and pools
+// are fixed lists. ops/grafana/cafe-api.json graphs them and
+// ops/prometheus/alerts.yml alerts on them.
 
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
 
-/** The contract's operations (name -> query, mutation or subscription). */
+/** The trusted documents' operations (name -> query, mutation or subscription): contract/trusted-documents.json. */
 const KNOWN_OPERATIONS: ReadonlyMap<string, string> = (() => {
   const operations = new Map<string, string>();
   try {
-    const dir = path.resolve(import.meta.dirname, "../contract/operations");
-    for (const f of readdirSync(dir)) {
-      for (const m of readFileSync(path.join(dir, f), "utf8").matchAll(/^\s*(query|mutation|subscription)\s+(\w+)/gm)) operations.set(m[2]!, m[1]!);
+    const documents: Record<string, string> = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../contract/trusted-documents.json"), "utf8"));
+    for (const text of Object.values(documents)) {
+      for (const m of text.matchAll(/^\s*(query|mutation|subscription)\s+(\w+)/gm)) operations.set(m[2]!, m[1]!);
     }
   } catch {
-    // no contract folder: every operation is "other"
+    // no manifest: every operation is "adhoc"
   }
   return operations;
 })();
 
-export function operationLabel(name: string | null | undefined): string {
-  return name && KNOWN_OPERATIONS.has(name) ? name : name ? "other" : "anonymous";
+/**
+ * An operation's label: its name when it ran a trusted document (the
+ * request's scope knows its id; a WebSocket operation has no scope, and
+ * is named when its name is a trusted one), else `adhoc`.
+ */
+export function operationLabel(name: string | null | undefined, scope: { documentId?: string } | undefined): string {
+  if (!name || !KNOWN_OPERATIONS.has(name)) return "adhoc";
+  return !scope || scope.documentId ? name : "adhoc";
 }
 
 /** The routes the request counter names (any other path is "other"), with the statuses each may answer: all start at 0. */
@@ -74,6 +82,95 @@ export function countRequest(route: string, status: number): void {
   else pendingRequests.set(key, { route, status: String(status), count: 1 });
 }
 
+/** Latency buckets (seconds) shared by the request, operation and pool histograms. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const STATUS_CLASSES = ["2xx", "3xx", "4xx", "5xx"] as const;
+
+export const httpDuration = new client.Histogram({
+  name: "cafe_http_request_duration_seconds",
+  help: "HTTP requests answered, by route and status class, with their duration (headers in to answer out).",
+  labelNames: ["route", "status_class"] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+/** One observe function per route and status class (labels hashed once). */
+const httpObservers = new Map<string, (seconds: number) => void>();
+for (const route of Object.keys(ROUTE_STATUSES)) {
+  for (const statusClass of STATUS_CLASSES) {
+    httpDuration.zero({ route, status_class: statusClass });
+    const child = httpDuration.labels({ route, status_class: statusClass });
+    httpObservers.set(`${statusClass[0]} ${route}`, (s) => child.observe(s));
+  }
+}
+/** Observes one request's duration (`route` a routeLabel). */
+export function observeRequest(route: string, status: number, seconds: number): void {
+  httpObservers.get(`${Math.trunc(status / 100)} ${route}`)?.(seconds);
+}
+
+export const poolWait = new client.Histogram({
+  name: "cafe_db_pool_wait_seconds",
+  help: "Time a checkout waited for a pool connection (0 when one was idle), by pool: api (DATABASE_POOL_SIZE), callback (CALLBACK_POOL_SIZE).",
+  labelNames: ["pool"] as const,
+  buckets: [0, ...LATENCY_BUCKETS],
+  registers: [registry],
+});
+for (const pool of ["api", "callback"]) poolWait.zero({ pool });
+
+/**
+ * Times every checkout of `pool` into cafe_db_pool_wait_seconds{pool=name}
+ * (pool.query() goes through pool.connect() too).
+ */
+export function timePoolWaits(pool: pg.Pool, name: "api" | "callback"): void {
+  const observe = poolWait.labels({ pool: name });
+  const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
+  pool.connect = function (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void) {
+    const started = performance.now();
+    if (cb) {
+      return void connect((err: Error | undefined, client: pg.PoolClient, done: (release?: unknown) => void) => {
+        observe.observe((performance.now() - started) / 1000);
+        cb(err, client, done);
+      });
+    }
+    return (connect() as Promise<pg.PoolClient>).finally(() => observe.observe((performance.now() - started) / 1000));
+  } as typeof pool.connect;
+}
+
+/** Job timing: every task of src/worker/tasks/index.ts is zeroed there. */
+export const jobQueueWait = new client.Histogram({
+  name: "cafe_job_queue_wait_seconds",
+  help: "Time a graphile-worker job waited from when it could run (run_at) until a worker took it, by task.",
+  labelNames: ["task"] as const,
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [registry],
+});
+export const jobRunTime = new client.Histogram({
+  name: "cafe_job_run_seconds",
+  help: "Time a graphile-worker job ran, by task and outcome (success, failure).",
+  labelNames: ["task", "outcome"] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+export function zeroJobMetrics(tasks: readonly string[]): void {
+  for (const task of tasks) {
+    jobQueueWait.zero({ task });
+    for (const outcome of ["success", "failure"]) jobRunTime.zero({ task, outcome });
+  }
+}
+
+export const callbackToPreparing = new client.Histogram({
+  name: "cafe_order_paid_to_preparing_seconds",
+  help: "Time from a payment (the callback's transaction, which queues start_preparation) to the order's PREPARING.",
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+  registers: [registry],
+});
+
+export const listenLag = new client.Histogram({
+  name: "cafe_listen_lag_seconds",
+  help: "Time from a NOTIFY (a probe sent every few seconds) to its delivery on this process's LISTEN connection.",
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+});
+
 export const graphqlOperations = new client.Histogram({
   name: "cafe_graphql_operation_duration_seconds",
   help: "GraphQL operations by name and type, with their duration.",
@@ -82,6 +179,7 @@ export const graphqlOperations = new client.Histogram({
   registers: [registry],
 });
 for (const [operation, type] of KNOWN_OPERATIONS) graphqlOperations.zero({ operation, type });
+for (const type of ["query", "mutation", "subscription"]) graphqlOperations.zero({ operation: "adhoc", type });
 
 /** Records one operation's duration (the labels are checked once per pair: both are bounded). */
 const operationObservers = new Map<string, (seconds: number) => void>();
@@ -134,12 +232,13 @@ export const stripeWebhooks = new client.Counter({
 });
 
 /** The live cache's events (src/http/liveCache.ts), counted in plain numbers on the hot path. */
-export const liveCacheEvents = { hits: 0, misses: 0, invalidations: 0 };
+export const liveCacheEvents = { hits: 0, misses: 0, coalesced: 0, invalidations: 0 };
 
 for (const [name, help, key] of [
   ["cafe_live_cache_hits_total", "Public reads answered from the live cache.", "hits"],
   ["cafe_live_cache_misses_total", "Public reads the live cache did not hold (answered by the database, then kept).", "misses"],
-  ["cafe_live_cache_invalidations_total", "Times the live cache was emptied (a NOTIFY of a change, a reconnection).", "invalidations"],
+  ["cafe_live_cache_coalesced_total", "Public reads that waited for the same key's answer being computed (one miss per key).", "coalesced"],
+  ["cafe_live_cache_invalidations_total", "Changes the live cache heard (each drops the answers made of what changed) and times it was emptied (a reconnection).", "invalidations"],
 ] as const) {
   let reported = 0;
   new client.Counter({
@@ -186,6 +285,7 @@ interface Source {
   pool: pg.Pool;
   sockets(): number;
   topics(): number;
+  listening(): boolean;
 }
 
 /** The API servers of this process (tests start several): gauges add them up. */
@@ -245,9 +345,76 @@ new client.Gauge({
   },
 });
 
+/** app_private.ops_counts(), read once per scrape for every gauge below. */
+let opsCounts: { at: number; rows: Promise<Map<string, number>> } | null = null;
+function readOpsCounts(): Promise<Map<string, number>> | null {
+  const first = sources.values().next().value as Source | undefined;
+  if (!first) return null;
+  if (!opsCounts || performance.now() - opsCounts.at > 500) {
+    const rows = asSystem(first.pool, async (c) => (await c.query<{ metric: string; value: number }>("select * from app_private.ops_counts()")).rows).then(
+      (r) => new Map(r.map((x) => [x.metric, Number(x.value)])),
+    );
+    opsCounts = { at: performance.now(), rows };
+  }
+  return opsCounts.rows;
+}
+for (const [name, help, labelName, values] of [
+  [
+    "cafe_workers",
+    "graphile-worker workers by state: alive (beat within worker_dead_after_seconds) or dead (their jobs are being released).",
+    "state",
+    { alive: "workers_alive", dead: "workers_dead" },
+  ],
+  [
+    "cafe_notification_webhooks",
+    "Customer notification webhooks: pending (not delivered yet) and gave_up (after notify_webhook_max_attempts).",
+    "state",
+    { pending: "webhooks_pending", gave_up: "webhooks_gave_up" },
+  ],
+  ["cafe_refunds_open", "Refunds owed and not settled yet.", null, { "": "refunds_open" }],
+  ["cafe_refund_oldest_open_seconds", "Age of the oldest refund not settled yet (0 when none).", null, { "": "refund_oldest_open_seconds" }],
+] as const) {
+  new client.Gauge({
+    name,
+    help,
+    labelNames: labelName ? [labelName] : [],
+    registers: [registry],
+    async collect() {
+      try {
+        const counts = await readOpsCounts();
+        if (!counts) return;
+        for (const [label, metric] of Object.entries(values)) {
+          if (labelName) this.set({ [labelName]: label }, counts.get(metric) ?? 0);
+          else this.set(counts.get(metric) ?? 0);
+        }
+      } catch {
+        // the database is down: leave the last values
+      }
+    },
+  });
+}
+
+/** Payment alerts announced (app_private.raise_alert, src/payments/alerts.ts). */
+export const paymentAlerts = new client.Counter({
+  name: "cafe_payment_alerts_total",
+  help: "Payment alerts raised (bursts, authentication failures, amounts: app_private.alert_rules), as this process heard them.",
+  registers: [registry],
+});
+
+new client.Gauge({
+  name: "cafe_listen_connected",
+  help: "1 while this process's LISTEN/NOTIFY connection is up (subscriptions, revocations and the live cache depend on it), else 0.",
+  registers: [registry],
+  collect() {
+    let up = 1;
+    for (const s of sources) if (!s.listening()) up = 0;
+    this.set(sources.size ? up : 0);
+  },
+});
+
 /** Counts this server in the gauges; returns the function that stops counting it. */
-export function registerPoolAndQueueMetrics(pool: pg.Pool, sockets: () => number, topics: () => number): () => void {
-  const source = { pool, sockets, topics };
+export function registerPoolAndQueueMetrics(pool: pg.Pool, sockets: () => number, topics: () => number, listening: () => boolean = () => true): () => void {
+  const source = { pool, sockets, topics, listening };
   sources.add(source);
   return () => sources.delete(source);
 }

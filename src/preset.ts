@@ -11,6 +11,7 @@ import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
 import { MutationsPlugin } from "../plugins/MutationsPlugin.ts";
 import { idempotencyState, makeIdempotencyPlugin } from "../plugins/IdempotencyPlugin.ts";
 import { OrderItemsOrderPlugin } from "../plugins/OrderItemsOrderPlugin.ts";
+import { InventoryPlugin } from "../plugins/InventoryPlugin.ts";
 import { AccountsPlugin } from "../plugins/AccountsPlugin.ts";
 import { SubscriptionsPlugin } from "../plugins/SubscriptionsPlugin.ts";
 import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../plugins/ReportsPlugin.ts";
@@ -25,9 +26,11 @@ import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
 import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts";
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
+import { inSpan, traceparent, tracingOn } from "./tracing.ts";
 import { logger } from "./logger.ts";
 import { requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
+import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
@@ -78,10 +81,17 @@ function servicesFor(config: Config): CafeServices {
     passwordCheckTurn: () => passwordChecks.acquire(),
     signSession: (session) => signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS),
     logger,
-    observeOperation: (name, type, seconds) => observeOperation(operationLabel(name), type, seconds),
+    // Trusted documents by name, every ad-hoc one as `adhoc` (bounded labels).
+    observeOperation: (name, type, seconds) => observeOperation(operationLabel(name, requestScope.getStore()), type, seconds),
     requestScope: () => requestScope.getStore(),
     paymentIntents: stripe ? stripePaymentIntents(stripe) : null,
     logError: (fields, message) => logger.error(fields, message),
+    ...(tracingOn()
+      ? {
+          operationSpan: <T>(attributes: Record<string, string | number | undefined>, fn: () => T) =>
+            inSpan(`graphql ${attributes["graphql.operation.type"]} ${attributes["graphql.operation.name"] ?? ""}`.trim(), attributes, fn),
+        }
+      : null),
   };
 }
 
@@ -99,15 +109,17 @@ export function makePreset({
   watch,
   liveCache,
 }: PresetOptions): GraphileConfig.Preset {
-  const onCommit = liveCache ? () => liveCache.invalidate() : undefined;
+  const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
+      OneConnectionPlugin,
       ContractShapesPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
       makeIdempotencyPlugin({ maskError }),
       OrderItemsOrderPlugin,
+      InventoryPlugin,
       AccountsPlugin,
       PaymentsPlugin,
       SubscriptionsPlugin,
@@ -150,6 +162,11 @@ export function makePreset({
         },
         // On a socket, maskError (which counts errors) sees the refusal too.
         onRefusal: (code, transport) => void (transport === "http" && graphqlErrors.inc({ code })),
+        // The request's log scope learns the trusted document's id (metrics, traces).
+        onTrusted(id) {
+          const scope = requestScope.getStore();
+          if (scope) scope.documentId = id;
+        },
       }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],
@@ -185,6 +202,9 @@ export function makePreset({
         // (app_private.source_limit_factor() reads this setting).
         const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
+        // Jobs a mutation queues carry the request's trace (migration 000009-ops.sql).
+        const trace = traceparent();
+        if (trace) pgSettings["cafe.traceparent"] = trace;
         return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
       },
     },

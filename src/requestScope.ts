@@ -9,6 +9,8 @@ import { randomUUID } from "node:crypto";
 export interface RequestScope {
   readonly id: string;
   operationName?: string;
+  /** The trusted document's id, when the request sent one (by id or by its text). */
+  documentId?: string;
 }
 
 export const requestScope = new AsyncLocalStorage<RequestScope>();

@@ -17,7 +17,7 @@ import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool, openCallbackPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
 import { installConnectionLimit } from "./http/connectionLimit.ts";
-import { registerPoolAndQueueMetrics } from "./metrics.ts";
+import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
 import { CALLBACK_PATH, genericProvider } from "./payments/generic.ts";
 import { STRIPE_WEBHOOK_PATH, stripeProvider } from "./payments/stripe.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
@@ -70,6 +70,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const health = new DatabaseHealth(urls.authenticator);
   const apiPool = openApiPool(config, urls, health);
   const pool = apiPool.pool;
+  timePoolWaits(pool, "api");
   // The health probe stops before the pool ends: an error while it ends starts no probe.
   shutdown.add("API pool and its health probe", async () => {
     apiPool.stop();
@@ -89,6 +90,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   // The payment callback's own pool and its block list, in memory.
   const callbackPool = openCallbackPool(config, urls);
+  timePoolWaits(callbackPool, "callback");
   shutdown.add("callback pool", () => callbackPool.end());
   const blockedSources = new BlockedSources(callbackPool, subscriber);
   shutdown.add("blocked sources", () => blockedSources.stop());
@@ -190,7 +192,12 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
 
   shutdown.add(
     "pool and queue metrics",
-    registerPoolAndQueueMetrics(pool, websockets.sockets, () => subscriber.listeningTopics.length),
+    registerPoolAndQueueMetrics(
+      pool,
+      websockets.sockets,
+      () => subscriber.listeningTopics.length,
+      () => subscriber.connected,
+    ),
   );
   shutdown.add("payment alerts", installPaymentAlerts(subscriber));
 

@@ -1,6 +1,19 @@
 import pg from "pg";
+import { randomUUID } from "node:crypto";
 import { logger } from "./logger.ts";
-import { ORDER_PAYLOADS_SQL, ORDER_QUEUE_TOPIC, orderIdOfTopic, orderStatusTopic, orderTopic, type Delivery, type DeliveryScope, type SharingSubscriber } from "../common/topics.ts";
+import { listenLag } from "./metrics.ts";
+import {
+  LISTEN_PROBE_INTERVAL_MS,
+  LISTEN_PROBE_TOPIC,
+  ORDER_PAYLOADS_SQL,
+  ORDER_QUEUE_TOPIC,
+  orderIdOfTopic,
+  orderStatusTopic,
+  orderTopic,
+  type Delivery,
+  type DeliveryScope,
+  type SharingSubscriber,
+} from "../common/topics.ts";
 
 // The LISTEN side of subscriptions. PostGraphile's stock PgSubscriber ends
 // every subscription when its connection drops; this one reconnects (with
@@ -68,6 +81,9 @@ class TopicStream implements AsyncIterableIterator<string> {
     return this;
   }
 }
+
+/** The LISTEN connection's probe of itself (every LISTEN_PROBE_INTERVAL_MS; cafe_listen_lag_seconds). */
+export const LISTEN_PROBE_SQL = "select pg_notify($1, $2) /* listen probe */";
 
 export class ReconnectingPgSubscriber implements SharingSubscriber {
   private client: pg.Client | null = null;
@@ -166,6 +182,7 @@ export class ReconnectingPgSubscriber implements SharingSubscriber {
           this.chain = Promise.resolve();
           await this.run(client, "set role cafe_system");
           for (const topic of this.topics.keys()) await this.run(client, `listen ${pg.escapeIdentifier(topic)}`);
+          await this.run(client, `listen ${pg.escapeIdentifier(LISTEN_PROBE_TOPIC)}`);
           const wasReconnect = this.reconnects > 0 || this.retryDelayMs > 100;
           this.client = client;
           this.retryDelayMs = 100;
@@ -194,7 +211,26 @@ export class ReconnectingPgSubscriber implements SharingSubscriber {
     void this.connect();
   }
 
+  /** Whether the LISTEN connection is up (cafe_listen_connected). */
+  get connected(): boolean {
+    return this.client !== null;
+  }
+
+  // LISTEN lag (cafe_listen_lag_seconds): a NOTIFY of this process's own,
+  // sent on the LISTEN connection every LISTEN_PROBE_INTERVAL_MS, timed
+  // from its sending to its delivery here (one clock: this process's).
+  private readonly instance = randomUUID();
+  private readonly probe = setInterval(() => {
+    const client = this.client;
+    if (client) void this.run(client, LISTEN_PROBE_SQL, [LISTEN_PROBE_TOPIC, `${this.instance}:${performance.now()}`]).catch(() => {});
+  }, LISTEN_PROBE_INTERVAL_MS).unref();
+
   private deliver(topic: string, payload: string) {
+    if (topic === LISTEN_PROBE_TOPIC) {
+      const [instance, sent] = payload.split(":");
+      if (instance === this.instance) listenLag.observe((performance.now() - Number(sent)) / 1000);
+      return;
+    }
     const set = this.topics.get(topic);
     if (!set) return;
     const delivery: Delivery = { payload, shared: new Map() };
@@ -232,6 +268,7 @@ export class ReconnectingPgSubscriber implements SharingSubscriber {
 
   release(): void {
     this.released = true;
+    clearInterval(this.probe);
     for (const set of this.topics.values()) for (const s of [...set]) s.close();
     this.topics.clear();
     const client = this.client;

@@ -8,9 +8,10 @@ export { makeCostCache } from "./cache.ts";
 export { costEstimator, queryCost, ROWS_SCANNED_PER_COST_UNIT, SUBSCRIPTION_EVENTS } from "./pricing.ts";
 export { introspectionCounts, MAX_TYPE_FIELDS, variablesRefusal } from "./rules.ts";
 
-function operationType(document: DocumentNode, operationName: string | null | undefined): string {
-  const op = document.definitions.find((d) => d.kind === "OperationDefinition" && (!operationName || d.name?.value === operationName)) as { operation?: string } | undefined;
-  return op?.operation ?? "unknown";
+/** The operation that runs: its type and its name (the document's, when the request names none). */
+function operationOf(document: DocumentNode, operationName: string | null | undefined): { type: string; name: string | undefined } {
+  const op = document.definitions.find((d) => d.kind === "OperationDefinition" && (!operationName || d.name?.value === operationName)) as { operation?: string; name?: { value: string } } | undefined;
+  return { type: op?.operation ?? "unknown", name: operationName ?? op?.name?.value };
 }
 
 /**
@@ -119,9 +120,16 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
           }
           services?.logger.debug({ operationName, cost }, "query cost");
           const started = performance.now();
-          const result = next();
+          const { type, name } = operationOf(event.args.document, operationName);
+          // While tracing is on, the operation runs in its span: name, type, trusted document id and cost, never the variables.
+          const result = services?.operationSpan
+            ? services.operationSpan(
+                { "graphql.operation.name": name, "graphql.operation.type": type, "cafe.graphql.document_id": services.requestScope()?.documentId, "cafe.graphql.cost": cost },
+                next,
+              )
+            : next();
           const addCost = (r: any) => {
-            services?.observeOperation(operationName, operationType(event.args.document, operationName), (performance.now() - started) / 1000);
+            services?.observeOperation(name, type, (performance.now() - started) / 1000);
             return r && typeof r === "object" && !(Symbol.asyncIterator in r) ? { ...r, extensions: { ...r.extensions, cost: { requested: cost, maximum } } } : r;
           };
           return (result && typeof (result as any).then === "function" ? (result as Promise<unknown>).then(addCost) : addCost(result)) as any;

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { traceparentSql } from "../tracing.ts";
 
 /**
  * Runs `fn` in a transaction as cafe_system: the role that the transition
@@ -7,9 +8,11 @@ import type pg from "pg";
  * limits are cafe_system's row of app_private.role_limits (the DBA's).
  */
 export function inTransactionAsSystem<T>(client: pg.ClientBase, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
-  return inTransaction(client, AS_SYSTEM, fn);
+  return inTransaction(client, AS_SYSTEM + traceparentSql(), fn);
 }
 
+// While tracing is on, traceparentSql() adds the trace the jobs queued in
+// the transaction carry (migration 000009-ops.sql), in the same round trip.
 const AS_SYSTEM = "set local role cafe_system; select app_private.apply_role_limits()";
 
 /** Runs `fn` in a transaction on `client` after `prelude` (a role, settings): committed, or rolled back when it throws. */
@@ -44,7 +47,7 @@ export async function asSystem<T>(pool: pg.Pool, fn: (client: pg.ClientBase) => 
 export async function statementAsSystem(pool: pg.Pool, statement: pg.QueryConfig): Promise<pg.QueryResult> {
   const client = await pool.connect();
   try {
-    await client.query(`begin; ${AS_SYSTEM}`);
+    await client.query(`begin; ${AS_SYSTEM}${traceparentSql()}`);
     const result = await client.query(statement);
     const commit = await client.query("commit");
     if (commit.command !== "COMMIT") throw new Error("The transaction was rolled back.");

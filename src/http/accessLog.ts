@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { accessLogger, logger } from "../logger.ts";
-import { countRequest, routeLabel } from "../metrics.ts";
+import { countRequest, observeRequest, routeLabel } from "../metrics.ts";
 import type { RequestScope } from "../requestScope.ts";
+import { traceId } from "../tracing.ts";
 
 // One JSON line per HTTP request (pino, as every other line; pino-http
 // would add a child logger and serializers per request on the hot path):
 // method, route (the bounded label of the metrics), status, duration, the
-// GraphQL operation's name when there is one, and the request id. The
+// GraphQL operation's name when there is one, the request id and, while
+// tracing is on, the trace id (src/tracing.ts). The
 // request counter of /metrics is kept at the same moment. A 5xx answer is
 // not routine: a 503 (busy, down, refused for a while) is logged at warn,
 // any other 5xx at error, so LOG_LEVEL=warn still shows them.
@@ -18,10 +20,16 @@ export function pathOf(url = "/"): string {
 
 export function trackRequest(req: IncomingMessage, res: ServerResponse, path: string, scope: RequestScope): void {
   const started = performance.now();
+  // Read now, in the request's context (the close event comes outside it).
+  const trace = traceId();
   res.once("close", () => {
     const route = routeLabel(path);
     const finished = res.writableFinished;
-    if (finished) countRequest(route, res.statusCode);
+    const durationMs = performance.now() - started;
+    if (finished) {
+      countRequest(route, res.statusCode);
+      observeRequest(route, res.statusCode, durationMs / 1000);
+    }
     const level = res.statusCode >= 500 ? (res.statusCode === 503 ? "warn" : "error") : "info";
     if (!logger.isLevelEnabled(level)) return;
     accessLogger[level](
@@ -30,8 +38,9 @@ export function trackRequest(req: IncomingMessage, res: ServerResponse, path: st
         method: req.method,
         route,
         status: res.statusCode,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        durationMs: Math.round(durationMs * 100) / 100,
         operationName: scope.operationName,
+        traceId: trace,
         ...(finished ? null : { aborted: true }),
       },
       "request",

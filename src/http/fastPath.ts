@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { Readable } from "node:stream";
 import { execute, hookArgs, isAsyncIterable, stringifyPayload } from "postgraphile/grafast";
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "postgraphile/graphql";
@@ -10,7 +12,8 @@ import { VIEWER } from "./viewer.ts";
 import { logger } from "../logger.ts";
 import { fastPathAdHoc, fastPathDocuments, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
-import { cacheKey, documentKey, isPublicRead, visibilityClassOf, type LiveCache } from "./liveCache.ts";
+import { inventoryChange } from "../../common/topics.ts";
+import { cacheKey, documentKey, inventoryShown, publicReadOf, visibilityClassOf, type CachedAnswer, type LiveCache, type PublicReadSpec } from "./liveCache.ts";
 import { requestScope } from "../requestScope.ts";
 
 // /graphql's fast path, after the pipeline's checks (src/http/router.ts:
@@ -24,8 +27,8 @@ import { requestScope } from "../requestScope.ts";
 // `extensions.cost`, error codes, metrics) as grafserv runs them, the
 // answer masked by grafserv's maskError and given its codes and 503s
 // (plugins/ErrorCodesPlugin.ts). What it does not serve goes to grafserv
-// unchanged: another method or content type, an Accept it would not pick
-// alone, a chunked body, a batch, Apollo's persisted queries, an unknown
+// unchanged: another method or content type, an Accept it would not answer
+// with JSON (src/http/fastPath.ts contentTypeFor), a chunked body, a batch, Apollo's persisted queries, an unknown
 // documentId, a text that does not parse or validate, an ad-hoc text the
 // policy refuses this caller, a mutation or subscription (their held
 // transaction and Idempotency-Key stay grafserv's), introspection, @defer
@@ -33,8 +36,9 @@ import { requestScope } from "../requestScope.ts";
 //
 // A public read (src/http/liveCache.ts) by an anonymous caller or a customer
 // is answered from the live cache when it holds it, after the route's checks
-// and the policy, before hookArgs and execute; a clean answer (200, no
-// errors) is kept, bytes as sent, unless the cache was emptied meanwhile.
+// and the policy, before hookArgs and execute; a request for a key being
+// computed waits for that answer; a clean answer (200, no errors) is kept,
+// bytes as sent, with what it is made of, unless that changed meanwhile.
 
 /** A document text, parsed and validated against one schema. */
 export interface FastDocument {
@@ -43,10 +47,12 @@ export interface FastDocument {
   readonly document: DocumentNode;
   /** A trusted document's text (else ad hoc: the policy is asked per caller). */
   readonly trusted: boolean;
+  /** A trusted document's id (metrics and traces name it). */
+  readonly documentId?: string | undefined;
   /** Whether the fast path may run the operation of that name (undefined: the only one): a query, no introspection, no @defer/@stream. */
   servesOperation(operationName: string | undefined): boolean;
-  /** Whether that operation reads only what every anonymous caller (or every customer) sees alike: the live cache may keep its answer. */
-  isPublicRead(operationName: string | undefined): boolean;
+  /** Whether that operation reads only what every anonymous caller (or every customer) sees alike (the live cache may keep its answer), and what its answers are made of; null: it does not. */
+  publicRead(operationName: string | undefined): PublicReadSpec | null;
 }
 
 export interface FastPathOptions {
@@ -59,13 +65,27 @@ export interface FastPathOptions {
 
 const GRAPHQL_RESPONSE_JSON = "application/graphql-response+json;charset=utf-8";
 const APPLICATION_JSON = "application/json;charset=utf-8";
-/** The Accept headers whose answer's type is certain (grafserv's choice for each); any other goes to grafserv. */
-const CONTENT_TYPE_FOR_ACCEPT = new Map<string | undefined, string>([
-  [undefined, GRAPHQL_RESPONSE_JSON],
-  ["*/*", GRAPHQL_RESPONSE_JSON],
-  ["application/graphql-response+json", GRAPHQL_RESPONSE_JSON],
-  ["application/json", APPLICATION_JSON],
-]);
+
+// grafserv's own Accept matcher (RFC 9110 lists, q-values, wildcards,
+// parameters), which its package does not export: the fast path answers with
+// exactly the type grafserv's GraphQL handler would pick, from its two JSON
+// types in its order (graphql-response+json first since the spec's
+// watershed, 2025-01-01). test/graphql/fast-path.negotiation.test.ts holds
+// the two to each other.
+const grafservRequire = createRequire(path.join(import.meta.dirname, "fastPath.ts"));
+const { makeAcceptMatcher } = grafservRequire(path.join(path.dirname(grafservRequire.resolve("grafserv")), "accept.js")) as {
+  makeAcceptMatcher(mediaTypes: string[]): (accept: string | undefined) => string | null;
+};
+const preferredType = makeAcceptMatcher([GRAPHQL_RESPONSE_JSON, APPLICATION_JSON]);
+
+/** The Content-Type grafserv answers a POST with `accept` with; null: not JSON (406, or a header it cannot parse): grafserv's to answer. */
+export function contentTypeFor(accept: string | undefined): string | null {
+  try {
+    return preferredType(accept);
+  } catch {
+    return null;
+  }
+}
 
 type AuthedRequest = IncomingMessage & { [VIEWER]?: Viewer | null };
 
@@ -96,16 +116,17 @@ function replay(req: AuthedRequest, body: Buffer): IncomingMessage {
   return copy as unknown as IncomingMessage;
 }
 
-function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, trusted: boolean): FastDocument {
+function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, trusted: boolean, documentId?: string): FastDocument {
   // Introspection and incremental delivery stay grafserv's (found once per document).
   const plain = !introspects(document) && !/@(defer|stream)\b/.test(text);
   const served = new Map<string | undefined, boolean>();
-  const publicReads = new Map<string | undefined, boolean>();
+  const publicReads = new Map<string | undefined, PublicReadSpec | null>();
   return {
     schema,
     text,
     document,
     trusted,
+    documentId,
     servesOperation(operationName) {
       let ok = served.get(operationName);
       if (ok === undefined) {
@@ -114,13 +135,13 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
       }
       return ok;
     },
-    isPublicRead(operationName) {
-      let ok = publicReads.get(operationName);
-      if (ok === undefined) {
-        ok = isPublicRead(schema, document, operationName ?? null);
-        if (publicReads.size < 100) publicReads.set(operationName, ok);
+    publicRead(operationName) {
+      let spec = publicReads.get(operationName);
+      if (spec === undefined) {
+        spec = publicReadOf(schema, document, operationName ?? null);
+        if (publicReads.size < 100) publicReads.set(operationName, spec);
       }
-      return ok;
+      return spec;
     },
   };
 }
@@ -165,7 +186,7 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
     const config = await serv.getExecutionConfig({ node: { req, res } });
     if (config.schema !== schema) return null; // the schema changed meanwhile: grafserv serves this one
     const result = config.parseAndValidate(text);
-    const entry = result.document ? makeEntry(schema, text, result.document, trusted) : null;
+    const entry = result.document ? makeEntry(schema, text, result.document, trusted, trusted ? trustedDocuments!.idOf(text) : undefined) : null;
     const cache = cacheOf(schema);
     if (trusted) cache.trusted.set(text, entry);
     else {
@@ -207,31 +228,68 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
     const name = operationName ?? undefined;
     if (!entry || (!entry.trusted && !allowed) || !entry.servesOperation(name)) return false;
     (entry.trusted ? fastPathTrusted : fastPathAdHoc).inc();
+    if (entry.documentId) {
+      const scope = requestScope.getStore();
+      if (scope) scope.documentId = entry.documentId;
+    }
 
     // The live cache: a public read, for a caller who sees what all of its kind see.
     const visibility = liveCache?.enabled ? visibilityClassOf(viewer) : null;
-    let cached: { key: string; generation: number } | null = null;
-    if (liveCache && visibility && entry.isPublicRead(name)) {
+    const spec = liveCache && visibility ? entry.publicRead(name) : null;
+    let cached: { key: string; generation: number; spec: PublicReadSpec; settle: ((answer: CachedAnswer | null) => void) | null } | null = null;
+    if (liveCache && visibility && spec) {
       // A new schema (watch mode) answers differently: nothing kept before it is served.
       if (schema !== cachedSchema) {
         if (cachedSchema) liveCache.invalidate();
         cachedSchema = schema;
       }
       const document = typeof body.documentId === "string" ? body.documentId : documentKey(text);
-      const key = cacheKey(document, operationName ?? null, variables, visibility, req.headers.accept ?? "");
+      const key = cacheKey(document, operationName ?? null, variables, visibility, contentType);
       const hit = liveCache.lookup(key);
       if (hit) {
         liveCacheEvents.hits += 1;
-        const scope = requestScope.getStore();
-        if (scope) scope.operationName = hit.operationName;
-        res.writeHead(hit.statusCode, hit.headers);
-        res.end(hit.body);
+        send(res, hit);
         return true;
       }
+      // One miss per key: wait for the answer being computed, if any.
+      const flight = liveCache.joinFlight(key);
+      if (flight) {
+        const shared = await flight;
+        if (shared) {
+          liveCacheEvents.coalesced += 1;
+          send(res, shared);
+          return true;
+        }
+      }
       liveCacheEvents.misses += 1;
-      cached = { key, generation: liveCache.generation };
+      cached = { key, generation: liveCache.generation, spec, settle: flight ? null : liveCache.beginFlight(key) };
     }
+    try {
+      return await compute(req, res, { schema, entry, name, variables, contentType, cached });
+    } finally {
+      cached?.settle?.(null); // (already settled with the answer when there was one)
+    }
+  }
 
+  async function compute(
+    req: AuthedRequest,
+    res: ServerResponse,
+    {
+      schema,
+      entry,
+      name,
+      variables,
+      contentType,
+      cached,
+    }: {
+      schema: GraphQLSchema;
+      entry: FastDocument;
+      name: string | undefined;
+      variables: unknown;
+      contentType: string;
+      cached: { key: string; generation: number; spec: PublicReadSpec; settle: ((answer: CachedAnswer | null) => void) | null } | null;
+    },
+  ): Promise<boolean> {
     const { resolvedPreset, grafastMiddleware, dynamicOptions } = serv;
     const variableValues = (variables ?? undefined) as Record<string, unknown> | undefined;
     const args = {
@@ -272,15 +330,25 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
     headers["content-length"] = String(Buffer.byteLength(out, "utf8"));
     res.writeHead(statusCode, headers);
     res.end(out);
-    if (cached && statusCode === 200 && !payload.errors) {
-      liveCache!.store(cached.key, cached.generation, { statusCode, headers, body: Buffer.from(out, "utf8"), operationName: requestScope.getStore()?.operationName ?? name });
+    if (cached) {
+      const answer: CachedAnswer = { statusCode, headers, body: Buffer.from(out, "utf8"), operationName: requestScope.getStore()?.operationName ?? name };
+      cached.settle?.(answer); // those waiting for this key get it, errors included
+      cached.settle = null;
+      if (statusCode === 200 && !payload.errors) liveCache!.store(cached.key, cached.generation, answer, madeOf(entry, name, cached.spec, payload.data));
     }
     return true;
   }
 
+  /** The tokens an answer is made of: its spec's, and the inventory of each coffee it shows. */
+  function madeOf(entry: FastDocument, name: string | undefined, spec: PublicReadSpec, data: unknown): string[] {
+    if (!spec.inventory) return [...spec.changes];
+    const shown = inventoryShown(entry.document, name ?? null, typeof data === "string" ? JSON.parse(data) : data);
+    return [...spec.changes, ...(shown ? shown.map(inventoryChange) : [inventoryChange("*")])];
+  }
+
   return (req, res, next) => {
-    const contentType = CONTENT_TYPE_FOR_ACCEPT.get(req.headers.accept);
-    if (contentType === undefined || !isJsonPost(req)) return next(req, res);
+    const contentType = contentTypeFor(req.headers.accept);
+    if (contentType === null || !isJsonPost(req)) return next(req, res);
     // Awaited (not continued in the stream's callbacks) so the request's
     // scope (its id, for every log line) carries on.
     void readBody(req).then(
@@ -295,6 +363,14 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
       () => req.destroy(),
     );
   };
+}
+
+/** Writes an answer the live cache holds (or a computation of its key gave). */
+function send(res: ServerResponse, answer: CachedAnswer): void {
+  const scope = requestScope.getStore();
+  if (scope) scope.operationName = answer.operationName;
+  res.writeHead(answer.statusCode, answer.headers);
+  res.end(answer.body);
 }
 
 /** The body (its length declared and checked by the route; Node holds the body to it). */

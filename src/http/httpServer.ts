@@ -1,5 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { Config } from "../config.ts";
+import { ConfigError, type Config } from "../config.ts";
 
 /**
  * How often Node looks for requests past their headers or request timeout.
@@ -23,10 +23,14 @@ export function createHttpServer(config: Config, handle: (req: IncomingMessage, 
   return http.createServer(timeouts, handle);
 }
 
-/** Listens on config's PORT and HOST; resolves with the port (PORT=0 picks one). */
+/** Listens on config's PORT and HOST; resolves with the port (PORT=0 picks one). A port in use is a one-line ConfigError naming PORT. */
 export async function listen(server: http.Server, config: Config): Promise<number> {
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") reject(new ConfigError(`PORT ${config.PORT} on ${config.HOST} is in use (another instance is running?): stop it or set PORT to a free port.`));
+      else if (err.code === "EACCES") reject(new ConfigError(`PORT ${config.PORT} on ${config.HOST} may not be used by this user: set PORT to 1024 or above.`));
+      else reject(err);
+    });
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const address = server.address();

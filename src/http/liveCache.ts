@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { getOperationAST, TypeInfo, visit, visitWithTypeInfo, BREAK, type DocumentNode, type GraphQLSchema } from "postgraphile/graphql";
-import { PUBLIC_READS_TOPIC } from "../../common/topics.ts";
+import { getOperationAST, Kind, TypeInfo, visit, visitWithTypeInfo, BREAK, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode } from "postgraphile/graphql";
+import { ALL_CHANGED, FEATURED_CHANGE, publicReadChanges, PUBLIC_READS_TOPIC } from "../../common/topics.ts";
 import type { Viewer } from "../../common/services.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
 import { logger } from "../logger.ts";
@@ -19,12 +19,16 @@ import { liveCacheEvents } from "../metrics.ts";
 //   checks both against the database: at start, after every reconnection,
 //   and in test/graphql/live-cache.test.ts). The two roles' grants may differ, so
 //   they never share with each other. Staff are never served from here.
-// - Freshness: a statement that changes one of those tables NOTIFYs
-//   PUBLIC_READS_TOPIC (the `-- Live cache:` triggers of the baseline);
-//   each NOTIFY drops every entry and moves the generation on. An answer
-//   computed while the generation moved is not stored; after the LISTEN
-//   connection comes back (NOTIFYs may have been missed) everything is
-//   dropped too.
+// - Freshness: an answer remembers what it was made of (publicReadOf: the
+//   tables it shows rows of, `featured`, and the coffees whose inventory it
+//   shows); a NOTIFY on PUBLIC_READS_TOPIC names what changed
+//   (common/topics.ts, migration 000005-live-reads.sql) and drops exactly
+//   the answers made of it. An answer computed while something it is made
+//   of changed is not stored; after the LISTEN connection comes back
+//   (NOTIFYs may have been missed) everything is dropped.
+// - One miss per key: requests for a key being computed wait for that
+//   answer (errors included) instead of computing it again; it is shared
+//   only with those who asked before a change was heard.
 // - Bounds: LIVE_CACHE_MAX_ENTRIES and LIVE_CACHE_MAX_BYTES (src/config.ts),
 //   least recently used dropped first.
 
@@ -41,14 +45,21 @@ export function visibilityClassOf(viewer: Pick<Viewer, "role"> | null): Visibili
 /**
  * A field a public read may ask for: the arguments it may take, the SQL
  * function behind it, the tables it reads as the caller (under RLS) and
- * those its function reads as its owner (security definer).
+ * those its function reads as its owner (security definer), and what
+ * announced change drops an answer showing it (PUBLIC_READS_TOPIC's tokens;
+ * default: the tables it reads as the caller; INVENTORY: the inventory of
+ * the coffees it shows).
  */
 export interface PublicRead {
   args?: readonly string[];
   fn?: string;
   asCaller?: readonly string[];
   asOwner?: readonly string[];
+  changes?: readonly string[];
 }
+
+/** In `changes`: dropped when the inventory of a coffee the answer shows changes. */
+export const INVENTORY = "inventory";
 
 const PAGE = ["first", "offset"] as const;
 const COFFEES = "app_public.coffees";
@@ -61,9 +72,10 @@ export const PUBLIC_READS: Readonly<Record<string, PublicRead>> = {
   "Query.coffees": { args: ["category", ...PAGE], fn: "app_public.coffee_list", asCaller: [COFFEES] },
   "Query.coffee": { args: ["id"], fn: "app_public.coffee_by_id", asCaller: [COFFEES] },
   "Query.searchCoffees": { args: ["query", "name", ...PAGE], fn: "app_public.search_coffees", asCaller: [COFFEES] },
-  "Query.featuredCoffee": { fn: "app_public.featured_coffee", asOwner: [COFFEES, "app_public.orders", "app_public.order_items"] },
+  "Query.featuredCoffee": { fn: "app_public.featured_coffee", asOwner: [COFFEES, "app_public.orders", "app_public.order_items"], changes: [COFFEES, FEATURED_CHANGE] },
   "Coffee.roaster": { asCaller: ["app_public.roasters"] },
-  "Coffee.inventory": { fn: "app_public.coffees_inventory", asOwner: ["app_public.recipe_lines", "app_public.stock_items", "app_private.stock_reserved"] },
+  // Read from app_public.coffee_inventory in the coffees' statement (plugins/InventoryPlugin.ts).
+  "Coffee.inventory": { asCaller: ["app_public.coffee_inventory"], changes: [INVENTORY] },
   "Coffee.ingredients": { args: PAGE, fn: "app_public.coffees_ingredients", asCaller: ["app_public.recipe_lines", "app_public.ingredients"] },
   "Coffee.seasonalIngredients": { args: PAGE, fn: "app_public.coffees_seasonal_ingredients", asCaller: ["app_public.recipe_lines", "app_public.ingredients"] },
   "Coffee.reviews": { args: ["limit", ...PAGE], fn: "app_public.coffees_reviews", asCaller: ["app_public.reviews"] },
@@ -73,8 +85,10 @@ export const PUBLIC_READS: Readonly<Record<string, PublicRead>> = {
   ...columns("Review", ["id", "coffeeId", "rating", "comment", "createdAt"]),
 };
 
-/** Every table a public read's answer is made of: each must announce its changes on PUBLIC_READS_TOPIC. */
-export const PUBLIC_READ_TABLES: readonly string[] = [...new Set(Object.values(PUBLIC_READS).flatMap((r) => [...(r.asCaller ?? []), ...(r.asOwner ?? [])]))].sort();
+const changesOf = (read: PublicRead): readonly string[] => read.changes ?? read.asCaller ?? [];
+
+/** Every table a public read's answer shows rows of as they are: each must announce its changes on PUBLIC_READS_TOPIC by name. */
+export const PUBLIC_READ_TABLES: readonly string[] = [...new Set(Object.values(PUBLIC_READS).flatMap((r) => changesOf(r).filter((c) => c.includes("."))))].sort();
 
 /** What in a function's body could make its answer depend on who asks. */
 const LOOKS_AT_THE_CALLER = /current_user_id|current_customer|current_actor|is_admin|is_staff|current_setting|current_user|session_user|jwt\.|require_/i;
@@ -115,12 +129,19 @@ export async function publicReadsViolations(query: (text: string, values: unknow
   return violations;
 }
 
-/** What a document is to the cache: a public read, or not cacheable. */
-export function isPublicRead(schema: GraphQLSchema, document: DocumentNode, operationName: string | null): boolean {
+/** What an operation's answers are made of: announced tokens, and whether the inventory of the coffees they show. */
+export interface PublicReadSpec {
+  changes: readonly string[];
+  inventory: boolean;
+}
+
+/** What a document is to the cache: a public read (what drops its answers), or null: not cacheable. */
+export function publicReadOf(schema: GraphQLSchema, document: DocumentNode, operationName: string | null): PublicReadSpec | null {
   const operation = getOperationAST(document, operationName);
-  if (!operation || operation.operation !== "query") return false;
+  if (!operation || operation.operation !== "query") return null;
   const typeInfo = new TypeInfo(schema);
   let ok = true;
+  const changes = new Set<string>();
   visit(
     document,
     visitWithTypeInfo(typeInfo, {
@@ -132,10 +153,63 @@ export function isPublicRead(schema: GraphQLSchema, document: DocumentNode, oper
           ok = false;
           return BREAK;
         }
+        for (const c of changesOf(read)) changes.add(c);
       },
     }),
   );
-  return ok;
+  if (!ok) return null;
+  const inventory = changes.delete(INVENTORY);
+  return { changes: [...changes].sort(), inventory };
+}
+
+/** Whether a document's operation is a public read. */
+export const isPublicRead = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null): boolean => publicReadOf(schema, document, operationName) !== null;
+
+/**
+ * The coffees whose `inventory` an answer shows, by their `id` in the same
+ * selection; null when one of them has no `id` there (then the answer goes
+ * with any coffee's inventory). Public reads have no unions or interfaces:
+ * every fragment applies.
+ */
+export function inventoryShown(document: DocumentNode, operationName: string | null, data: unknown): string[] | null {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return null;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const ids = new Set<string>();
+  let unknown = false;
+  /** The fields of a selection set, fragments spread: response key to the sub-selections under it. */
+  const fieldsOf = (set: SelectionSetNode, into = new Map<string, { name: string; sets: SelectionSetNode[] }>()) => {
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.FIELD) {
+        const key = sel.alias?.value ?? sel.name.value;
+        const f = into.get(key) ?? { name: sel.name.value, sets: [] };
+        if (sel.selectionSet) f.sets.push(sel.selectionSet);
+        into.set(key, f);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) fieldsOf(sel.selectionSet, into);
+      else {
+        const fragment = fragments.get(sel.name.value);
+        if (fragment) fieldsOf(fragment.selectionSet, into);
+      }
+    }
+    return into;
+  };
+  const walk = (sets: SelectionSetNode[], value: unknown): void => {
+    if (value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) return value.forEach((v) => walk(sets, v));
+    const fields = new Map<string, { name: string; sets: SelectionSetNode[] }>();
+    for (const set of sets) fieldsOf(set, fields);
+    const object = value as Record<string, unknown>;
+    if ([...fields.values()].some((f) => f.name === "inventory")) {
+      const idKey = [...fields].find(([, f]) => f.name === "id")?.[0];
+      const id = idKey === undefined ? undefined : object[idKey];
+      if (typeof id === "string") ids.add(id.toLowerCase());
+      else unknown = true;
+    }
+    for (const [key, f] of fields) if (f.sets.length) walk(f.sets, object[key]);
+  };
+  walk([operation.selectionSet], data);
+  return unknown ? null : [...ids];
 }
 
 /** Variables as JSON with object keys sorted: the same values, the same text. */
@@ -173,14 +247,35 @@ export interface LiveCacheLimits {
   maxBytes: number;
 }
 
-/** The store: LRU, bounded in entries and bytes, emptied by `invalidate`. */
+/** An answer being computed: those who ask for its key meanwhile wait for it. */
+interface Flight {
+  since: number;
+  answer: Promise<CachedAnswer | null>;
+}
+
+/** What an answer is made of, as announced tokens (`inventory:*`: any coffee's inventory). */
+const ANY_INVENTORY = "inventory:*";
+const isInventory = (token: string) => token.startsWith("inventory:");
+
+/** The store: LRU, bounded in entries and bytes; `changed` drops the answers made of what changed. */
 export class LiveCache {
-  private readonly entries = new Map<string, CachedAnswer & { size: number }>();
+  private readonly entries = new Map<string, CachedAnswer & { size: number; madeOf: readonly string[] }>();
+  /** token -> the keys of the answers made of it. */
+  private readonly byToken = new Map<string, Set<string>>();
+  private readonly flights = new Map<string, Flight>();
   private used = 0;
-  private gen = 0;
+  /** Moves on at every change heard. */
+  private seq = 0;
+  /** token -> the seq at which it last changed; everything: `allAt`. */
+  private readonly changedAt = new Map<string, number>();
+  private allAt = 0;
   /** Why the cache is off (publicReadsViolations); off until the database has been checked. */
   private refused: string[] = ["not checked against the database yet"];
   private readonly limits: LiveCacheLimits;
+  /** A round trip on the LISTEN connection (followPublicReads). */
+  private flusher: (() => Promise<void>) | null = null;
+  private lastFlush: Promise<void> = Promise.resolve();
+  private nextFlush: Promise<void> | null = null;
 
   constructor(limits: LiveCacheLimits) {
     this.limits = limits;
@@ -196,9 +291,9 @@ export class LiveCache {
     return this.configured && this.refused.length === 0;
   }
 
-  /** Moves on at every invalidation: read it before computing an answer, hand it to `store`. */
+  /** The point in time of the last change heard: read it before computing an answer, hand it to `store`. */
   get generation(): number {
-    return this.gen;
+    return this.seq;
   }
 
   get size(): number {
@@ -217,13 +312,28 @@ export class LiveCache {
     return entry;
   }
 
-  /** Keeps `answer` unless the cache was invalidated since `generation` was read (or it alone is over the byte limit). */
-  store(key: string, generation: number, answer: CachedAnswer): boolean {
-    if (!this.enabled || generation !== this.gen) return false;
+  /** Whether something of `madeOf` changed after `generation`. */
+  private changedSince(generation: number, madeOf: readonly string[]): boolean {
+    if (this.allAt > generation) return true;
+    // (`inventory:*` is marked changed by every coffee's inventory change.)
+    return madeOf.some((token) => (this.changedAt.get(token) ?? 0) > generation);
+  }
+
+  /**
+   * Keeps `answer`, made of `madeOf` (announced tokens), unless one of them
+   * changed since `generation` was read (or it alone is over the byte limit).
+   */
+  store(key: string, generation: number, answer: CachedAnswer, madeOf: readonly string[] = [ALL_CHANGED]): boolean {
+    if (!this.enabled || this.changedSince(generation, madeOf)) return false;
     const size = answer.body.length + key.length;
     if (size > this.limits.maxBytes) return false;
     this.drop(key);
-    this.entries.set(key, { ...answer, size });
+    this.entries.set(key, { ...answer, size, madeOf });
+    for (const token of madeOf) {
+      let keys = this.byToken.get(token);
+      if (!keys) this.byToken.set(token, (keys = new Set()));
+      keys.add(key);
+    }
     this.used += size;
     for (const oldest of this.entries.keys()) {
       if (this.entries.size <= this.limits.maxEntries && this.used <= this.limits.maxBytes) break;
@@ -237,14 +347,86 @@ export class LiveCache {
     if (!entry) return;
     this.entries.delete(key);
     this.used -= entry.size;
+    for (const token of entry.madeOf) {
+      const keys = this.byToken.get(token);
+      keys?.delete(key);
+      if (keys?.size === 0) this.byToken.delete(token);
+    }
+  }
+
+  /** The answer to `key` being computed since the last change heard, to wait for (undefined: none). */
+  joinFlight(key: string): Promise<CachedAnswer | null> | undefined {
+    const flight = this.flights.get(key);
+    return flight && flight.since === this.seq ? flight.answer : undefined;
+  }
+
+  /** Announces a computation of `key`; `settle` hands its answer (null: none, e.g. it failed) to those waiting. */
+  beginFlight(key: string): (answer: CachedAnswer | null) => void {
+    let settle!: (answer: CachedAnswer | null) => void;
+    const flight: Flight = { since: this.seq, answer: new Promise((resolve) => (settle = resolve)) };
+    this.flights.set(key, flight);
+    return (answer) => {
+      if (this.flights.get(key) === flight) this.flights.delete(key);
+      settle(answer);
+    };
+  }
+
+  /** What changed (PUBLIC_READS_TOPIC's tokens): drops the answers made of it; answers being computed from it will not be stored. */
+  changed(tokens: readonly string[]): void {
+    if (tokens.includes(ALL_CHANGED)) return this.invalidate();
+    this.seq += 1;
+    for (const token of tokens) {
+      this.changedAt.set(token, this.seq);
+      for (const key of [...(this.byToken.get(token) ?? [])]) this.drop(key);
+      if (isInventory(token)) {
+        this.changedAt.set(ANY_INVENTORY, this.seq);
+        for (const key of [...(this.byToken.get(ANY_INVENTORY) ?? [])]) this.drop(key);
+      }
+    }
+    liveCacheEvents.invalidations += 1;
   }
 
   /** Drops every answer; answers being computed now will not be stored. */
   invalidate(): void {
-    this.gen += 1;
+    this.seq += 1;
+    this.allAt = this.seq;
+    this.changedAt.clear();
     this.entries.clear();
+    this.byToken.clear();
     this.used = 0;
     liveCacheEvents.invalidations += 1;
+  }
+
+  /**
+   * Resolves once every change committed before the call has been heard
+   * (a round trip on the LISTEN connection, shared by the callers that
+   * arrive while one is queued; at most 2 s): a mutation's answer waits
+   * for it, so its caller's next read sees its own write.
+   */
+  caughtUp(): Promise<void> {
+    const flush = this.flusher;
+    if (!flush) return Promise.resolve();
+    if (!this.nextFlush) {
+      const next: Promise<void> = this.lastFlush.then(() => {
+        if (this.nextFlush === next) this.nextFlush = null;
+        return (this.lastFlush = flush().catch(() => {}));
+      });
+      this.nextFlush = next;
+    }
+    const heard = this.nextFlush;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2000);
+      timer.unref();
+      void heard.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Where `caughtUp` makes its round trip (followPublicReads). */
+  listensThrough(flush: () => Promise<void>): void {
+    this.flusher = flush;
   }
 
   /** Turns the cache off while `violations` (publicReadsViolations) is not empty. */
@@ -256,15 +438,16 @@ export class LiveCache {
 }
 
 /**
- * Invalidates `cache` on every NOTIFY of PUBLIC_READS_TOPIC and after every
+ * Drops what changed from `cache` on every NOTIFY of PUBLIC_READS_TOPIC, everything after every
  * (re)connection of the LISTEN connection, checking the database's policies
  * each time. Returns the function that stops following.
  */
 export function followPublicReads(cache: LiveCache, subscriber: ReconnectingPgSubscriber, query: Parameters<typeof publicReadsViolations>[0]): () => void {
   if (!cache.configured) return () => {};
   const stream = subscriber.subscribe(PUBLIC_READS_TOPIC);
+  cache.listensThrough(() => subscriber.flush());
   void (async () => {
-    for await (const _table of stream) cache.invalidate();
+    for await (const payload of stream) cache.changed(publicReadChanges(payload));
   })();
   subscriber.onConnected(async () => {
     cache.invalidate();

@@ -12,6 +12,7 @@ import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../common/errorCatal
 import { signatureMatches } from "./signature.ts";
 import type { Source } from "../http/clientAddress.ts";
 import { RateLimiter } from "../http/rateLimiter.ts";
+import { annotateSpan, inSpan } from "../tracing.ts";
 import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, type DeliveryHandler } from "./delivery.ts";
 
 // The generic provider (the contract's): POST /orders/payment-callback,
@@ -40,6 +41,10 @@ import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex
 // source not blocked is written to the delivery log: those rows are what
 // blocks the source (alert_rules 'auth_failures'), so each source writes at
 // most threshold + 1 of them a block period.
+//
+// While tracing is on (src/tracing.ts) each step is a span under the
+// request's: reading the body, checking token and signature, parsing, and
+// the transaction (whose jobs carry the trace).
 
 export const CALLBACK_PATH = "/orders/payment-callback";
 export const MAX_CALLBACK_BYTES = MAX_DELIVERY_BYTES;
@@ -131,7 +136,7 @@ export function genericProvider({ config, pool, health, blocked, sourceOf }: Pay
 
   /** 3. verify: the provider's token, then its signature over these bytes. */
   async function verify(req: IncomingMessage, res: ServerResponse, source: string, body: Buffer, tokenOk: boolean, refused: "blocked" | "overLimit" | null): Promise<boolean> {
-    const signatureOk = tokenOk && signatureMatches(headerOf(req, "x-signature"), body, secrets);
+    const signatureOk = tokenOk && inSpan("payment_callback verify_signature", {}, () => signatureMatches(headerOf(req, "x-signature"), body, secrets));
     if (tokenOk && signatureOk) return true;
     if (refused) {
       refuse429(req, res, source, refused);
@@ -167,7 +172,7 @@ export function genericProvider({ config, pool, health, blocked, sourceOf }: Pay
       fail(res, "INVALID_JSON", "The body is not valid JSON.");
       return null;
     }
-    const result = parseDelivery(parsed);
+    const result = inSpan("payment_callback parse", {}, () => parseDelivery(parsed));
     if (!result.ok) {
       await log(source, "VALIDATION_FAILED", result.details.map((d) => `${d.path}: ${d.message}`).join("; "));
       fail(res, "VALIDATION_FAILED", "The body has invalid fields.", result.details);
@@ -182,21 +187,25 @@ export function genericProvider({ config, pool, health, blocked, sourceOf }: Pay
     const key = d.idempotencyKey ? `idem:${d.idempotencyKey}` : d.eventId ? `event:${d.eventId}` : `sha256:${bodyHash}`;
     return {
       key,
+      payment: d.payment,
       values: [source, key, bodyHash, d.payment ? PAYMENT_EVENT : d.event, d.status, d.orderRef, d.customer, d.amount, d.items ? JSON.stringify(d.items) : null, d.currency],
     };
   }
 
   /** 6. process: in one transaction in Postgres. */
-  async function process(res: ServerResponse, source: string, { key, values }: ReturnType<typeof map>) {
+  async function process(res: ServerResponse, source: string, { key, values, payment }: ReturnType<typeof map>) {
     try {
-      const { rows } = await statementAsSystem(pool, {
-        name: "process_payment_callback", // prepared once per connection: its plan is kept
-        text: "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
-        values,
-      });
+      const { rows } = await inSpan("payment_callback process", { "cafe.payment.payment": payment }, () =>
+        statementAsSystem(pool, {
+          name: "process_payment_callback", // prepared once per connection: its plan is kept
+          text: "select (r).* from (select app_private.process_payment_callback($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as r) x",
+          values,
+        }),
+      );
       const outcome = rows[0] as { http_status: number; status: string | null; code: string | null; message: string; order_id: string | null };
       logger.info({ source, key, outcome: outcome.status ?? outcome.code, order: outcome.order_id }, "payment callback");
       paymentCallbacks.inc({ outcome: outcome.status ?? outcome.code ?? "unknown" });
+      annotateSpan({ "cafe.payment.outcome": outcome.status ?? outcome.code ?? "unknown", "cafe.order.id": outcome.order_id ?? undefined });
       if (outcome.code) {
         const details = outcome.code === "VALIDATION_FAILED" ? { details: [{ path: "(body)", message: outcome.message }] } : null;
         return sendJson(res, outcome.http_status, { error: { code: outcome.code, message: outcome.message, ...details } });
@@ -224,7 +233,7 @@ export function genericProvider({ config, pool, health, blocked, sourceOf }: Pay
     // 2. read, at most 64 KiB.
     let body: Buffer | null;
     try {
-      body = await readBody(req, MAX_CALLBACK_BYTES);
+      body = await inSpan("payment_callback read_body", {}, () => readBody(req, MAX_CALLBACK_BYTES));
     } catch {
       return; // the client went away
     }

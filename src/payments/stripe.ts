@@ -9,6 +9,7 @@ import type { DatabaseHealth } from "../db/dbHealth.ts";
 import { RETRY_AFTER_SECONDS, STRIPE_WEBHOOK_ERRORS, type StripeWebhookErrorCode } from "../../common/errorCatalogue.ts";
 import type { Source } from "../http/clientAddress.ts";
 import { boundedCache, textBytes } from "../../common/boundedCache.ts";
+import { annotateSpan, inSpan } from "../tracing.ts";
 import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, type DeliveryHandler } from "./delivery.ts";
 
 // Stripe's own webhooks: POST /payments/stripe/webhook (docs/payments.md).
@@ -31,6 +32,7 @@ import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex
 // costs reading at most 64 KiB and an HMAC per secret, in memory: it writes
 // nothing (counted in the metric, one log line per source a minute), so a
 // stranger cannot make the database work, nor block Stripe's own address.
+// While tracing is on, each step is a span (`stripe_webhook <step>`).
 
 export const STRIPE_WEBHOOK_PATH = "/payments/stripe/webhook";
 
@@ -154,14 +156,17 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
   /** 5. process: one transaction in Postgres. */
   async function process(res: ServerResponse, source: string, bodyHash: string, event: { id: string; type: string }, mapped: MappedEvent) {
     try {
-      const { rows } = await statementAsSystem(pool, {
-        name: "process_stripe_event",
-        text: "select (r).* from (select app_private.process_stripe_event($1, $2, $3, $4, $5, $6) as r) x",
-        values: [source, event.id, bodyHash, event.type, mapped.action, JSON.stringify(mapped.fields)],
-      });
+      const { rows } = await inSpan("stripe_webhook process", { "cafe.payment.action": mapped.action }, () =>
+        statementAsSystem(pool, {
+          name: "process_stripe_event",
+          text: "select (r).* from (select app_private.process_stripe_event($1, $2, $3, $4, $5, $6) as r) x",
+          values: [source, event.id, bodyHash, event.type, mapped.action, JSON.stringify(mapped.fields)],
+        }),
+      );
       const outcome = rows[0] as { http_status: number; status: string; code: string | null; message: string; order_id: string | null };
       logger.info({ source, event: event.id, type: event.type, outcome: outcome.status, code: outcome.code ?? undefined, order: outcome.order_id }, "stripe webhook");
       stripeWebhooks.inc({ outcome: outcome.status });
+      annotateSpan({ "cafe.payment.outcome": outcome.status, "cafe.order.id": outcome.order_id ?? undefined });
       return sendJson(res, outcome.http_status, {
         status: outcome.status,
         ...(outcome.code ? { code: outcome.code, message: outcome.message } : null),
@@ -189,7 +194,7 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
     // 1. read
     let body: Buffer | null;
     try {
-      body = await readBody(req, MAX_DELIVERY_BYTES);
+      body = await inSpan("stripe_webhook read_body", {}, () => readBody(req, MAX_DELIVERY_BYTES));
     } catch {
       return; // the client went away
     }
@@ -199,7 +204,8 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
       return fail(res, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_DELIVERY_BYTES} bytes.`);
     }
     // 2. verify
-    const verified = verify(body, headerOf(req, "stripe-signature"));
+    const signed = body;
+    const verified = inSpan("stripe_webhook verify_signature", {}, () => verify(signed, headerOf(req, "stripe-signature")));
     if ("error" in verified) {
       noteRefused(source, verified.error);
       return verified.error === "json"

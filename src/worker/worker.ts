@@ -10,6 +10,7 @@ import { payment_intent__cancel } from "./tasks/payment_intent__cancel.ts";
 import { refund__pay } from "./tasks/refund__pay.ts";
 import { makeStripeClient } from "../payments/stripeClient.ts";
 import { supervisedRunner } from "./supervise.ts";
+import { observedTasks } from "./job.ts";
 import { startHeartbeat } from "./heartbeat.ts";
 import { startExpirySweep } from "./expirySweep.ts";
 
@@ -43,12 +44,12 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
   const stripe = makeStripeClient(config);
   const supervisor = await supervisedRunner({
     pgPool: pool,
-    taskList: {
+    taskList: observedTasks({
       ...taskList,
       notification__send_webhook: notification__send_webhook(config),
       payment_intent__cancel: payment_intent__cancel(stripe),
       refund__pay: refund__pay(stripe),
-    },
+    }),
     concurrency: config.WORKER_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 1000,

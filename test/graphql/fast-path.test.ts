@@ -71,8 +71,8 @@ test("a trusted query by documentId takes the fast path: security headers, the r
   const after = await scrape();
   const grew = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
   expect(grew('cafe_http_requests_total{route="/graphql",status="200"}')).toBeGreaterThanOrEqual(1);
-  // Sent without operationName: the operation metric names it "anonymous", as for grafserv.
-  expect(grew('cafe_graphql_operation_duration_seconds_count{operation="anonymous",type="query"}')).toBe(1);
+  // Sent without operationName: a trusted document is named by its operation, as for grafserv.
+  expect(grew('cafe_graphql_operation_duration_seconds_count{operation="Ping",type="query"}')).toBe(1);
 });
 
 test("an ad-hoc text is served by the fast path, on its second request too; a mutation is not (grafserv serves it)", async () => {

@@ -47,6 +47,32 @@ describe("the store (unit)", () => {
     expect(cache.lookup("huge")).toBeUndefined();
   });
 
+  test("a change drops the answers made of it and only those; an answer of any coffee's inventory goes with each", () => {
+    const cache = openCache(10, 1000);
+    const g = cache.generation;
+    cache.store("roasters", g, answer(1), ["app_public.coffees", "app_public.roasters"]);
+    cache.store("inventory a", g, answer(1), ["app_public.coffees", "inventory:a"]);
+    cache.store("inventory b", g, answer(1), ["app_public.coffees", "inventory:b"]);
+    cache.store("any inventory", g, answer(1), ["app_public.coffees", "inventory:*"]);
+    const held = () => ["roasters", "inventory a", "inventory b", "any inventory"].filter((k) => cache.lookup(k));
+    cache.changed(["inventory:a"]);
+    expect(held()).toEqual(["roasters", "inventory b"]);
+    cache.changed(["app_public.roasters"]);
+    expect(held()).toEqual(["inventory b"]);
+    cache.changed(["all"]);
+    expect(held()).toEqual([]);
+    expect(cache.bytes).toBe(0);
+  });
+
+  test("an answer computed while what it is made of changed is not stored; another change does not stop it", () => {
+    const cache = openCache(10, 1000);
+    const before = cache.generation;
+    cache.changed(["inventory:a"]);
+    expect(cache.store("a", before, answer(1), ["inventory:a"])).toBe(false);
+    expect(cache.store("any", before, answer(1), ["inventory:*"])).toBe(false);
+    expect(cache.store("b", before, answer(1), ["inventory:b", "app_public.coffees"])).toBe(true);
+  });
+
   test("an answer computed while an invalidation arrived is not stored; off while refused or with a zero limit", () => {
     const cache = openCache(10, 1000);
     const before = cache.generation;
@@ -88,7 +114,7 @@ describe("against the database", () => {
       await menu();
       return liveCacheEvents.hits > hits;
     });
-    await t.db.query("update app_public.coffees set name = name where false"); // a change: nothing cached now
+    await t.db.query("select pg_notify($1, 'all')", [PUBLIC_READS_TOPIC]); // as after a bulk load: nothing cached now
     await told();
   });
   afterAll(() => sql?.uninstall());

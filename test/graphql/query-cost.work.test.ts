@@ -1,5 +1,6 @@
+import pg from "pg";
 import { codes, errorsOf, settled, subscribe } from "../support/client.ts";
-import { SqlRecorder } from "../support/db.ts";
+import { SqlRecorder, testDatabaseUrl } from "../support/db.ts";
 import { useTestService } from "../support/service.ts";
 
 // Cost equals work: what the server pays, not what it returns.
@@ -58,6 +59,36 @@ test("a totalCount over a large table is priced by what it scans: the 20-coffee 
   const once = await t.gql(`{ allCoffees(first: 5) { totalCount nodes { id } } }`);
   expect(once.body.errors).toBeUndefined();
   expect(once.body.extensions!.cost.requested).toBeLessThan(50);
+});
+
+test("counts over a table whose statistics were lost (never analyzed, a crash, a restored dump) are priced by its size on disk: 30 aliased filtered counts are refused, no SQL", async () => {
+  // (After the test above: 6,000 more order lines.) What the planner knew is
+  // wiped: reltuples -1 and relpages 0 (never analyzed), no live-row count.
+  const su = new pg.Client({ connectionString: testDatabaseUrl() });
+  await su.connect();
+  try {
+    await su.query("select pg_stat_reset_single_table_counters('app_public.order_items'::regclass)");
+    await su.query("update pg_class set reltuples = -1, relpages = 0 where oid = 'app_public.order_items'::regclass");
+    await t.service.api!.tableSizes.refresh();
+    // Ours, the planner's own guess from the pages on disk (EXPLAIN) and the real count agree within a factor of two.
+    const { rows: plan } = await su.query("explain (format json) select * from app_public.order_items");
+    const planned = plan[0]["QUERY PLAN"][0].Plan["Plan Rows"] as number;
+    const ours = t.service.api!.tableSizes.rows("app_public.order_items");
+    const { rows: real } = await su.query("select count(*)::int as n from app_public.order_items");
+    expect(ours).toBeGreaterThan(real[0].n / 2);
+    expect(ours).toBeGreaterThan(planned / 2);
+    expect(ours).toBeLessThan(planned * 2);
+    const counts = Array.from({ length: 30 }, (_, i) => `c${i}: allOrderItems(filter: { position: { greaterThan: ${i} } }) { totalCount }`).join("\n");
+    const token = await t.token("alice");
+    const { result, statements } = await sql.record(() => t.gql(`{ ${counts} }`, { token }));
+    expect(codes(result)).toEqual(["QUERY_TOO_COMPLEX"]);
+    expect(result.body.errors![0]!.extensions!.cost as number).toBeGreaterThan(30 * 300);
+    expect(statements).toEqual([]);
+  } finally {
+    await su.query("analyze app_public.order_items");
+    await su.end();
+    await t.service.api!.tableSizes.refresh();
+  }
 });
 
 /** `{and: [{and: [ ... {name: {equalTo: "x"}} ]}]}`, `levels` and/list pairs deep. */

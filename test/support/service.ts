@@ -6,7 +6,7 @@ import pg from "pg";
 import type { Client as WsClient } from "graphql-ws";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { resolveDatabaseUrls, type DatabaseUrls } from "../../src/db/database.ts";
-import { startService, type Service } from "../../src/main.ts";
+import { startService, type Service } from "../../src/service.ts";
 import { registry } from "../../src/metrics.ts";
 import { gql, login, request, wsClient, type DemoUser, type GqlOptions, type GraphQLResponse } from "./client.ts";
 import { freshDatabase, sandbox, testDatabaseUrl, type DrillDb, type Sandbox } from "./db.ts";

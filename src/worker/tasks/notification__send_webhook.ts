@@ -3,6 +3,7 @@ import type { Task } from "graphile-worker";
 import type { Config } from "../../config.ts";
 import { logger } from "../../logger.ts";
 import { asSystemInJob } from "../job.ts";
+import { annotateSpan, outgoingCall } from "../../tracing.ts";
 
 // The outgoing webhook of one customer notification (NOTIFY_WEBHOOK_URL),
 // signed the Standard Webhooks way (https://www.standardwebhooks.com):
@@ -45,20 +46,27 @@ function idOf(payload: unknown): string {
 async function post(url: string, secret: string, n: NotificationBody): Promise<void> {
   const timestamp = Math.floor(Date.now() / 1000);
   const body = JSON.stringify({ type: `notification.${n.kind}`, timestamp: new Date(timestamp * 1000).toISOString(), data: n });
-  const res = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "webhook-id": n.id,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": webhookSignature(secret, n.id, timestamp, body),
-    },
-    body,
-    redirect: "manual",
-    signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-  });
-  // Drain the answer so the connection is freed.
-  await res.arrayBuffer().catch(() => undefined);
+  // In a client span while tracing is on; the receiver gets `traceparent`.
+  const res = await outgoingCall("POST notification webhook", { "http.request.method": "POST", "server.address": new URL(url).host, "cafe.notification.kind": n.kind }, (traceHeaders) =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        ...traceHeaders,
+        "content-type": "application/json",
+        "webhook-id": n.id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": webhookSignature(secret, n.id, timestamp, body),
+      },
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+    }).then(async (res) => {
+      // Drain the answer (in the span) so the connection is freed.
+      annotateSpan({ "http.response.status_code": res.status });
+      await res.arrayBuffer().catch(() => undefined);
+      return res;
+    }),
+  );
   if (res.status < 200 || res.status >= 300) throw new Error(`receiver answered ${res.status}`);
 }
 

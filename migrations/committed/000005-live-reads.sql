@@ -1,0 +1,355 @@
+--! Previous: sha1:b32f0db671d9344757c0c9c12c34c6083b39e19b
+--! Hash: sha1:a9356b099f212c8dc89fb007f23a59b5d7f52479
+
+--------------------------------------------------------------------------------
+-- 905 live reads: what changed, as precisely as a public read can see it
+--
+-- The live cache (src/http/liveCache.ts) drops a public read when a row it was
+-- made of changed in a way its answer can see, and only that read. The
+-- announcements on `public_reads_changed` (common/topics.ts) name what
+-- changed, space-separated:
+--   `app_public.<table>`   a row of a table public reads show as it is
+--                          (coffees, roasters, ingredients, recipe lines,
+--                          reviews) changed: sent only when a row did;
+--   `inventory:<coffee>`   that coffee's Coffee.inventory changed;
+--   `featured`             featuredCoffee is another coffee;
+--   `all`                  anything (after a bulk load: recount_reserved_stock()).
+-- Orders and stock are not announced as tables: what a public read sees of
+-- them (a coffee's inventory, the featured coffee) is worked out once, at
+-- COMMIT, and announced only when it differs from what it was. An order's
+-- later steps (PREPARING ... COMPLETED) and a payment (stock taken = stock no
+-- longer reserved) change neither, so they announce nothing.
+--------------------------------------------------------------------------------
+
+-- Coffee.inventory, kept current: the servings the stock on the shelf (less
+-- what open orders hold) can still make, per coffee; null when it has no
+-- recipe. A plain row read (plugins/InventoryPlugin.ts selects it in the
+-- coffees' own statement), the same for every caller.
+create table app_public.coffee_inventory (
+  coffee_id uuid primary key references app_public.coffees on delete cascade,
+  servings integer
+);
+comment on table app_public.coffee_inventory is E'@behavior -*\nCoffee.inventory kept current at COMMIT by the live reads triggers (section 905 of 000005-live-reads.sql).';
+alter table app_public.coffee_inventory enable row level security;
+create policy select_all on app_public.coffee_inventory for select using (true);
+grant select on app_public.coffee_inventory to cafe_anonymous, cafe_customer, cafe_barista, cafe_admin, cafe_system;
+
+-- The servings of each coffee in p_coffees, by the stock and reservations of now.
+create function app_private.inventory_of(p_coffees uuid[]) returns table (coffee_id uuid, servings integer)
+language sql stable security definer set search_path = pg_catalog as $$
+  select c.id,
+         case when count(rl.ingredient_id) = 0 then null
+           else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
+         end
+  from unnest(p_coffees) c(id)
+  left join app_public.recipe_lines rl on rl.coffee_id = c.id
+  left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+  left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
+  group by c.id;
+$$;
+
+-- The computed column stays for SQL callers; the API reads the table.
+create or replace function app_public.coffees_inventory(c app_public.coffees) returns integer
+language sql stable as $$
+  select i.servings from app_public.coffee_inventory i where i.coffee_id = c.id;
+$$;
+comment on function app_public.coffees_inventory(app_public.coffees) is 'Servings that available ingredient stock can still make (stock minus what open orders need); null when the coffee has no recipe.';
+
+-- What the featured coffee was when last announced.
+create table app_private.public_read_state (
+  singleton boolean primary key default true check (singleton),
+  featured_coffee_id uuid
+);
+comment on table app_private.public_read_state is 'The featured coffee as last announced (featuredCoffee moves: announce it).';
+
+-- What a transaction changed that public reads may see, worked out at its
+-- COMMIT: `what` is a coffee id (its inventory) or 'featured'. Rows live only
+-- inside their transaction (the deferred trigger below deletes them).
+create unlogged table app_private.public_read_changes (
+  txid xid8 not null default pg_current_xact_id(),
+  what text not null,
+  primary key (txid, what)
+);
+comment on table app_private.public_read_changes is 'What the current transaction may have changed of the public reads; emptied at its COMMIT.';
+
+-- At COMMIT (deferred; the first row of a transaction does all of it):
+-- recompute the inventory of the coffees queued, in coffee order under row
+-- locks (taken before the fresh snapshot that computes them, so concurrent
+-- transactions never write a stale figure, and one ordered round per
+-- transaction cannot deadlock), and announce those that changed; then
+-- announce the featured coffee if it is another one.
+create function app_private.tg_public_read_changes__announce() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_coffees uuid[];
+  v_featured boolean;
+  v_changed uuid[];
+  v_before uuid;
+  v_now uuid;
+begin
+  with mine as (
+    delete from app_private.public_read_changes c where c.txid = pg_current_xact_id() returning c.what
+  )
+  select array_agg(case when m.what <> 'featured' then m.what::uuid end order by m.what) filter (where m.what <> 'featured'), coalesce(bool_or(m.what = 'featured'), false)
+    into v_coffees, v_featured from mine m;
+  if v_coffees is not null then
+    insert into app_public.coffee_inventory (coffee_id)
+    select c.id from app_public.coffees c where c.id = any(v_coffees) order by c.id
+    on conflict do nothing;
+    perform 1 from app_public.coffee_inventory i where i.coffee_id = any(v_coffees) order by i.coffee_id for update;
+    with fresh as (select * from app_private.inventory_of(v_coffees)),
+    changed as (
+      update app_public.coffee_inventory i set servings = f.servings
+        from fresh f
+       where i.coffee_id = f.coffee_id and i.servings is distinct from f.servings
+      returning i.coffee_id
+    )
+    select array_agg(c.coffee_id order by c.coffee_id) into v_changed from changed c;
+    -- Under 8000 bytes a NOTIFY: 100 coffees each.
+    perform pg_notify('public_reads_changed', string_agg('inventory:' || x.id, ' ' order by x.id))
+      from (select u.id, (u.n - 1) / 100 as chunk from unnest(v_changed) with ordinality u(id, n)) x
+     group by x.chunk;
+  end if;
+  if v_featured then
+    select s.featured_coffee_id into v_before from app_private.public_read_state s for update;
+    v_now := (select f.id from app_public.featured_coffee() f);
+    if v_now is distinct from v_before then
+      update app_private.public_read_state set featured_coffee_id = v_now;
+      perform pg_notify('public_reads_changed', 'featured');
+    end if;
+  end if;
+  return null;
+end;
+$$;
+
+create constraint trigger _900_announce after insert on app_private.public_read_changes
+  deferrable initially deferred
+  for each row execute function app_private.tg_public_read_changes__announce();
+
+-- Queues the coffees whose inventory a statement on stock_items (tg_argv[0]
+-- 'current_stock'), stock_reserved ('amount') or recipe_lines may have
+-- changed: those using an ingredient whose figure changed, or whose recipe
+-- did. A statement that changed no such figure queues nothing.
+create function app_private.tg__queue_inventory() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  if tg_op = 'TRUNCATE' then
+    insert into app_private.public_read_changes (what) select c.id::text from app_public.coffees c on conflict do nothing;
+  elsif tg_table_name = 'recipe_lines' and tg_op = 'INSERT' then
+    insert into app_private.public_read_changes (what) select distinct n.coffee_id::text from new_rows n on conflict do nothing;
+  elsif tg_table_name = 'recipe_lines' then
+    insert into app_private.public_read_changes (what) select distinct o.coffee_id::text from old_rows o on conflict do nothing;
+  elsif tg_op = 'INSERT' then
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from new_rows n join app_public.recipe_lines rl on rl.ingredient_id = (to_jsonb(n) ->> 'ingredient_id')::uuid
+    on conflict do nothing;
+  else
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from old_rows o join app_public.recipe_lines rl on rl.ingredient_id = (to_jsonb(o) ->> 'ingredient_id')::uuid
+    on conflict do nothing;
+  end if;
+  return null;
+end;
+$$;
+
+-- The UPDATE half: only rows whose figure (or key) changed.
+create function app_private.tg__queue_inventory_update() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  if tg_table_name = 'recipe_lines' then
+    insert into app_private.public_read_changes (what)
+    select distinct ch.coffee_id::text from (
+      (select n.coffee_id, n.ingredient_id, n.quantity from new_rows n except select o.coffee_id, o.ingredient_id, o.quantity from old_rows o)
+      union all
+      (select o.coffee_id, o.ingredient_id, o.quantity from old_rows o except select n.coffee_id, n.ingredient_id, n.quantity from new_rows n)
+    ) ch
+    on conflict do nothing;
+  else
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from (
+      (select to_jsonb(n) ->> 'ingredient_id' as ingredient_id, to_jsonb(n) ->> tg_argv[0] as figure from new_rows n
+       except select to_jsonb(o) ->> 'ingredient_id', to_jsonb(o) ->> tg_argv[0] from old_rows o)
+      union all
+      (select to_jsonb(o) ->> 'ingredient_id', to_jsonb(o) ->> tg_argv[0] from old_rows o
+       except select to_jsonb(n) ->> 'ingredient_id', to_jsonb(n) ->> tg_argv[0] from new_rows n)
+    ) ch
+    join app_public.recipe_lines rl on rl.ingredient_id = ch.ingredient_id::uuid
+    on conflict do nothing;
+  end if;
+  return null;
+end;
+$$;
+
+-- A new coffee gets its inventory row (and the featured coffee may change).
+create function app_private.tg_coffees__queue_public_reads() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  insert into app_private.public_read_changes (what)
+  select n.id::text from new_rows n
+  union select 'featured' where exists (select 1 from new_rows n where n.category = 'FEATURED')
+  on conflict do nothing;
+  return null;
+end;
+$$;
+
+-- featuredCoffee counts the lines of orders in these statuses.
+create function app_private.sale_counts(p_status app_public.order_status) returns boolean
+language sql immutable set search_path = pg_catalog as $$
+  select p_status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED');
+$$;
+
+-- Queues a look at the featured coffee when a statement changed what its
+-- ranking counts: an order entering or leaving the counted statuses, a
+-- counted order's time or lines, a coffee's category or availability.
+create function app_private.tg__queue_featured() returns trigger
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+declare
+  v_changed boolean;
+begin
+  if tg_op = 'TRUNCATE' then
+    v_changed := true;
+  elsif tg_table_name = 'orders' and tg_op = 'UPDATE' then
+    v_changed := exists (
+      select 1 from new_rows n join old_rows o on o.id = n.id
+       where app_private.sale_counts(n.status) <> app_private.sale_counts(o.status)
+          or (app_private.sale_counts(n.status) and n.time_ordered <> o.time_ordered));
+  elsif tg_table_name = 'orders' and tg_op = 'INSERT' then
+    v_changed := exists (select 1 from new_rows n where app_private.sale_counts(n.status));
+  elsif tg_table_name = 'orders' then
+    v_changed := exists (select 1 from old_rows o where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' and tg_op = 'UPDATE' then
+    v_changed := exists (
+      select 1 from (
+        (select n.order_id, n.coffee_id, n.quantity from new_rows n except select o.order_id, o.coffee_id, o.quantity from old_rows o)
+        union all
+        (select o.order_id, o.coffee_id, o.quantity from old_rows o except select n.order_id, n.coffee_id, n.quantity from new_rows n)
+      ) ch join app_public.orders o on o.id = ch.order_id
+      where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' and tg_op = 'INSERT' then
+    v_changed := exists (select 1 from new_rows n join app_public.orders o on o.id = n.order_id where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' then
+    v_changed := exists (select 1 from old_rows r join app_public.orders o on o.id = r.order_id where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'coffees' then
+    v_changed := exists (
+      select 1 from new_rows n join old_rows o on o.id = n.id
+       where n.category <> o.category or n.available <> o.available or n.name <> o.name);
+  end if;
+  if v_changed then
+    insert into app_private.public_read_changes (what) values ('featured') on conflict do nothing;
+  end if;
+  return null;
+end;
+$$;
+
+-- The tables public reads show as they are: announced by name, only when a
+-- statement changed a row (an UPDATE that wrote the same values changed none).
+create or replace function app_private.tg__announce_public_reads() returns trigger
+language plpgsql as $$
+declare
+  v_changed boolean;
+begin
+  if tg_op = 'TRUNCATE' then
+    v_changed := true;
+  elsif tg_op = 'INSERT' then
+    v_changed := exists (select 1 from new_rows);
+  elsif tg_op = 'DELETE' then
+    v_changed := exists (select 1 from old_rows);
+  else
+    v_changed := exists (select to_jsonb(n) from new_rows n except select to_jsonb(o) from old_rows o);
+  end if;
+  if v_changed then
+    perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  end if;
+  return null;
+end;
+$$;
+
+-- Orders and stock: no longer announced as tables (above: what they change).
+drop trigger _900_live_cache on app_public.stock_items;
+drop trigger _900_live_cache on app_private.stock_reserved;
+drop trigger _900_live_cache on app_public.orders;
+drop trigger _900_live_cache on app_public.order_items;
+
+-- The announcing triggers: one per event (a trigger with transition tables
+-- has one event), named _900_live_cache_<event>.
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['app_public.coffees', 'app_public.roasters', 'app_public.ingredients', 'app_public.recipe_lines', 'app_public.reviews'] loop
+    execute format('drop trigger _900_live_cache on %s', t);
+    execute format('create trigger _900_live_cache_insert after insert on %s referencing new table as new_rows for each statement execute function app_private.tg__announce_public_reads()', t);
+    execute format('create trigger _900_live_cache_update after update on %s referencing new table as new_rows old table as old_rows for each statement execute function app_private.tg__announce_public_reads()', t);
+    execute format('create trigger _900_live_cache_delete after delete on %s referencing old table as old_rows for each statement execute function app_private.tg__announce_public_reads()', t);
+    execute format('create trigger _900_live_cache_truncate after truncate on %s for each statement execute function app_private.tg__announce_public_reads()', t);
+  end loop;
+end;
+$$;
+
+-- Inventory: stock on the shelf (its figure: current_stock), what open
+-- orders hold (amount), recipes (no figure: any change of a line).
+do $$
+declare
+  t text[];
+begin
+  foreach t slice 1 in array array[array['app_public.stock_items', '''current_stock'''], array['app_private.stock_reserved', '''amount'''], array['app_public.recipe_lines', '']] loop
+    execute format('create trigger _900_inventory_insert after insert on %s referencing new table as new_rows for each statement execute function app_private.tg__queue_inventory(%s)', t[1], t[2]);
+    execute format('create trigger _900_inventory_update after update on %s referencing new table as new_rows old table as old_rows for each statement execute function app_private.tg__queue_inventory_update(%s)', t[1], t[2]);
+    execute format('create trigger _900_inventory_delete after delete on %s referencing old table as old_rows for each statement execute function app_private.tg__queue_inventory(%s)', t[1], t[2]);
+    execute format('create trigger _900_inventory_truncate after truncate on %s for each statement execute function app_private.tg__queue_inventory(%s)', t[1], t[2]);
+  end loop;
+end;
+$$;
+create trigger _900_public_reads_insert after insert on app_public.coffees
+  referencing new table as new_rows for each statement execute function app_private.tg_coffees__queue_public_reads();
+
+-- The featured coffee: orders, their lines, coffees.
+create trigger _900_featured_insert after insert on app_public.orders
+  referencing new table as new_rows for each statement execute function app_private.tg__queue_featured();
+create trigger _900_featured_update after update on app_public.orders
+  referencing new table as new_rows old table as old_rows for each statement execute function app_private.tg__queue_featured();
+create trigger _900_featured_delete after delete on app_public.orders
+  referencing old table as old_rows for each statement execute function app_private.tg__queue_featured();
+create trigger _900_featured_truncate after truncate on app_public.orders
+  for each statement execute function app_private.tg__queue_featured();
+create trigger _900_featured_insert after insert on app_public.order_items
+  referencing new table as new_rows for each statement execute function app_private.tg__queue_featured();
+create trigger _900_featured_update after update on app_public.order_items
+  referencing new table as new_rows old table as old_rows for each statement execute function app_private.tg__queue_featured();
+create trigger _900_featured_delete after delete on app_public.order_items
+  referencing old table as old_rows for each statement execute function app_private.tg__queue_featured();
+create trigger _900_featured_update after update on app_public.coffees
+  referencing new table as new_rows old table as old_rows for each statement execute function app_private.tg__queue_featured();
+
+-- Today's figures.
+insert into app_public.coffee_inventory (coffee_id, servings)
+select i.coffee_id, i.servings from app_private.inventory_of(array(select c.id from app_public.coffees c)) i;
+insert into app_private.public_read_state (featured_coffee_id) values ((select f.id from app_public.featured_coffee() f));
+
+-- After a bulk load without triggers (session_replication_role = replica):
+-- the reservations, then every coffee's inventory, from scratch.
+create or replace function app_private.recount_reserved_stock() returns void
+language plpgsql volatile security definer set search_path = pg_catalog as $$
+begin
+  perform 1 from app_public.stock_items s order by s.ingredient_id for update;
+  perform 1 from app_private.stock_reserved r order by r.ingredient_id for update;
+  delete from app_private.stock_reservations;
+  insert into app_private.stock_reservations (order_id, ingredient_id, amount)
+  select oi.order_id, rl.ingredient_id, sum(oi.quantity * rl.quantity)
+  from app_public.order_items oi
+  join app_public.orders o on o.id = oi.order_id
+  join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+  where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
+  group by oi.order_id, rl.ingredient_id;
+  update app_private.stock_reserved set amount = 0;
+  insert into app_private.stock_reserved (ingredient_id, amount)
+  select r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.ingredient_id order by r.ingredient_id
+  on conflict (ingredient_id) do update set amount = excluded.amount;
+  insert into app_public.coffee_inventory (coffee_id, servings)
+  select i.coffee_id, i.servings from app_private.inventory_of(array(select c.id from app_public.coffees c order by c.id)) i
+  order by i.coffee_id
+  on conflict (coffee_id) do update set servings = excluded.servings;
+  update app_private.public_read_state set featured_coffee_id = (select f.id from app_public.featured_coffee() f);
+  perform pg_notify('public_reads_changed', 'all');
+end;
+$$;
