@@ -847,6 +847,52 @@ $$;
 COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY of the café''s time zone, or per COFFEE; at most p_max_rows rows.';
 
 --
+-- Name: share_rate_usage(text, bigint, integer, text[], integer[], integer[], bigint[]); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) RETURNS TABLE(key text, ceiling integer, live integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_live integer;
+  v_others integer;
+  v_holders integer;
+  v_free integer;
+  r record;
+begin
+  insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms) values ('', p_process, 0, 0, 0, p_now_ms + 2000)
+    on conflict on constraint rate_usage_pkey do update set window_end_ms = excluded.window_end_ms;
+  delete from app_private.rate_usage u where u.window_end_ms < p_now_ms - 10000;
+  select count(*) into v_live from app_private.rate_usage u where u.key = '' and u.window_end_ms > p_now_ms;
+  live := v_live;
+  perform pg_advisory_xact_lock(hashtextextended('rate_usage:' || k, 0)) from unnest(p_keys) as k order by k;
+  for r in select * from unnest(p_keys, p_used, p_budgets, p_window_ends) as t(k, used, budget, window_end) loop
+    select coalesce(sum(greatest(u.used, u.ceiling)), 0), count(*) into v_others, v_holders
+      from app_private.rate_usage u
+     where u.key = r.k and u.process <> p_process and u.window_end_ms > p_now_ms;
+    v_free := greatest(r.budget - r.used - v_others - greatest(v_live - 1 - v_holders, 0) * greatest(1, r.budget * p_unknown_percent / 100 / v_live), 0);
+    key := r.k;
+    ceiling := r.used + v_free / (v_holders + 1);
+    insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms) values (r.k, p_process, r.used, r.budget, ceiling, r.window_end)
+      on conflict on constraint rate_usage_pkey do update set used = excluded.used, budget = excluded.budget, ceiling = excluded.ceiling, window_end_ms = excluded.window_end_ms;
+    return next;
+  end loop;
+  if cardinality(p_keys) = 0 then
+    key := '';
+    ceiling := 0;
+    return next;
+  end if;
+end;
+$$;
+
+--
+-- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) IS 'One API process''s request counts in; how far it may go on for each key, and how many processes are live, out.';
+
+--
 -- Name: signed_in_as(text); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
@@ -1183,6 +1229,25 @@ end;
 $$;
 
 --
+-- Name: inventory_of(uuid[]); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.inventory_of(p_coffees uuid[]) RETURNS TABLE(coffee_id uuid, servings integer)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select c.id,
+         case when count(rl.ingredient_id) = 0 then null
+           else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
+         end
+  from unnest(p_coffees) c(id)
+  left join app_public.recipe_lines rl on rl.coffee_id = c.id
+  left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+  left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
+  group by c.id;
+$$;
+
+--
 -- Name: is_source_blocked(text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1467,6 +1532,35 @@ end;
 $$;
 
 --
+-- Name: ops_counts(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.ops_counts() RETURNS TABLE(metric text, value double precision)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select 'workers_alive', count(*)::float8 from app_private.worker_heartbeats
+   where last_seen > now() - make_interval(secs => app_private.setting('worker_dead_after_seconds'))
+  union all
+  select 'workers_dead', count(*)::float8 from app_private.worker_heartbeats
+   where last_seen <= now() - make_interval(secs => app_private.setting('worker_dead_after_seconds'))
+  union all
+  select 'webhooks_pending', count(*)::float8 from app_private.notification_webhooks where delivered_at is null and gave_up_at is null
+  union all
+  select 'webhooks_gave_up', count(*)::float8 from app_private.notification_webhooks where gave_up_at is not null
+  union all
+  select 'refunds_open', count(*)::float8 from app_public.refunds where settled_at is null
+  union all
+  select 'refund_oldest_open_seconds', coalesce(extract(epoch from now() - min(created_at)), 0)::float8 from app_public.refunds where settled_at is null;
+$$;
+
+--
+-- Name: FUNCTION ops_counts(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.ops_counts() IS 'Gauges for /metrics: workers alive and dead, notification webhooks pending and given up, refunds open and the oldest one''s age.';
+
+--
 -- Name: parse_report_time(text, text, text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1741,6 +1835,12 @@ begin
   insert into app_private.stock_reserved (ingredient_id, amount)
   select r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.ingredient_id order by r.ingredient_id
   on conflict (ingredient_id) do update set amount = excluded.amount;
+  insert into app_public.coffee_inventory (coffee_id, servings)
+  select i.coffee_id, i.servings from app_private.inventory_of(array(select c.id from app_public.coffees c order by c.id)) i
+  order by i.coffee_id
+  on conflict (coffee_id) do update set servings = excluded.servings;
+  update app_private.public_read_state set featured_coffee_id = (select f.id from app_public.featured_coffee() f);
+  perform pg_notify('public_reads_changed', 'all');
 end;
 $$;
 
@@ -1868,6 +1968,17 @@ CREATE FUNCTION app_private.role_limit_settings() RETURNS TABLE(role name, state
     ceil(extract(epoch from l.statement_timeout) * 1000)::bigint::text,
     ceil(extract(epoch from l.lock_timeout) * 1000)::bigint::text
   from app_private.role_limits l;
+$$;
+
+--
+-- Name: sale_counts(app_public.order_status); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.sale_counts(p_status app_public.order_status) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select p_status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED');
 $$;
 
 --
@@ -2002,8 +2113,128 @@ $$;
 CREATE FUNCTION app_private.tg__announce_public_reads() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+declare
+  v_changed boolean;
 begin
-  perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  if tg_op = 'TRUNCATE' then
+    v_changed := true;
+  elsif tg_op = 'INSERT' then
+    v_changed := exists (select 1 from new_rows);
+  elsif tg_op = 'DELETE' then
+    v_changed := exists (select 1 from old_rows);
+  else
+    v_changed := exists (select to_jsonb(n) from new_rows n except select to_jsonb(o) from old_rows o);
+  end if;
+  if v_changed then
+    perform pg_notify('public_reads_changed', tg_table_schema || '.' || tg_table_name);
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg__queue_featured(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__queue_featured() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_changed boolean;
+begin
+  if tg_op = 'TRUNCATE' then
+    v_changed := true;
+  elsif tg_table_name = 'orders' and tg_op = 'UPDATE' then
+    v_changed := exists (
+      select 1 from new_rows n join old_rows o on o.id = n.id
+       where app_private.sale_counts(n.status) <> app_private.sale_counts(o.status)
+          or (app_private.sale_counts(n.status) and n.time_ordered <> o.time_ordered));
+  elsif tg_table_name = 'orders' and tg_op = 'INSERT' then
+    v_changed := exists (select 1 from new_rows n where app_private.sale_counts(n.status));
+  elsif tg_table_name = 'orders' then
+    v_changed := exists (select 1 from old_rows o where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' and tg_op = 'UPDATE' then
+    v_changed := exists (
+      select 1 from (
+        (select n.order_id, n.coffee_id, n.quantity from new_rows n except select o.order_id, o.coffee_id, o.quantity from old_rows o)
+        union all
+        (select o.order_id, o.coffee_id, o.quantity from old_rows o except select n.order_id, n.coffee_id, n.quantity from new_rows n)
+      ) ch join app_public.orders o on o.id = ch.order_id
+      where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' and tg_op = 'INSERT' then
+    v_changed := exists (select 1 from new_rows n join app_public.orders o on o.id = n.order_id where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'order_items' then
+    v_changed := exists (select 1 from old_rows r join app_public.orders o on o.id = r.order_id where app_private.sale_counts(o.status));
+  elsif tg_table_name = 'coffees' then
+    v_changed := exists (
+      select 1 from new_rows n join old_rows o on o.id = n.id
+       where n.category <> o.category or n.available <> o.available or n.name <> o.name);
+  end if;
+  if v_changed then
+    insert into app_private.public_read_changes (what) values ('featured') on conflict do nothing;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg__queue_inventory(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__queue_inventory() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if tg_op = 'TRUNCATE' then
+    insert into app_private.public_read_changes (what) select c.id::text from app_public.coffees c on conflict do nothing;
+  elsif tg_table_name = 'recipe_lines' and tg_op = 'INSERT' then
+    insert into app_private.public_read_changes (what) select distinct n.coffee_id::text from new_rows n on conflict do nothing;
+  elsif tg_table_name = 'recipe_lines' then
+    insert into app_private.public_read_changes (what) select distinct o.coffee_id::text from old_rows o on conflict do nothing;
+  elsif tg_op = 'INSERT' then
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from new_rows n join app_public.recipe_lines rl on rl.ingredient_id = (to_jsonb(n) ->> 'ingredient_id')::uuid
+    on conflict do nothing;
+  else
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from old_rows o join app_public.recipe_lines rl on rl.ingredient_id = (to_jsonb(o) ->> 'ingredient_id')::uuid
+    on conflict do nothing;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg__queue_inventory_update(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__queue_inventory_update() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if tg_table_name = 'recipe_lines' then
+    insert into app_private.public_read_changes (what)
+    select distinct ch.coffee_id::text from (
+      (select n.coffee_id, n.ingredient_id, n.quantity from new_rows n except select o.coffee_id, o.ingredient_id, o.quantity from old_rows o)
+      union all
+      (select o.coffee_id, o.ingredient_id, o.quantity from old_rows o except select n.coffee_id, n.ingredient_id, n.quantity from new_rows n)
+    ) ch
+    on conflict do nothing;
+  else
+    insert into app_private.public_read_changes (what)
+    select distinct rl.coffee_id::text from (
+      (select to_jsonb(n) ->> 'ingredient_id' as ingredient_id, to_jsonb(n) ->> tg_argv[0] as figure from new_rows n
+       except select to_jsonb(o) ->> 'ingredient_id', to_jsonb(o) ->> tg_argv[0] from old_rows o)
+      union all
+      (select to_jsonb(o) ->> 'ingredient_id', to_jsonb(o) ->> tg_argv[0] from old_rows o
+       except select to_jsonb(n) ->> 'ingredient_id', to_jsonb(n) ->> tg_argv[0] from new_rows n)
+    ) ch
+    join app_public.recipe_lines rl on rl.ingredient_id = ch.ingredient_id::uuid
+    on conflict do nothing;
+  end if;
   return null;
 end;
 $$;
@@ -2085,6 +2316,47 @@ begin
   return null;
 end;
 $$;
+
+--
+-- Name: tg_coffees__queue_public_reads(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_coffees__queue_public_reads() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  insert into app_private.public_read_changes (what)
+  select n.id::text from new_rows n
+  union select 'featured' where exists (select 1 from new_rows n where n.category = 'FEATURED')
+  on conflict do nothing;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_jobs__trace_context(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_jobs__trace_context() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  v_traceparent text := current_setting('cafe.traceparent', true);
+begin
+  if v_traceparent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' and json_typeof(new.payload) = 'object' then
+    new.payload := (new.payload::jsonb || jsonb_build_object('traceparent', v_traceparent))::json;
+  end if;
+  return new;
+end;
+$_$;
+
+--
+-- Name: FUNCTION tg_jobs__trace_context(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.tg_jobs__trace_context() IS 'Adds the transaction''s cafe.traceparent (set by the API while tracing is on) to the payload of each job it queues.';
 
 --
 -- Name: tg_notifications__publish(); Type: FUNCTION; Schema: app_private; Owner: -
@@ -2291,6 +2563,56 @@ begin
   perform app_private.release_stock(old.id);
   if tg_op = 'DELETE' then
     return old;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_public_read_changes__announce(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_public_read_changes__announce() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_coffees uuid[];
+  v_featured boolean;
+  v_changed uuid[];
+  v_before uuid;
+  v_now uuid;
+begin
+  with mine as (
+    delete from app_private.public_read_changes c where c.txid = pg_current_xact_id() returning c.what
+  )
+  select array_agg(case when m.what <> 'featured' then m.what::uuid end order by m.what) filter (where m.what <> 'featured'), coalesce(bool_or(m.what = 'featured'), false)
+    into v_coffees, v_featured from mine m;
+  if v_coffees is not null then
+    insert into app_public.coffee_inventory (coffee_id)
+    select c.id from app_public.coffees c where c.id = any(v_coffees) order by c.id
+    on conflict do nothing;
+    perform 1 from app_public.coffee_inventory i where i.coffee_id = any(v_coffees) order by i.coffee_id for update;
+    with fresh as (select * from app_private.inventory_of(v_coffees)),
+    changed as (
+      update app_public.coffee_inventory i set servings = f.servings
+        from fresh f
+       where i.coffee_id = f.coffee_id and i.servings is distinct from f.servings
+      returning i.coffee_id
+    )
+    select array_agg(c.coffee_id order by c.coffee_id) into v_changed from changed c;
+    -- Under 8000 bytes a NOTIFY: 100 coffees each.
+    perform pg_notify('public_reads_changed', string_agg('inventory:' || x.id, ' ' order by x.id))
+      from (select u.id, (u.n - 1) / 100 as chunk from unnest(v_changed) with ordinality u(id, n)) x
+     group by x.chunk;
+  end if;
+  if v_featured then
+    select s.featured_coffee_id into v_before from app_private.public_read_state s for update;
+    v_now := (select f.id from app_public.featured_coffee() f);
+    if v_now is distinct from v_before then
+      update app_private.public_read_state set featured_coffee_id = v_now;
+      perform pg_notify('public_reads_changed', 'featured');
+    end if;
   end if;
   return null;
 end;
@@ -2587,19 +2909,9 @@ What the coffee is made of.';
 --
 
 CREATE FUNCTION app_public.coffees_inventory(c app_public.coffees) RETURNS integer
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog'
+    LANGUAGE sql STABLE
     AS $$
-begin
-  return (
-    select case when count(*) = 0 then null
-      else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
-    end
-    from app_public.recipe_lines rl
-    left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
-    left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
-    where rl.coffee_id = c.id);
-end;
+  select i.servings from app_public.coffee_inventory i where i.coffee_id = c.id;
 $$;
 
 --
@@ -3156,14 +3468,15 @@ CREATE FUNCTION app_public.featured_coffee() RETURNS app_public.coffees
     SET search_path TO 'pg_catalog'
     AS $$
   select c.* from app_public.coffees c
-  left join lateral (
-    select coalesce(sum(oi.quantity), 0) as sold
-    from app_public.order_items oi join app_public.orders o on o.id = oi.order_id
-    where oi.coffee_id = c.id and o.time_ordered >= now() - interval '7 days'
+  left join (
+    select oi.coffee_id, sum(oi.quantity) as sold
+    from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
+    where o.time_ordered >= now() - interval '7 days'
       and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
-  ) s on true
+    group by oi.coffee_id
+  ) s on s.coffee_id = c.id
   where c.category = 'FEATURED' and c.available
-  order by s.sold desc, c.name
+  order by coalesce(s.sold, 0) desc, c.name
   limit 1;
 $$;
 
@@ -4055,6 +4368,59 @@ CREATE TABLE app_private.processed_payment_keys (
 );
 
 --
+-- Name: public_read_changes; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE UNLOGGED TABLE app_private.public_read_changes (
+    txid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    what text NOT NULL
+);
+
+--
+-- Name: TABLE public_read_changes; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.public_read_changes IS 'What the current transaction may have changed of the public reads; emptied at its COMMIT.';
+
+--
+-- Name: public_read_state; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.public_read_state (
+    singleton boolean DEFAULT true NOT NULL,
+    featured_coffee_id uuid,
+    CONSTRAINT public_read_state_singleton_check CHECK (singleton)
+);
+
+--
+-- Name: TABLE public_read_state; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.public_read_state IS 'The featured coffee as last announced (featuredCoffee moves: announce it).';
+
+--
+-- Name: rate_usage; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE UNLOGGED TABLE app_private.rate_usage (
+    key text NOT NULL,
+    process text NOT NULL,
+    used integer NOT NULL,
+    budget integer NOT NULL,
+    ceiling integer NOT NULL,
+    window_end_ms bigint NOT NULL,
+    CONSTRAINT rate_usage_budget_check CHECK ((budget >= 0)),
+    CONSTRAINT rate_usage_ceiling_check CHECK ((ceiling >= 0)),
+    CONSTRAINT rate_usage_used_check CHECK ((used >= 0))
+);
+
+--
+-- Name: TABLE rate_usage; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.rate_usage IS 'Request counts of each API process per payer key in its current window, and how far each may go: N processes give a payer one budget.';
+
+--
 -- Name: refresh_tokens; Type: TABLE; Schema: app_private; Owner: -
 --
 
@@ -4215,6 +4581,22 @@ CREATE TABLE app_public.baristas (
 --
 
 COMMENT ON TABLE app_public.baristas IS 'Staff: baristas and admins. Staff ids are their account ids.';
+
+--
+-- Name: coffee_inventory; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.coffee_inventory (
+    coffee_id uuid NOT NULL,
+    servings integer
+);
+
+--
+-- Name: TABLE coffee_inventory; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.coffee_inventory IS '@behavior -*
+Coffee.inventory kept current at COMMIT by the live reads triggers (section 905 of 000005-live-reads.sql).';
 
 --
 -- Name: coffee_price_changes; Type: TABLE; Schema: app_public; Owner: -
@@ -4509,6 +4891,27 @@ ALTER TABLE ONLY app_private.processed_payment_keys
     ADD CONSTRAINT processed_payment_keys_pkey PRIMARY KEY (key);
 
 --
+-- Name: public_read_changes public_read_changes_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.public_read_changes
+    ADD CONSTRAINT public_read_changes_pkey PRIMARY KEY (txid, what);
+
+--
+-- Name: public_read_state public_read_state_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.public_read_state
+    ADD CONSTRAINT public_read_state_pkey PRIMARY KEY (singleton);
+
+--
+-- Name: rate_usage rate_usage_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.rate_usage
+    ADD CONSTRAINT rate_usage_pkey PRIMARY KEY (key, process);
+
+--
 -- Name: refresh_tokens refresh_tokens_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
 --
 
@@ -4584,6 +4987,13 @@ ALTER TABLE ONLY app_private.worker_heartbeats
 
 ALTER TABLE ONLY app_public.baristas
     ADD CONSTRAINT baristas_pkey PRIMARY KEY (id);
+
+--
+-- Name: coffee_inventory coffee_inventory_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_inventory
+    ADD CONSTRAINT coffee_inventory_pkey PRIMARY KEY (coffee_id);
 
 --
 -- Name: coffee_price_changes coffee_price_changes_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
@@ -5025,16 +5435,40 @@ CREATE TRIGGER _800_revoke_sign_ins AFTER UPDATE OF role, disabled_at ON app_pri
 CREATE TRIGGER _800_revoke_sign_ins_deleted BEFORE DELETE ON app_private.accounts FOR EACH ROW EXECUTE FUNCTION app_private.revoke_changed_account();
 
 --
+-- Name: public_read_changes _900_announce; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE CONSTRAINT TRIGGER _900_announce AFTER INSERT ON app_private.public_read_changes DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION app_private.tg_public_read_changes__announce();
+
+--
 -- Name: role_limits _900_announce; Type: TRIGGER; Schema: app_private; Owner: -
 --
 
 CREATE TRIGGER _900_announce AFTER INSERT OR UPDATE ON app_private.role_limits FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_role_limits__announce();
 
 --
--- Name: stock_reserved _900_live_cache; Type: TRIGGER; Schema: app_private; Owner: -
+-- Name: stock_reserved _900_inventory_delete; Type: TRIGGER; Schema: app_private; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_private.stock_reserved FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_inventory_delete AFTER DELETE ON app_private.stock_reserved REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('amount');
+
+--
+-- Name: stock_reserved _900_inventory_insert; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_private.stock_reserved REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('amount');
+
+--
+-- Name: stock_reserved _900_inventory_truncate; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_truncate AFTER TRUNCATE ON app_private.stock_reserved FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('amount');
+
+--
+-- Name: stock_reserved _900_inventory_update; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_private.stock_reserved REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory_update('amount');
 
 --
 -- Name: revoked_sign_ins _900_notify; Type: TRIGGER; Schema: app_private; Owner: -
@@ -5127,52 +5561,220 @@ CREATE TRIGGER _550_release_stock_on_delete BEFORE DELETE ON app_public.orders F
 CREATE TRIGGER _600_notify_customer AFTER UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__notify_customer();
 
 --
--- Name: coffees _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: order_items _900_featured_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.order_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: ingredients _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.ingredients FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.orders REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: order_items _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: order_items _900_featured_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.order_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.order_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: orders _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OF status, time_ordered OR TRUNCATE ON app_public.orders FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: recipe_lines _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_truncate; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.recipe_lines FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_truncate AFTER TRUNCATE ON app_public.orders FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: reviews _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: coffees _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.reviews FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: roasters _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: order_items _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.roasters FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.order_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
--- Name: stock_items _900_live_cache; Type: TRIGGER; Schema: app_public; Owner: -
+-- Name: orders _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
-CREATE TRIGGER _900_live_cache AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_public.stock_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
+
+--
+-- Name: recipe_lines _900_inventory_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_delete AFTER DELETE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory();
+
+--
+-- Name: stock_items _900_inventory_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_delete AFTER DELETE ON app_public.stock_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('current_stock');
+
+--
+-- Name: recipe_lines _900_inventory_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.recipe_lines REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory();
+
+--
+-- Name: stock_items _900_inventory_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.stock_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('current_stock');
+
+--
+-- Name: recipe_lines _900_inventory_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_truncate AFTER TRUNCATE ON app_public.recipe_lines FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory();
+
+--
+-- Name: stock_items _900_inventory_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_truncate AFTER TRUNCATE ON app_public.stock_items FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('current_stock');
+
+--
+-- Name: recipe_lines _900_inventory_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory_update();
+
+--
+-- Name: stock_items _900_inventory_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_public.stock_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory_update('current_stock');
+
+--
+-- Name: coffees _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.coffees REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.ingredients REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.reviews REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.roasters REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffees _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.ingredients REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.recipe_lines REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.reviews REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.roasters REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffees _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.ingredients FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.recipe_lines FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.reviews FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.roasters FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffees _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: ingredients _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.ingredients REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: recipe_lines _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.recipe_lines REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: reviews _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.reviews REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: roasters _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.roasters REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: order_items _900_notify; Type: TRIGGER; Schema: app_public; Owner: -
@@ -5191,6 +5793,12 @@ CREATE TRIGGER _900_notify AFTER INSERT OR UPDATE ON app_public.orders FOR EACH 
 --
 
 CREATE TRIGGER _900_notify_new AFTER INSERT ON app_public.coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_coffees__notify_new();
+
+--
+-- Name: coffees _900_public_reads_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_public_reads_insert AFTER INSERT ON app_public.coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_coffees__queue_public_reads();
 
 --
 -- Name: notifications _900_publish; Type: TRIGGER; Schema: app_public; Owner: -
@@ -5271,6 +5879,13 @@ ALTER TABLE ONLY app_private.stock_reservations
 
 ALTER TABLE ONLY app_private.stock_reserved
     ADD CONSTRAINT stock_reserved_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE CASCADE;
+
+--
+-- Name: coffee_inventory coffee_inventory_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_inventory
+    ADD CONSTRAINT coffee_inventory_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
 
 --
 -- Name: coffee_price_changes coffee_price_changes_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
@@ -5540,6 +6155,12 @@ ALTER TABLE app_private.idempotency_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_public.baristas ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: coffee_inventory; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.coffee_inventory ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: coffee_price_changes; Type: ROW SECURITY; Schema: app_public; Owner: -
 --
 
@@ -5652,6 +6273,12 @@ CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING 
 --
 
 CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USING (( SELECT app_public.is_admin() AS is_admin));
+
+--
+-- Name: coffee_inventory select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.coffee_inventory FOR SELECT USING (true);
 
 --
 -- Name: coffees select_all; Type: POLICY; Schema: app_public; Owner: -
@@ -6068,6 +6695,13 @@ GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by
 GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_admin;
 
 --
+-- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) TO cafe_system;
+
+--
 -- Name: FUNCTION signed_in_as(p_role text); Type: ACL; Schema: app_hidden; Owner: -
 --
 
@@ -6184,6 +6818,12 @@ REVOKE ALL ON FUNCTION app_private.idempotency_owner(p_source text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.install_ddl_audit() FROM PUBLIC;
 
 --
+-- Name: FUNCTION inventory_of(p_coffees uuid[]); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.inventory_of(p_coffees uuid[]) FROM PUBLIC;
+
+--
 -- Name: FUNCTION is_source_blocked(p_source text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -6273,6 +6913,13 @@ REVOKE ALL ON FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text)
 GRANT ALL ON FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text) TO cafe_system;
 
 --
+-- Name: FUNCTION ops_counts(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.ops_counts() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.ops_counts() TO cafe_system;
+
+--
 -- Name: FUNCTION parse_report_time(p_value text, p_zone text, p_name text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -6356,6 +7003,12 @@ REVOKE ALL ON FUNCTION app_private.role_limit_settings() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.role_limit_settings() TO cafe_system;
 
 --
+-- Name: FUNCTION sale_counts(p_status app_public.order_status); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.sale_counts(p_status app_public.order_status) FROM PUBLIC;
+
+--
 -- Name: FUNCTION setting(k text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -6401,6 +7054,24 @@ GRANT ALL ON FUNCTION app_private.text_setting(k text) TO cafe_system;
 REVOKE ALL ON FUNCTION app_private.tg__announce_public_reads() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg__queue_featured(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__queue_featured() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg__queue_inventory(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__queue_inventory() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg__queue_inventory_update(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__queue_inventory_update() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg__timestamps(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -6423,6 +7094,18 @@ REVOKE ALL ON FUNCTION app_private.tg_blocked_sources__notify() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_coffees__notify_new() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_coffees__queue_public_reads(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_coffees__queue_public_reads() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_jobs__trace_context(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_jobs__trace_context() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_notifications__publish(); Type: ACL; Schema: app_private; Owner: -
@@ -6471,6 +7154,12 @@ REVOKE ALL ON FUNCTION app_private.tg_orders__notify_customer() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_orders__release_stock() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_public_read_changes__announce(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_public_read_changes__announce() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_role_limits__announce(); Type: ACL; Schema: app_private; Owner: -
@@ -6963,6 +7652,16 @@ GRANT SELECT ON TABLE app_public.baristas TO cafe_barista;
 GRANT SELECT ON TABLE app_public.baristas TO cafe_admin;
 GRANT SELECT ON TABLE app_public.baristas TO cafe_system;
 GRANT SELECT ON TABLE app_public.baristas TO cafe_anonymous;
+
+--
+-- Name: TABLE coffee_inventory; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_customer;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_barista;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_admin;
+GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_system;
 
 --
 -- Name: TABLE coffee_price_changes; Type: ACL; Schema: app_public; Owner: -

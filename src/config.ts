@@ -84,6 +84,17 @@ const schema = z.object({
     .describe(
       "The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL.",
     ),
+  DATABASE_LISTEN_URL: postgresUrl
+    .optional()
+    .describe(
+      "The runtime login role's URL for the one connection that LISTENs (subscriptions, revoked sign-ins, the live cache, role limits, blocked sources, payment alerts): a session straight to PostgreSQL. Set it when `DATABASE_AUTHENTICATOR_URL` goes through a pooler in transaction mode (PgBouncer), where a LISTEN hears nothing. Unset: the authenticator's URL (docs/operations.md, Behind PgBouncer).",
+    ),
+  DATABASE_POOL_MODE: z
+    .enum(["session", "transaction"])
+    .default("session")
+    .describe(
+      "What `DATABASE_AUTHENTICATOR_URL` reaches: `session` (PostgreSQL itself, or a pooler in session mode) or `transaction` (a pooler in transaction mode, e.g. PgBouncer's `pool_mode = transaction`): the API's statements are then sent unnamed (no prepared statement outlives its transaction's server connection), and `DATABASE_LISTEN_URL` is required.",
+    ),
   DATABASE_ROLE_PASSWORD: z
     .string()
     .min(8)
@@ -213,6 +224,11 @@ const schema = z.object({
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
     .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
+  RATE_LIMIT_SYNC_MS: int(0, 10_000)
+    .default(100)
+    .describe(
+      "How often each API process shares its request counts (GRAPHQL_RATE_LIMIT's) with the others through PostgreSQL, in the background, so that N processes give a client one budget, not N (docs/security.md, Limits over several processes). 0: each process counts alone.",
+    ),
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)
     .describe(
@@ -327,6 +343,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const isProduction = c.NODE_ENV === "production";
   if (c.HTTP_REQUEST_TIMEOUT_MS < c.HTTP_HEADERS_TIMEOUT_MS) {
     throw new ConfigError("Invalid configuration:\n  HTTP_REQUEST_TIMEOUT_MS: must be at least HTTP_HEADERS_TIMEOUT_MS");
+  }
+  if (c.DATABASE_POOL_MODE === "transaction" && !c.DATABASE_LISTEN_URL) {
+    throw new ConfigError("Invalid configuration:\n  DATABASE_LISTEN_URL: required when DATABASE_POOL_MODE=transaction (LISTEN needs a session of its own)");
   }
   if (c.MAX_LIST_SIZE < c.DEFAULT_LIST_SIZE) {
     throw new ConfigError("Invalid configuration:\n  MAX_LIST_SIZE: must be at least DEFAULT_LIST_SIZE");

@@ -25,6 +25,7 @@ import { installLingeringClose } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
 import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeRateLimiter } from "./http/rateLimiter.ts";
+import { shareRateUsage } from "./db/rateUsage.ts";
 import { makeFastPath } from "./http/fastPath.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
 import { metricsHandler } from "./http/metricsRoute.ts";
@@ -77,7 +78,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     await health.stop();
     await pool.end();
   });
-  const subscriber = new ReconnectingPgSubscriber(urls.authenticator);
+  // LISTEN needs a session of its own: straight to PostgreSQL (DATABASE_LISTEN_URL) when the pool goes through a pooler.
+  const subscriber = new ReconnectingPgSubscriber(urls.listen);
   shutdown.add("LISTEN/NOTIFY subscriber", () => subscriber.release());
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
   shutdown.add("revoked sign-ins", () => revokedSignIns.stop());
@@ -153,7 +155,13 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   // The HTTP server: every request goes through the pipeline's steps
   // (src/http/router.ts), from the connection limit to grafserv.
   const cors = makeCors(config);
-  const limiter = makeRateLimiter(config);
+  // The request budget, shared with the other API processes through the database in the background.
+  let syncFailedAt = 0;
+  const limiter = makeRateLimiter(config, shareRateUsage(pool), (err) => {
+    if (Date.now() - syncFailedAt < 60_000) return;
+    syncFailedAt = Date.now();
+    logger.warn({ err: (err as Error).message }, "sharing the request counts with the other API processes failed; counting alone meanwhile");
+  });
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
   // Answered straight by their handlers: the payment providers (each its
   // own module, src/payments/), health and metrics.

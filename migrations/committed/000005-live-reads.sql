@@ -1,5 +1,5 @@
 --! Previous: sha1:b32f0db671d9344757c0c9c12c34c6083b39e19b
---! Hash: sha1:a9356b099f212c8dc89fb007f23a59b5d7f52479
+--! Hash: sha1:11afaba5fa42d4f78e455e95ec4e079de4b01233
 
 --------------------------------------------------------------------------------
 -- 905 live reads: what changed, as precisely as a public read can see it
@@ -54,6 +54,23 @@ language sql stable as $$
   select i.servings from app_public.coffee_inventory i where i.coffee_id = c.id;
 $$;
 comment on function app_public.coffees_inventory(app_public.coffees) is 'Servings that available ingredient stock can still make (stock minus what open orders need); null when the coffee has no recipe.';
+
+-- featuredCoffee in one pass over the last 7 days' orders (not one per
+-- FEATURED coffee): the kiosk's menu asks for it on every uncached read.
+create or replace function app_public.featured_coffee() returns app_public.coffees
+language sql stable security definer set search_path = pg_catalog as $$
+  select c.* from app_public.coffees c
+  left join (
+    select oi.coffee_id, sum(oi.quantity) as sold
+    from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
+    where o.time_ordered >= now() - interval '7 days'
+      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
+    group by oi.coffee_id
+  ) s on s.coffee_id = c.id
+  where c.category = 'FEATURED' and c.available
+  order by coalesce(s.sold, 0) desc, c.name
+  limit 1;
+$$;
 
 -- What the featured coffee was when last announced.
 create table app_private.public_read_state (

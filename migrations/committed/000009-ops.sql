@@ -1,5 +1,5 @@
---! Previous: sha1:a9356b099f212c8dc89fb007f23a59b5d7f52479
---! Hash: sha1:8201ae963e6350bdfa8ace55e2c13d2c07bdcf5b
+--! Previous: sha1:4358b9c5eb71241291b4efbed2346068eecd6487
+--! Hash: sha1:9f1b52c55febeaea8cd395960539b29959a6dafc
 --! Message: ops
 
 --------------------------------------------------------------------------------

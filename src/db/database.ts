@@ -30,6 +30,8 @@ export interface DatabaseUrls {
   owner: string;
   /** The pool of the API: may only SET ROLE to the request roles. */
   authenticator: string;
+  /** The same role's LISTEN connection, a session straight to PostgreSQL (DATABASE_LISTEN_URL, else `authenticator`). */
+  listen: string;
 }
 
 export interface EmbeddedServer {
@@ -194,7 +196,7 @@ export async function resolveDatabaseUrls(config: Config, databaseUrl: string): 
   }
   const owner = config.DATABASE_OWNER_URL ?? (root ? withUser(databaseUrl, OWNER_ROLE, config.DATABASE_ROLE_PASSWORD) : databaseUrl);
   const authenticator = config.DATABASE_AUTHENTICATOR_URL ?? withUser(databaseUrl, AUTHENTICATOR_ROLE, config.DATABASE_ROLE_PASSWORD);
-  return { root, owner, authenticator };
+  return { root, owner, authenticator, listen: config.DATABASE_LISTEN_URL ?? authenticator };
 }
 
 /** The password in `url` when it logs in as `role`, else the configured role password. */

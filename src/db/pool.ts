@@ -28,8 +28,33 @@ export interface ApiPool {
   stop(): void;
 }
 
+/**
+ * A client that sends every statement unnamed. PostGraphile's pg adaptor
+ * names the statements it sends (a prepared statement per query shape, kept
+ * per connection); behind a pooler in transaction mode the next
+ * transaction may run on another server connection, where that name means
+ * nothing (PgBouncer 1.18, Debian 12's, cannot carry prepared statements
+ * across). Unnamed, each statement is parsed where it runs.
+ */
+class UnnamedStatementsClient extends pg.Client {}
+const namedQuery = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
+UnnamedStatementsClient.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+  const named = config !== null && typeof config === "object" && typeof (config as { name?: unknown }).name === "string" && typeof (config as { submit?: unknown }).submit !== "function";
+  return namedQuery.call(this, named ? { ...(config as object), name: undefined } : config, ...rest);
+} as typeof pg.Client.prototype.query;
+
+/** The client class of the pools on DATABASE_AUTHENTICATOR_URL (DATABASE_POOL_MODE). */
+export function clientFor(config: Pick<Config, "DATABASE_POOL_MODE">): typeof pg.Client {
+  return config.DATABASE_POOL_MODE === "transaction" ? UnnamedStatementsClient : pg.Client;
+}
+
 export function openApiPool(config: Config, urls: DatabaseUrls, health: DatabaseHealth): ApiPool {
-  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: config.DATABASE_POOL_WAIT_MS });
+  const pool = new pg.Pool({
+    connectionString: urls.authenticator,
+    max: config.DATABASE_POOL_SIZE,
+    connectionTimeoutMillis: config.DATABASE_POOL_WAIT_MS,
+    Client: clientFor(config),
+  });
   pool.on("error", (err) => {
     // An idle connection was cut: maybe the database went away; the probe decides.
     logger.warn({ err: err.message }, "idle database connection failed");
@@ -88,7 +113,7 @@ export function openApiPool(config: Config, urls: DatabaseUrls, health: Database
 export function openCallbackPool(config: Config, urls: DatabaseUrls): pg.Pool {
   // Copies of one delivery queue on its key's lock, each holding a connection:
   // the provider's bursts wait longer here than requests do on the API's pool.
-  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.CALLBACK_POOL_SIZE, connectionTimeoutMillis: 20_000 });
+  const pool = new pg.Pool({ connectionString: urls.authenticator, max: config.CALLBACK_POOL_SIZE, connectionTimeoutMillis: 20_000, Client: clientFor(config) });
   pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection of the payment callback failed"));
   return pool;
 }

@@ -262,7 +262,7 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
         }
       }
       liveCacheEvents.misses += 1;
-      cached = { key, generation: liveCache.generation, spec, settle: flight ? null : liveCache.beginFlight(key) };
+      cached = { key, generation: liveCache.generation, spec, settle: flight ? null : liveCache.beginFlight(key, spec.inventory ? [...spec.changes, inventoryChange("*")] : spec.changes) };
     }
     try {
       return await compute(req, res, { schema, entry, name, variables, contentType, cached });

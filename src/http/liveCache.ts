@@ -250,6 +250,8 @@ export interface LiveCacheLimits {
 /** An answer being computed: those who ask for its key meanwhile wait for it. */
 interface Flight {
   since: number;
+  /** What its answer may be made of (`inventory:*` for any coffee's inventory). */
+  madeOf: readonly string[];
   answer: Promise<CachedAnswer | null>;
 }
 
@@ -315,6 +317,7 @@ export class LiveCache {
   /** Whether something of `madeOf` changed after `generation`. */
   private changedSince(generation: number, madeOf: readonly string[]): boolean {
     if (this.allAt > generation) return true;
+    if (madeOf.includes(ALL_CHANGED)) return this.seq > generation; // made of everything
     // (`inventory:*` is marked changed by every coffee's inventory change.)
     return madeOf.some((token) => (this.changedAt.get(token) ?? 0) > generation);
   }
@@ -354,16 +357,16 @@ export class LiveCache {
     }
   }
 
-  /** The answer to `key` being computed since the last change heard, to wait for (undefined: none). */
+  /** The answer to `key` being computed, to wait for, unless what it may be made of changed since it began (undefined: none). */
   joinFlight(key: string): Promise<CachedAnswer | null> | undefined {
     const flight = this.flights.get(key);
-    return flight && flight.since === this.seq ? flight.answer : undefined;
+    return flight && !this.changedSince(flight.since, flight.madeOf) ? flight.answer : undefined;
   }
 
-  /** Announces a computation of `key`; `settle` hands its answer (null: none, e.g. it failed) to those waiting. */
-  beginFlight(key: string): (answer: CachedAnswer | null) => void {
+  /** Announces a computation of `key`, whose answer may be made of `madeOf`; `settle` hands its answer (null: none, e.g. it failed) to those waiting. */
+  beginFlight(key: string, madeOf: readonly string[] = [ALL_CHANGED]): (answer: CachedAnswer | null) => void {
     let settle!: (answer: CachedAnswer | null) => void;
-    const flight: Flight = { since: this.seq, answer: new Promise((resolve) => (settle = resolve)) };
+    const flight: Flight = { since: this.seq, madeOf, answer: new Promise((resolve) => (settle = resolve)) };
     this.flights.set(key, flight);
     return (answer) => {
       if (this.flights.get(key) === flight) this.flights.delete(key);

@@ -1,18 +1,49 @@
 import type { Config } from "../config.ts";
+import type { KeyCount, ShareCounts } from "../db/rateUsage.ts";
 
 // The request limits of /graphql, its WebSockets and the payment callback:
 // `points` requests per window of `durationMs`, the window starting at a
 // key's first request (a fixed window per key), answered synchronously on
 // the HTTP hot path (no promise, no timer per key). A key may be given a
 // larger budget (`factor`): a trusted network's source, an account's.
+//
+// Over several API processes (`share`, src/db/rateUsage.ts), each one still
+// answers from memory. Every `syncMs`, in the background, it sends the
+// counts of the keys it was asked for since, and the database grants it,
+// per key, a ceiling: how far it may go on, out of what the others have not
+// taken (app_hidden.share_rate_usage). The ceilings of all processes never
+// add up to more than the budget, so N processes spend one budget between
+// them, not N, however a client spreads its requests. A key this process
+// has no ceiling for yet gets a small allowance (UNKNOWN_KEY_PERCENT of the
+// budget, split among the live processes), which the others hold in
+// reserve for it; a client of one process alone gets the rest at the next
+// sync (docs/security.md, Limits over several processes). One process
+// alone behaves as without sharing.
+
+/** What a process may spend on a key before its first sync of it, in percent of the budget (split among the live processes). */
+export const UNKNOWN_KEY_PERCENT = 10;
+
+interface Window {
+  used: number;
+  resetAt: number;
+  budget: number;
+  /** How far this process may go (granted at the last sync), or null before its first sync of the key. */
+  ceiling: number | null;
+}
 
 export class RateLimiter {
-  private readonly windows = new Map<string, { used: number; resetAt: number }>();
+  private readonly windows = new Map<string, Window>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly syncer: NodeJS.Timeout | null = null;
+  /** Keys asked for since the last sync. */
+  private asked = new Set<string>();
+  /** Live API processes (this one included), as of the last sync. */
+  private live = 1;
+  private syncing = false;
   readonly points: number;
   readonly durationMs: number;
 
-  constructor(points: number, durationMs: number) {
+  constructor(points: number, durationMs: number, options: { share?: ShareCounts; syncMs?: number; onSyncError?: (err: unknown) => void } = {}) {
     this.points = points;
     this.durationMs = durationMs;
     // Forgets the keys whose window is over (memory stays bounded by the keys of one window).
@@ -21,17 +52,37 @@ export class RateLimiter {
       for (const [key, w] of this.windows) if (w.resetAt <= now) this.windows.delete(key);
     }, durationMs);
     this.sweeper.unref();
+    const { share, syncMs, onSyncError } = options;
+    if (share && syncMs) {
+      this.syncer = setInterval(() => {
+        if (this.syncing) return;
+        this.syncing = true;
+        this.sync(share).then(
+          () => (this.syncing = false),
+          (err) => {
+            this.syncing = false;
+            onSyncError?.(err);
+          },
+        );
+      }, syncMs);
+      this.syncer.unref();
+    }
   }
 
   /** Spends one request of `key`'s window (of `factor` times `points`): false when none is left. */
   take(key: string, factor = 1): boolean {
     const now = Date.now();
-    const w = this.windows.get(key);
+    let w = this.windows.get(key);
     if (!w || w.resetAt <= now) {
-      this.windows.set(key, { used: 1, resetAt: now + this.durationMs });
-      return this.points * factor >= 1;
+      w = { used: 0, resetAt: now + this.durationMs, budget: this.points * factor, ceiling: null };
+      this.windows.set(key, w);
     }
-    return ++w.used <= this.points * factor;
+    // A refused key is asked about again too: the others may have left it room.
+    if (this.syncer) this.asked.add(key);
+    const limit = w.ceiling ?? (this.live > 1 ? Math.max(1, Math.floor((w.budget * UNKNOWN_KEY_PERCENT) / 100 / this.live)) : w.budget);
+    if (w.used >= limit || w.used >= w.budget) return false;
+    w.used++;
+    return true;
   }
 
   /** take() as a promise (rejected when refused), for callers that wait anyway. */
@@ -39,8 +90,29 @@ export class RateLimiter {
     return this.take(key, factor) ? Promise.resolve() : Promise.reject(new Error("rate limited"));
   }
 
+  /** Sends the counts of the keys asked for since the last sync; takes in their ceilings. */
+  private async sync(share: ShareCounts): Promise<void> {
+    const now = Date.now();
+    const sent: Window[] = [];
+    const counts: KeyCount[] = [];
+    for (const key of this.asked) {
+      const w = this.windows.get(key);
+      if (!w || w.resetAt <= now) continue;
+      sent.push(w);
+      counts.push({ key, used: w.used, budget: w.budget, windowEndMs: w.resetAt });
+    }
+    this.asked = new Set();
+    const { ceilings, live } = await share(counts, now, UNKNOWN_KEY_PERCENT);
+    this.live = live;
+    counts.forEach((c, i) => {
+      // A window that ended meanwhile is not this one.
+      if (this.windows.get(c.key) === sent[i]) sent[i]!.ceiling = ceilings.get(c.key) ?? null;
+    });
+  }
+
   stop(): void {
     clearInterval(this.sweeper);
+    if (this.syncer) clearInterval(this.syncer);
   }
 }
 
@@ -81,10 +153,15 @@ export class RequestBudget {
   }
 }
 
-/** /graphql's budget: a sustained rate with a burst on top, per payer (GRAPHQL_RATE_LIMIT 0: off). Shared by HTTP and WebSockets. */
-export function makeRateLimiter(config: Config): RequestBudget | null {
+/**
+ * /graphql's budget: a sustained rate with a burst on top, per payer
+ * (GRAPHQL_RATE_LIMIT 0: off). Shared by HTTP and WebSockets, and with the
+ * other API processes through `share` every RATE_LIMIT_SYNC_MS.
+ */
+export function makeRateLimiter(config: Config, share?: ShareCounts, onSyncError?: (err: unknown) => void): RequestBudget | null {
+  const durationMs = 1000 * Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT));
   return config.GRAPHQL_RATE_LIMIT
-    ? new RequestBudget(new RateLimiter(config.GRAPHQL_RATE_BURST, 1000 * Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT))), {
+    ? new RequestBudget(new RateLimiter(config.GRAPHQL_RATE_BURST, durationMs, { share, syncMs: config.RATE_LIMIT_SYNC_MS, onSyncError }), {
         trustedFactor: config.TRUSTED_NETWORK_FACTOR,
         accountFactor: config.GRAPHQL_RATE_ACCOUNT_FACTOR,
       })
