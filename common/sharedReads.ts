@@ -17,25 +17,16 @@ import { heldTransaction, type HeldTransaction } from "./heldTransaction.ts";
 // Same visibility:
 // - customers (and anyone not staff): byte-identical pgSettings (role, user
 //   id, sign-in id), so RLS that depends on the user decides, per user;
-// - staff (cafe_barista, cafe_admin): every RLS policy that applies to them
-//   is `using (true)` (test/graphql/shared-reads.test.ts checks pg_policies), and
-//   grants are per role, so what a table shows them depends on the role
-//   alone: the user id and sign-in id are left out of the key. Not when the
-//   statement calls a function (`"schema"."fn"(`) or reads a setting
-//   itself: a function may look at app_public.current_user_id(); those
-//   statements are keyed by the whole pgSettings, like a customer's.
-
-const STAFF_ROLES = new Set(["cafe_barista", "cafe_admin"]);
-const USER_CLAIMS = new Set(["jwt.claims.user_id", "jwt.claims.sid"]);
-const MAY_DEPEND_ON_THE_USER = /"\s*\(|current_setting|current_user|session_user/i;
+// - staff too: what they see depends on the stores they work at
+//   (app_public.staff_store_ids() in the policies of every store-scoped
+//   table), so two baristas share only when their pgSettings are the same:
+//   one member of staff's sockets share, two stores' baristas never do.
 
 type PgSettings = Record<string, string | undefined> | null;
 
-/** Who shares `text`'s result: the pgSettings that can make a difference to it. */
-export function visibilityKey(pgSettings: PgSettings, text: string): string {
-  const settings = pgSettings ?? {};
-  if (!STAFF_ROLES.has(settings.role ?? "") || MAY_DEPEND_ON_THE_USER.test(text)) return JSON.stringify(settings);
-  return JSON.stringify(Object.entries(settings).filter(([k]) => !USER_CLAIMS.has(k)));
+/** Who shares `text`'s result: the pgSettings that can make a difference to it (all of them). */
+export function visibilityKey(pgSettings: PgSettings, _text: string): string {
+  return JSON.stringify(pgSettings ?? {});
 }
 
 /** A PgExecutor read (rows as arrays, a SELECT): the only statements shared. */

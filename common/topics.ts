@@ -10,8 +10,8 @@
 export const orderTopic = (id: string) => `order:${id}`;
 /** Each status an order takes: `{"id","status","barista_id","message"}` as it was then. */
 export const orderStatusTopic = (id: string) => `order_status:${id}`;
-/** Orders entering, moving through or leaving the barista queue: the whole row as it was then. */
-export const ORDER_QUEUE_TOPIC = "order_queue";
+/** Orders entering, moving through or leaving a store's barista queue: the whole row as it was then. */
+export const orderQueueTopic = (storeId: string) => `order_queue:${storeId}`;
 /** Each new coffee: `{"id"}`. */
 export const NEW_COFFEE_TOPIC = "coffee:new";
 /** Each notification of a customer (app_private.tg_notifications__publish): `{"id"}`. */
@@ -42,6 +42,12 @@ export const FEATURED_CHANGE = "featured";
 export const ALL_CHANGED = "all";
 /** The tokens of one PUBLIC_READS_TOPIC payload. */
 export const publicReadChanges = (payload: string): string[] => payload.split(" ").filter(Boolean);
+
+/** The store id of an order_queue topic, else null. */
+export function storeIdOfQueueTopic(topic: string): string | null {
+  const m = /^order_queue:([0-9a-f-]{36})$/i.exec(topic);
+  return m ? m[1]!.toLowerCase() : null;
+}
 
 /** The order id of an order or order_status topic, else null. */
 export function orderIdOfTopic(topic: string): string | null {

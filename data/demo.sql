@@ -12,6 +12,12 @@
 --   alice's PENDING order          00000000-0000-4000-8000-0000000a0001
 --   alice's PREPARING order        00000000-0000-4000-8000-0000000a0002
 --   bob's PENDING order            00000000-0000-4000-8000-0000000b0001
+-- The demo chain has two stores, each with its own barista and stock:
+--   Baixa (the default store)      5707e000-0000-4000-8000-000000000001
+--     barista@example.com works there; admin@example.com is the chain's admin
+--   Ribeira                        5707e000-0000-4000-8000-000000000002
+--     ribeira.barista@example.com  barista   00000000-0000-4000-8000-0000000ba417
+--     ribeira.manager@example.com  admin of Ribeira only 00000000-0000-4000-8000-0000000ad315
 -- Roasters are 10000000-..., suppliers 20000000-..., ingredients 30000000-...,
 -- coffees 40000000-... (see below). Timestamps are relative to now().
 
@@ -186,7 +192,9 @@ insert into app_private.accounts (id, email, password_hash, role) values
   ('00000000-0000-4000-8000-00000000a11c', 'alice@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer'),
   ('00000000-0000-4000-8000-000000000b0b', 'bob@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer'),
   ('00000000-0000-4000-8000-0000000ba415', 'barista@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'barista'),
-  ('00000000-0000-4000-8000-0000000ad314', 'admin@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin');
+  ('00000000-0000-4000-8000-0000000ad314', 'admin@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin'),
+  ('00000000-0000-4000-8000-0000000ba417', 'ribeira.barista@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'barista'),
+  ('00000000-0000-4000-8000-0000000ad315', 'ribeira.manager@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin');
 
 insert into app_public.customers (id, name, points, is_walk_in) values
   ('00000000-0000-4000-8000-00000000a11c', 'Alice Martin', 42, false),
@@ -198,10 +206,40 @@ insert into app_public.profiles (customer_id, username, avatar) values
   ('00000000-0000-4000-8000-000000000b0b', 'bob', 'https://images.example.com/avatars/bob.png');
 
 -- Staff ids are their account ids; Jo Okafor works the bar but has no account.
-insert into app_public.baristas (id, name, is_admin) values
-  ('00000000-0000-4000-8000-0000000ba415', 'Sam Rivera', false),
-  ('00000000-0000-4000-8000-0000000ad314', 'Morgan Lee', true),
-  ('00000000-0000-4000-8000-0000000ba416', 'Jo Okafor', false);
+-- Morgan Lee is the chain's admin (chain_wide); Rita Sousa manages Ribeira.
+insert into app_public.baristas (id, name, is_admin, chain_wide) values
+  ('00000000-0000-4000-8000-0000000ba415', 'Sam Rivera', false, false),
+  ('00000000-0000-4000-8000-0000000ad314', 'Morgan Lee', true, true),
+  ('00000000-0000-4000-8000-0000000ba416', 'Jo Okafor', false, false),
+  ('00000000-0000-4000-8000-0000000ba417', 'Rui Costa', false, false),
+  ('00000000-0000-4000-8000-0000000ad315', 'Rita Sousa', true, false);
+
+--------------------------------------------------------------------------------
+-- The chain: the default store (made by the migrations) and Ribeira, each
+-- with its own staff (one insert into store_staff each) and, below, stock.
+-- Ribeira has no pumpkin spice: it takes the Pumpkin Spice Latte off its menu.
+--------------------------------------------------------------------------------
+
+update app_public.stores set name = 'Baixa', address = 'Rua Augusta 120, Lisbon'
+ where id = '5707e000-0000-4000-8000-000000000001';
+insert into app_public.stores (id, name, time_zone, address) values
+  ('5707e000-0000-4000-8000-000000000002', 'Ribeira', 'Europe/Lisbon', 'Cais da Ribeira 22, Porto');
+
+insert into app_public.store_staff (store_id, staff_id) values
+  ('5707e000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-0000000ba415'),
+  ('5707e000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-0000000ba416'),
+  ('5707e000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-0000000ba417'),
+  ('5707e000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-0000000ad315');
+
+insert into app_public.store_coffees (store_id, coffee_id, available) values
+  ('5707e000-0000-4000-8000-000000000002', '40000000-0000-4000-8000-000000000011', false);
+
+-- Ribeira's shelf: smaller than Baixa's, every ingredient Baixa counts.
+insert into app_public.stock_items (store_id, ingredient_id, current_stock, alert_level, unit)
+select '5707e000-0000-4000-8000-000000000002', s.ingredient_id,
+       case s.ingredient_id when '30000000-0000-4000-8000-000000000010' then 0 else s.current_stock / 2 end,
+       s.alert_level / 2, s.unit
+from app_public.stock_items s where s.store_id = '5707e000-0000-4000-8000-000000000001';
 
 --------------------------------------------------------------------------------
 -- Reviews

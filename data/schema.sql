@@ -210,21 +210,23 @@ COMMENT ON COLUMN app_public.sales_data.trend IS '@notNull
 Change against the 7 days before, as a fraction: 0.25 is +25%; 0 when both weeks sold nothing, 1 when only this week sold.';
 
 --
--- Name: add_staff_account(text, text, text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+-- Name: add_staff_account(text, text, text, text, text, uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text DEFAULT 'unknown'::text) RETURNS uuid
+CREATE FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text DEFAULT 'unknown'::text, p_store_id uuid DEFAULT NULL::uuid) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
   v_id uuid;
   v_admin text := (select email::text from app_private.accounts where id = app_public.current_user_id());
+  v_store uuid;
 begin
   perform app_hidden.require_admin();
   if p_role is null or p_role not in ('barista', 'admin') then
     raise exception 'A staff role is barista or admin.' using errcode = '22023';
   end if;
+  v_store := case when p_store_id is not null or p_role = 'barista' then app_hidden.store_or_default(p_store_id) end;
   perform app_private.check_new_account(p_email, p_name, p_password);
   -- Through the API, the hash counts as a password check of the admin's
   -- account and source (a DBA's own session, e.g. the CLI, is not counted).
@@ -238,7 +240,10 @@ begin
   exception when unique_violation then
     raise exception 'That e-mail address is already registered.' using errcode = '23505';
   end;
-  insert into app_public.baristas (id, name, is_admin) values (v_id, btrim(p_name), p_role = 'admin');
+  insert into app_public.baristas (id, name, is_admin, chain_wide) values (v_id, btrim(p_name), p_role = 'admin', v_store is null);
+  if v_store is not null then
+    insert into app_public.store_staff (store_id, staff_id) values (v_store, v_id);
+  end if;
   return v_id;
 end;
 $$;
@@ -261,15 +266,19 @@ end;
 $$;
 
 --
--- Name: assert_can_follow_queue(); Type: FUNCTION; Schema: app_hidden; Owner: -
+-- Name: assert_can_follow_queue(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.assert_can_follow_queue() RETURNS boolean
+CREATE FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid DEFAULT NULL::uuid) RETURNS uuid
     LANGUAGE plpgsql STABLE
     AS $$
+declare
+  v_store uuid;
 begin
   perform app_hidden.require_staff();
-  return true;
+  v_store := app_hidden.store_or_default(p_store_id);
+  perform app_hidden.require_store_staff(v_store);
+  return v_store;
 end;
 $$;
 
@@ -281,14 +290,20 @@ CREATE FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) RETURNS 
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
+declare
+  v_all boolean;
+  v_stores uuid[];
 begin
-  perform app_hidden.require_admin();
+  perform app_hidden.require_store_admin(null);
   if p_first < 0 or p_offset < 0 then
     raise exception 'first and offset are 0 or more.' using errcode = '22023';
   end if;
+  v_all := app_public.current_actor() = 'dba' or app_public.is_admin();
+  v_stores := app_public.staff_store_ids();
   return query
     select l.at, l.actor, l.action, l.entity, l.before::text, l.after::text
     from app_private.audit_log l
+    where v_all or l.store_id = any (v_stores)
     order by l.at desc, l.id desc
     limit least(coalesce(p_first, 100), 500) offset coalesce(p_offset, 0);
 end;
@@ -298,7 +313,7 @@ $$;
 -- Name: FUNCTION audit_log(p_first integer, p_offset integer); Type: COMMENT; Schema: app_hidden; Owner: -
 --
 
-COMMENT ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) IS 'Admins only: the audit log, newest first; at most 500 rows (100 when p_first is null; the API passes its DEFAULT_LIST_SIZE).';
+COMMENT ON FUNCTION app_hidden.audit_log(p_first integer, p_offset integer) IS 'Admins only: the audit log, newest first (a store manager: the rows of their stores); at most 500 rows (100 when p_first is null; the API passes its DEFAULT_LIST_SIZE).';
 
 --
 -- Name: authenticate(text, text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
@@ -368,6 +383,23 @@ begin
   return true;
 end;
 $$;
+
+--
+-- Name: default_store_id(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.default_store_id() RETURNS uuid
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select s.id from app_public.stores s where s.is_default;
+$$;
+
+--
+-- Name: FUNCTION default_store_id(); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.default_store_id() IS 'The default store: what an argument naming no store means.';
 
 --
 -- Name: disable_account(text); Type: FUNCTION; Schema: app_hidden; Owner: -
@@ -589,6 +621,51 @@ SET default_tablespace = '';
 SET default_table_access_method = heap;
 
 --
+-- Name: coffees; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.coffees (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    price numeric(10,2) NOT NULL,
+    roast app_public.roast_level DEFAULT 'MEDIUM'::app_public.roast_level NOT NULL,
+    category app_public.coffee_category DEFAULT 'ESPRESSO'::app_public.coffee_category NOT NULL,
+    description text,
+    image_url text,
+    limited_time_offer boolean DEFAULT false NOT NULL,
+    available boolean DEFAULT true NOT NULL,
+    roaster_id uuid NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT coffees_image_url_check CHECK ((image_url ~ '^https?://'::text)),
+    CONSTRAINT coffees_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100))),
+    CONSTRAINT coffees_price_check CHECK ((price > (0)::numeric))
+);
+
+--
+-- Name: TABLE coffees; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.coffees IS 'A drink on the menu (or off it: see `available`).';
+
+--
+-- Name: COLUMN coffees.available; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.coffees.available IS 'On sale now. Ordering and the menu only offer available coffees.';
+
+--
+-- Name: on_sale_at(app_public.coffees, uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.on_sale_at(p_coffee app_public.coffees, p_store_id uuid) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select p_coffee.available and coalesce((select sc.available from app_public.store_coffees sc
+                                          where sc.store_id = p_store_id and sc.coffee_id = p_coffee.id), true);
+$$;
+
+--
 -- Name: orders; Type: TABLE; Schema: app_public; Owner: -
 --
 
@@ -608,6 +685,7 @@ CREATE TABLE app_public.orders (
     inventory_returned_at timestamp with time zone,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone,
+    store_id uuid DEFAULT app_hidden.default_store_id() NOT NULL,
     CONSTRAINT orders_notes_check CHECK ((length(notes) <= 500)),
     CONSTRAINT orders_total_check CHECK ((total >= (0)::numeric))
 );
@@ -650,6 +728,12 @@ COMMENT ON COLUMN app_public.orders.inventory_returned_at IS '@behavior -*';
 COMMENT ON COLUMN app_public.orders.expires_at IS 'When this order, if still unpaid (PENDING), is cancelled and its stock freed. Set when it is made; null: it does not expire.';
 
 --
+-- Name: COLUMN orders.store_id; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.orders.store_id IS 'The store the order is for (absent in createOrder: the default store).';
+
+--
 -- Name: order_for_update(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
@@ -661,7 +745,8 @@ declare
   v_order app_public.orders;
 begin
   select * into v_order from app_public.orders where id = p_id for update;
-  if v_order.id is null then
+  if v_order.id is null
+     or app_public.current_actor() in ('barista', 'admin') and not v_order.store_id = any (app_public.staff_store_ids()) then
     raise exception 'No order with id %.', p_id using errcode = 'P0002';
   end if;
   return v_order;
@@ -752,6 +837,9 @@ CREATE FUNCTION app_hidden.require_admin() RETURNS void
     AS $$
 begin
   perform app_hidden.require_signed_in();
+  if app_public.current_actor() = 'admin' and not app_public.is_admin() then
+    raise exception 'Only the chain''s admin may do this (a store manager manages their stores only).' using errcode = '42501';
+  end if;
   if app_public.current_actor() not in ('admin', 'dba') then
     raise exception 'Only an admin may do this.' using errcode = '42501';
   end if;
@@ -788,20 +876,65 @@ end;
 $$;
 
 --
--- Name: sales_report(text, text, text, integer); Type: FUNCTION; Schema: app_hidden; Owner: -
+-- Name: require_store_admin(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) RETURNS TABLE(bucket text, orders integer, cups integer, revenue double precision)
+CREATE FUNCTION app_hidden.require_store_admin(p_store_id uuid) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_signed_in();
+  if app_public.current_actor() = 'dba' then
+    return;
+  end if;
+  if app_public.current_actor() <> 'admin' then
+    raise exception 'Only an admin may do this.' using errcode = '42501';
+  end if;
+  if p_store_id is null and cardinality(app_public.staff_store_ids()) = 0
+     or p_store_id is not null and not app_public.is_store_admin(p_store_id) then
+    raise exception 'Only an admin of this store may do this.' using errcode = '42501';
+  end if;
+end;
+$$;
+
+--
+-- Name: require_store_staff(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.require_store_staff(p_store_id uuid) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform app_hidden.require_staff();
+  if not p_store_id = any (app_public.staff_store_ids()) then
+    raise exception 'You do not work at this store.' using errcode = '42501';
+  end if;
+end;
+$$;
+
+--
+-- Name: sales_report(text, text, text, integer, uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid DEFAULT NULL::uuid) RETURNS TABLE(bucket text, orders integer, cups integer, revenue double precision)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
   v_zone text;
+  v_stores uuid[];
   v_from timestamptz;
   v_to timestamptz;
 begin
-  perform app_hidden.require_admin();
-  v_zone := app_private.cafe_time_zone();
+  if p_store_id is null then
+    perform app_hidden.require_store_admin(null);
+    v_zone := app_private.cafe_time_zone();
+    v_stores := app_public.staff_store_ids();
+  else
+    perform app_hidden.require_store_admin(app_hidden.store_or_default(p_store_id));
+    select s.time_zone into v_zone from app_public.stores s where s.id = p_store_id;
+    v_stores := array[p_store_id];
+  end if;
   v_from := app_private.parse_report_time(p_from, v_zone, 'from');
   v_to := app_private.parse_report_time(p_to, v_zone, 'to');
   if v_from > v_to then
@@ -818,6 +951,7 @@ begin
       join app_public.order_items oi on oi.order_id = o.id
       join app_public.coffees c on c.id = oi.coffee_id
       where o.paid_at >= v_from and o.paid_at < v_to and o.paid_at is not null and o.status <> 'CANCELLED'
+        and o.store_id = any (v_stores)
       group by c.id, c.name
       order by 4 desc, 1
       limit p_max_rows;
@@ -830,6 +964,7 @@ begin
                sum(o.total) as revenue
         from app_public.orders o
         where o.paid_at >= v_from and o.paid_at < v_to and o.paid_at is not null and o.status <> 'CANCELLED'
+          and o.store_id = any (v_stores)
         group by 1
       ) b
       order by b.start
@@ -841,10 +976,10 @@ end;
 $$;
 
 --
--- Name: FUNCTION sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer); Type: COMMENT; Schema: app_hidden; Owner: -
+-- Name: FUNCTION sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid); Type: COMMENT; Schema: app_hidden; Owner: -
 --
 
-COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY of the café''s time zone, or per COFFEE; at most p_max_rows rows.';
+COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY, or per COFFEE; at most p_max_rows rows. With p_store_id: that store (its admins), in its time zone; without: every store the caller manages (the chain''s admin: the chain), in the chain''s cafe_time_zone.';
 
 --
 -- Name: share_rate_usage(text, bigint, integer, text[], integer[], integer[], bigint[]); Type: FUNCTION; Schema: app_hidden; Owner: -
@@ -912,6 +1047,39 @@ $_$;
 --
 
 COMMENT ON FUNCTION app_hidden.signed_in_as(p_role text) IS 'p_role when the signed-in account (jwt.claims.user_id) exists, is enabled and has that role; else anonymous.';
+
+--
+-- Name: staff_is_chain_wide(); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.staff_is_chain_wide() RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce((select b.chain_wide from app_public.baristas b where b.id = app_public.current_user_id()), false);
+$$;
+
+--
+-- Name: store_or_default(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.store_or_default(p_store_id uuid) RETURNS uuid
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_id uuid;
+begin
+  if p_store_id is null then
+    return app_hidden.default_store_id();
+  end if;
+  select s.id into v_id from app_public.stores s where s.id = p_store_id;
+  if v_id is null then
+    raise exception 'No store with id %.', p_store_id using errcode = 'P0002';
+  end if;
+  return v_id;
+end;
+$$;
 
 --
 -- Name: announce_revoked_sign_in(); Type: FUNCTION; Schema: app_private; Owner: -
@@ -1039,15 +1207,15 @@ end;
 $$;
 
 --
--- Name: available_stock(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+-- Name: available_stock(uuid, uuid); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
-CREATE FUNCTION app_private.available_stock(p_ingredient_id uuid) RETURNS numeric
+CREATE FUNCTION app_private.available_stock(p_ingredient_id uuid, p_store_id uuid DEFAULT NULL::uuid) RETURNS numeric
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
-  select s.current_stock - app_private.reserved_stock(p_ingredient_id)
-  from app_public.stock_items s where s.ingredient_id = p_ingredient_id;
+  select s.current_stock - app_private.reserved_stock(p_ingredient_id, s.store_id)
+  from app_public.stock_items s where s.store_id = coalesce(p_store_id, app_hidden.default_store_id()) and s.ingredient_id = p_ingredient_id;
 $$;
 
 --
@@ -1143,10 +1311,10 @@ CREATE FUNCTION app_private.ddl_audit_installed() RETURNS boolean
 $$;
 
 --
--- Name: estimate_ready_time(integer); Type: FUNCTION; Schema: app_private; Owner: -
+-- Name: estimate_ready_time(integer, uuid); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
-CREATE FUNCTION app_private.estimate_ready_time(p_items integer) RETURNS timestamp with time zone
+CREATE FUNCTION app_private.estimate_ready_time(p_items integer, p_store_id uuid) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
@@ -1155,7 +1323,7 @@ begin
     app_private.setting('prep_base_seconds')
     + (coalesce((select sum(oi.quantity)
                    from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
-                  where o.status in ('PAID', 'PREPARING', 'BREWING')), 0) + p_items)
+                  where o.status in ('PAID', 'PREPARING', 'BREWING') and o.store_id = p_store_id), 0) + p_items)
       * app_private.setting('prep_seconds_per_item')
       / greatest(app_private.setting('prep_parallel_baristas'), 1));
 end;
@@ -1232,19 +1400,20 @@ $$;
 -- Name: inventory_of(uuid[]); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
-CREATE FUNCTION app_private.inventory_of(p_coffees uuid[]) RETURNS TABLE(coffee_id uuid, servings integer)
+CREATE FUNCTION app_private.inventory_of(p_coffees uuid[]) RETURNS TABLE(store_id uuid, coffee_id uuid, servings integer)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
-  select c.id,
+  select st.id, c.id,
          case when count(rl.ingredient_id) = 0 then null
            else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
          end
-  from unnest(p_coffees) c(id)
+  from app_public.stores st
+  cross join unnest(p_coffees) c(id)
   left join app_public.recipe_lines rl on rl.coffee_id = c.id
-  left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
-  left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
-  group by c.id;
+  left join app_public.stock_items s on s.store_id = st.id and s.ingredient_id = rl.ingredient_id
+  left join app_private.stock_reserved r on r.store_id = st.id and r.ingredient_id = rl.ingredient_id
+  group by st.id, c.id;
 $$;
 
 --
@@ -1498,7 +1667,8 @@ CREATE TABLE app_public.notifications (
     order_id uuid,
     kind text NOT NULL,
     message text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    store_id uuid DEFAULT app_hidden.default_store_id() NOT NULL
 );
 
 --
@@ -1821,25 +1991,27 @@ CREATE FUNCTION app_private.recount_reserved_stock() RETURNS void
     SET search_path TO 'pg_catalog'
     AS $$
 begin
-  perform 1 from app_public.stock_items s order by s.ingredient_id for update;
-  perform 1 from app_private.stock_reserved r order by r.ingredient_id for update;
+  perform 1 from app_public.stock_items s order by s.store_id, s.ingredient_id for update;
+  perform 1 from app_private.stock_reserved r order by r.store_id, r.ingredient_id for update;
   delete from app_private.stock_reservations;
-  insert into app_private.stock_reservations (order_id, ingredient_id, amount)
-  select oi.order_id, rl.ingredient_id, sum(oi.quantity * rl.quantity)
+  insert into app_private.stock_reservations (order_id, store_id, ingredient_id, amount)
+  select oi.order_id, o.store_id, rl.ingredient_id, sum(oi.quantity * rl.quantity)
   from app_public.order_items oi
   join app_public.orders o on o.id = oi.order_id
   join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
   where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
-  group by oi.order_id, rl.ingredient_id;
+  group by oi.order_id, o.store_id, rl.ingredient_id;
   update app_private.stock_reserved set amount = 0;
-  insert into app_private.stock_reserved (ingredient_id, amount)
-  select r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.ingredient_id order by r.ingredient_id
-  on conflict (ingredient_id) do update set amount = excluded.amount;
-  insert into app_public.coffee_inventory (coffee_id, servings)
-  select i.coffee_id, i.servings from app_private.inventory_of(array(select c.id from app_public.coffees c order by c.id)) i
-  order by i.coffee_id
-  on conflict (coffee_id) do update set servings = excluded.servings;
-  update app_private.public_read_state set featured_coffee_id = (select f.id from app_public.featured_coffee() f);
+  insert into app_private.stock_reserved (store_id, ingredient_id, amount)
+  select r.store_id, r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.store_id, r.ingredient_id order by r.store_id, r.ingredient_id
+  on conflict (store_id, ingredient_id) do update set amount = excluded.amount;
+  insert into app_public.coffee_inventory (store_id, coffee_id, servings)
+  select i.store_id, i.coffee_id, i.servings from app_private.inventory_of(array(select c.id from app_public.coffees c order by c.id)) i
+  order by i.store_id, i.coffee_id
+  on conflict (store_id, coffee_id) do update set servings = excluded.servings;
+  insert into app_private.public_read_state (store_id, featured_coffee_id)
+  select st.id, (select f.id from app_public.featured_coffee(st.id) f) from app_public.stores st order by st.id
+  on conflict (store_id) do update set featured_coffee_id = excluded.featured_coffee_id;
   perform pg_notify('public_reads_changed', 'all');
 end;
 $$;
@@ -1854,26 +2026,27 @@ CREATE FUNCTION app_private.release_stock(p_order_id uuid) RETURNS void
     AS $$
 begin
   perform 1 from app_public.stock_items s
-   where s.ingredient_id in (select r.ingredient_id from app_private.stock_reservations r where r.order_id = p_order_id)
-   order by s.ingredient_id for update;
+   where (s.store_id, s.ingredient_id) in (select r.store_id, r.ingredient_id from app_private.stock_reservations r where r.order_id = p_order_id)
+   order by s.store_id, s.ingredient_id for update;
   with gone as (
-    delete from app_private.stock_reservations r where r.order_id = p_order_id returning r.ingredient_id, r.amount
+    delete from app_private.stock_reservations r where r.order_id = p_order_id returning r.store_id, r.ingredient_id, r.amount
   )
-  insert into app_private.stock_reserved (ingredient_id, amount)
-  select g.ingredient_id, -g.amount from gone g order by g.ingredient_id
-  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
+  insert into app_private.stock_reserved (store_id, ingredient_id, amount)
+  select g.store_id, g.ingredient_id, -g.amount from gone g order by g.store_id, g.ingredient_id
+  on conflict (store_id, ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
 end;
 $$;
 
 --
--- Name: reserved_stock(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+-- Name: reserved_stock(uuid, uuid); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
-CREATE FUNCTION app_private.reserved_stock(p_ingredient_id uuid) RETURNS numeric
+CREATE FUNCTION app_private.reserved_stock(p_ingredient_id uuid, p_store_id uuid DEFAULT NULL::uuid) RETURNS numeric
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
-  select coalesce((select r.amount from app_private.stock_reserved r where r.ingredient_id = p_ingredient_id), 0);
+  select coalesce((select r.amount from app_private.stock_reserved r
+                    where r.store_id = coalesce(p_store_id, app_hidden.default_store_id()) and r.ingredient_id = p_ingredient_id), 0);
 $$;
 
 --
@@ -1885,10 +2058,12 @@ CREATE FUNCTION app_private.return_inventory(p_order_id uuid, p_reason text) RET
     SET search_path TO 'pg_catalog'
     AS $$
 declare
+  v_store uuid;
   line record;
 begin
   update app_public.orders set inventory_returned_at = now()
-   where id = p_order_id and inventory_taken_at is not null and inventory_returned_at is null;
+   where id = p_order_id and inventory_taken_at is not null and inventory_returned_at is null
+  returning store_id into v_store;
   if not found then
     return;
   end if;
@@ -1896,14 +2071,14 @@ begin
     select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
     from app_public.order_items oi
     join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
-    join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+    join app_public.stock_items s on s.store_id = v_store and s.ingredient_id = rl.ingredient_id
     where oi.order_id = p_order_id
     group by rl.ingredient_id
   loop
     update app_public.stock_items set current_stock = current_stock + line.amount
-     where ingredient_id = line.ingredient_id;
-    insert into app_public.stock_movements (ingredient_id, delta, reason, order_id, actor_role, actor_id)
-    values (line.ingredient_id, line.amount, p_reason, p_order_id, app_public.current_actor(), app_public.current_user_id());
+     where store_id = v_store and ingredient_id = line.ingredient_id;
+    insert into app_public.stock_movements (store_id, ingredient_id, delta, reason, order_id, actor_role, actor_id)
+    values (v_store, line.ingredient_id, line.amount, p_reason, p_order_id, app_public.current_actor(), app_public.current_user_id());
   end loop;
 end;
 $$;
@@ -2054,6 +2229,22 @@ end;
 $$;
 
 --
+-- Name: store_setting(uuid, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.store_setting(p_store_id uuid, k text) RETURNS numeric
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v numeric;
+begin
+  select (to_jsonb(s) ->> k)::numeric into v from app_public.stores s where s.id = p_store_id;
+  return coalesce(v, app_private.setting(k));
+end;
+$$;
+
+--
 -- Name: take_inventory(uuid); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2062,10 +2253,12 @@ CREATE FUNCTION app_private.take_inventory(p_order_id uuid) RETURNS boolean
     SET search_path TO 'pg_catalog'
     AS $$
 declare
+  v_store uuid;
   line record;
 begin
   update app_public.orders set inventory_taken_at = now()
-   where id = p_order_id and inventory_taken_at is null and status <> 'CANCELLED';
+   where id = p_order_id and inventory_taken_at is null and status <> 'CANCELLED'
+  returning store_id into v_store;
   if not found then
     return false;
   end if;
@@ -2073,15 +2266,15 @@ begin
     select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
     from app_public.order_items oi
     join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
-    join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+    join app_public.stock_items s on s.store_id = v_store and s.ingredient_id = rl.ingredient_id
     where oi.order_id = p_order_id
     group by rl.ingredient_id
     order by rl.ingredient_id
   loop
     update app_public.stock_items set current_stock = greatest(current_stock - line.amount, 0)
-     where ingredient_id = line.ingredient_id;
-    insert into app_public.stock_movements (ingredient_id, delta, reason, order_id, actor_role, actor_id)
-    values (line.ingredient_id, -line.amount, 'order paid', p_order_id, app_public.current_actor(), null);
+     where store_id = v_store and ingredient_id = line.ingredient_id;
+    insert into app_public.stock_movements (store_id, ingredient_id, delta, reason, order_id, actor_role, actor_id)
+    values (v_store, line.ingredient_id, -line.amount, 'order paid', p_order_id, app_public.current_actor(), null);
   end loop;
   return true;
 end;
@@ -2141,38 +2334,45 @@ CREATE FUNCTION app_private.tg__queue_featured() RETURNS trigger
     SET search_path TO 'pg_catalog'
     AS $$
 declare
-  v_changed boolean;
+  v_stores uuid[];
+  v_all boolean := false;
 begin
   if tg_op = 'TRUNCATE' then
-    v_changed := true;
+    v_all := true;
   elsif tg_table_name = 'orders' and tg_op = 'UPDATE' then
-    v_changed := exists (
-      select 1 from new_rows n join old_rows o on o.id = n.id
+    v_stores := array(
+      select distinct n.store_id from new_rows n join old_rows o on o.id = n.id
        where app_private.sale_counts(n.status) <> app_private.sale_counts(o.status)
           or (app_private.sale_counts(n.status) and n.time_ordered <> o.time_ordered));
   elsif tg_table_name = 'orders' and tg_op = 'INSERT' then
-    v_changed := exists (select 1 from new_rows n where app_private.sale_counts(n.status));
+    v_stores := array(select distinct n.store_id from new_rows n where app_private.sale_counts(n.status));
   elsif tg_table_name = 'orders' then
-    v_changed := exists (select 1 from old_rows o where app_private.sale_counts(o.status));
+    v_stores := array(select distinct o.store_id from old_rows o where app_private.sale_counts(o.status));
   elsif tg_table_name = 'order_items' and tg_op = 'UPDATE' then
-    v_changed := exists (
-      select 1 from (
+    v_stores := array(
+      select distinct o.store_id from (
         (select n.order_id, n.coffee_id, n.quantity from new_rows n except select o.order_id, o.coffee_id, o.quantity from old_rows o)
         union all
         (select o.order_id, o.coffee_id, o.quantity from old_rows o except select n.order_id, n.coffee_id, n.quantity from new_rows n)
       ) ch join app_public.orders o on o.id = ch.order_id
       where app_private.sale_counts(o.status));
   elsif tg_table_name = 'order_items' and tg_op = 'INSERT' then
-    v_changed := exists (select 1 from new_rows n join app_public.orders o on o.id = n.order_id where app_private.sale_counts(o.status));
+    v_stores := array(select distinct o.store_id from new_rows n join app_public.orders o on o.id = n.order_id where app_private.sale_counts(o.status));
   elsif tg_table_name = 'order_items' then
-    v_changed := exists (select 1 from old_rows r join app_public.orders o on o.id = r.order_id where app_private.sale_counts(o.status));
+    v_stores := array(select distinct o.store_id from old_rows r join app_public.orders o on o.id = r.order_id where app_private.sale_counts(o.status));
   elsif tg_table_name = 'coffees' then
-    v_changed := exists (
+    v_all := exists (
       select 1 from new_rows n join old_rows o on o.id = n.id
        where n.category <> o.category or n.available <> o.available or n.name <> o.name);
+  elsif tg_table_name = 'store_coffees' and tg_op = 'DELETE' then
+    v_stores := array(select distinct o.store_id from old_rows o);
+  elsif tg_table_name = 'store_coffees' then
+    v_stores := array(select distinct n.store_id from new_rows n);
   end if;
-  if v_changed then
+  if v_all then
     insert into app_private.public_read_changes (what) values ('featured') on conflict do nothing;
+  elsif cardinality(v_stores) > 0 then
+    insert into app_private.public_read_changes (what) select 'featured:' || u.id from unnest(v_stores) u(id) on conflict do nothing;
   end if;
   return null;
 end;
@@ -2240,6 +2440,26 @@ end;
 $$;
 
 --
+-- Name: tg__store_of_order(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__store_of_order() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_store uuid;
+begin
+  if new.order_id is not null then
+    select o.store_id into v_store from app_public.orders o where o.id = new.order_id;
+    -- (No such order: its foreign key, where there is one, answers.)
+    new.store_id := coalesce(v_store, new.store_id);
+  end if;
+  return new;
+end;
+$$;
+
+--
 -- Name: tg__timestamps(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2266,6 +2486,7 @@ declare
   v_row jsonb := coalesce(v_new, v_old);
   v_columns text[] := case when tg_argv[1] = '*' then null else string_to_array(tg_argv[1], ',') end;
   v_key text;
+  v_store uuid := (case when tg_table_schema = 'app_public' and tg_table_name = 'stores' then v_row ->> 'id' else v_row ->> 'store_id' end)::uuid;
 begin
   if v_columns is not null then
     v_old := case when v_old is not null then (select jsonb_object_agg(k, v_old -> k) from unnest(v_columns) k) end;
@@ -2280,8 +2501,8 @@ begin
     end if;
   end if;
   select string_agg(v_row ->> k, ' ') into v_key from unnest(string_to_array(tg_argv[0], ',')) k;
-  insert into app_private.audit_log (actor, action, entity, before, after)
-  values (app_private.audit_actor(), tg_op, tg_table_schema || '.' || tg_table_name || ' ' || coalesce(v_key, ''), v_old, v_new);
+  insert into app_private.audit_log (actor, action, entity, before, after, store_id)
+  values (app_private.audit_actor(), tg_op, tg_table_schema || '.' || tg_table_name || ' ' || coalesce(v_key, ''), v_old, v_new, v_store);
   return null;
 end;
 $$;
@@ -2400,20 +2621,20 @@ CREATE FUNCTION app_private.tg_order_items__reserve_stock() RETURNS trigger
     AS $$
 begin
   with needs as (
-    select ni.order_id, rl.ingredient_id, sum(ni.quantity * rl.quantity) as amount
+    select ni.order_id, o.store_id, rl.ingredient_id, sum(ni.quantity * rl.quantity) as amount
     from new_items ni
     join app_public.orders o on o.id = ni.order_id
     join app_public.recipe_lines rl on rl.coffee_id = ni.coffee_id
     where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
-    group by ni.order_id, rl.ingredient_id
+    group by ni.order_id, o.store_id, rl.ingredient_id
   ), written as (
-    insert into app_private.stock_reservations (order_id, ingredient_id, amount)
-    select n.order_id, n.ingredient_id, n.amount from needs n
+    insert into app_private.stock_reservations (order_id, store_id, ingredient_id, amount)
+    select n.order_id, n.store_id, n.ingredient_id, n.amount from needs n
     on conflict (order_id, ingredient_id) do update set amount = app_private.stock_reservations.amount + excluded.amount
   )
-  insert into app_private.stock_reserved (ingredient_id, amount)
-  select n.ingredient_id, sum(n.amount) from needs n group by n.ingredient_id order by n.ingredient_id
-  on conflict (ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
+  insert into app_private.stock_reserved (store_id, ingredient_id, amount)
+  select n.store_id, n.ingredient_id, sum(n.amount) from needs n group by n.store_id, n.ingredient_id order by n.store_id, n.ingredient_id
+  on conflict (store_id, ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
   return null;
 end;
 $$;
@@ -2492,6 +2713,18 @@ end;
 $$;
 
 --
+-- Name: tg_orders__keep_store(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_orders__keep_store() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  raise exception 'An order stays in the store it was made for.' using errcode = '22023';
+end;
+$$;
+
+--
 -- Name: tg_orders__notify(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2507,8 +2740,6 @@ begin
       'id', new.id, 'status', new.status, 'barista_id', new.barista_id,
       'message', app_public.order_status_message(new.status))::text);
   end if;
-  -- The barista queue: an order enters it when paid and leaves it when
-  -- completed, or cancelled after payment.
   if (case
        when tg_op = 'INSERT' then new.status in ('PAID', 'PREPARING', 'BREWING', 'READY')
        when new.status is not distinct from old.status then false
@@ -2519,7 +2750,7 @@ begin
     if octet_length(v_row) >= 7900 then
       v_row := (to_jsonb(new) - 'notes')::text;
     end if;
-    perform pg_notify('order_queue', v_row);
+    perform pg_notify('order_queue:' || new.store_id::text, v_row);
   end if;
   return null;
 end;
@@ -2578,39 +2809,51 @@ CREATE FUNCTION app_private.tg_public_read_changes__announce() RETURNS trigger
     AS $$
 declare
   v_coffees uuid[];
-  v_featured boolean;
+  v_featured text[];
   v_changed uuid[];
-  v_before uuid;
-  v_now uuid;
+  v_moved boolean;
 begin
   with mine as (
     delete from app_private.public_read_changes c where c.txid = pg_current_xact_id() returning c.what
   )
-  select array_agg(case when m.what <> 'featured' then m.what::uuid end order by m.what) filter (where m.what <> 'featured'), coalesce(bool_or(m.what = 'featured'), false)
+  select array_agg(m.what::uuid order by m.what) filter (where m.what not like 'featured%'),
+         array_agg(m.what order by m.what) filter (where m.what like 'featured%')
     into v_coffees, v_featured from mine m;
   if v_coffees is not null then
-    insert into app_public.coffee_inventory (coffee_id)
-    select c.id from app_public.coffees c where c.id = any(v_coffees) order by c.id
+    insert into app_public.coffee_inventory (store_id, coffee_id)
+    select st.id, c.id from app_public.stores st cross join app_public.coffees c where c.id = any(v_coffees) order by st.id, c.id
     on conflict do nothing;
-    perform 1 from app_public.coffee_inventory i where i.coffee_id = any(v_coffees) order by i.coffee_id for update;
+    perform 1 from app_public.coffee_inventory i where i.coffee_id = any(v_coffees) order by i.store_id, i.coffee_id for update;
     with fresh as (select * from app_private.inventory_of(v_coffees)),
     changed as (
       update app_public.coffee_inventory i set servings = f.servings
         from fresh f
-       where i.coffee_id = f.coffee_id and i.servings is distinct from f.servings
+       where i.store_id = f.store_id and i.coffee_id = f.coffee_id and i.servings is distinct from f.servings
       returning i.coffee_id
     )
-    select array_agg(c.coffee_id order by c.coffee_id) into v_changed from changed c;
+    select array_agg(distinct c.coffee_id order by c.coffee_id) into v_changed from changed c;
     -- Under 8000 bytes a NOTIFY: 100 coffees each.
     perform pg_notify('public_reads_changed', string_agg('inventory:' || x.id, ' ' order by x.id))
       from (select u.id, (u.n - 1) / 100 as chunk from unnest(v_changed) with ordinality u(id, n)) x
      group by x.chunk;
   end if;
-  if v_featured then
-    select s.featured_coffee_id into v_before from app_private.public_read_state s for update;
-    v_now := (select f.id from app_public.featured_coffee() f);
-    if v_now is distinct from v_before then
-      update app_private.public_read_state set featured_coffee_id = v_now;
+  if v_featured is not null then
+    -- The stores queued ('featured': every store), in store order under row locks.
+    insert into app_private.public_read_state (store_id)
+    select st.id from app_public.stores st order by st.id on conflict do nothing;
+    perform 1 from app_private.public_read_state s
+     where 'featured' = any(v_featured) or 'featured:' || s.store_id = any(v_featured)
+     order by s.store_id for update;
+    with moved as (
+      update app_private.public_read_state s set featured_coffee_id = f.id
+        from (select st.id as store_id, (select x.id from app_public.featured_coffee(st.id) x) as id
+                from app_public.stores st
+               where 'featured' = any(v_featured) or 'featured:' || st.id = any(v_featured)) f
+       where s.store_id = f.store_id and s.featured_coffee_id is distinct from f.id
+      returning 1
+    )
+    select exists (select 1 from moved) into v_moved;
+    if v_moved then
       perform pg_notify('public_reads_changed', 'featured');
     end if;
   end if;
@@ -2688,6 +2931,44 @@ end;
 $_$;
 
 --
+-- Name: tg_stores__check(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_stores__check() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+declare
+  d app_private.setting_definitions;
+  v numeric;
+begin
+  perform now() at time zone new.time_zone; -- raises 22023 for an unknown zone
+  for d in select * from app_private.setting_definitions
+            where key in ('pending_order_expiry_seconds', 'max_open_orders_per_customer', 'max_open_cups_per_customer',
+                          'max_stock_share_percent', 'stock_share_cooldown_seconds') loop
+    v := (to_jsonb(new) ->> d.key)::numeric;
+    if v is not null and (v < d.min_value or v > d.max_value) then
+      raise exception 'Setting % must be between % and %; % is not.', d.key, d.min_value, d.max_value, v using errcode = '22023';
+    end if;
+  end loop;
+  return new;
+end;
+$$;
+
+--
+-- Name: tg_stores__queue_inventory(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_stores__queue_inventory() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  insert into app_private.public_read_changes (what) select c.id::text from app_public.coffees c on conflict do nothing;
+  return null;
+end;
+$$;
+
+--
 -- Name: walk_in_customer_id(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2743,6 +3024,192 @@ end;
 $$;
 
 --
+-- Name: stores; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.stores (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    time_zone text NOT NULL,
+    address text,
+    is_open boolean DEFAULT true NOT NULL,
+    is_default boolean DEFAULT false NOT NULL,
+    pending_order_expiry_seconds integer,
+    max_open_orders_per_customer integer,
+    max_open_cups_per_customer integer,
+    max_stock_share_percent numeric,
+    stock_share_cooldown_seconds integer,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT stores_address_check CHECK ((length(address) <= 500)),
+    CONSTRAINT stores_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100)))
+);
+
+--
+-- Name: TABLE stores; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.stores IS 'A café of the chain. Orders, stock, refunds and notifications belong to one; the menu, customers and points are the chain''s.';
+
+--
+-- Name: COLUMN stores.time_zone; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.time_zone IS 'The store''s time zone (an IANA name): its sales report''s hours and days.';
+
+--
+-- Name: COLUMN stores.is_open; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.is_open IS 'Taking orders now. Customers and kiosks see open stores only.';
+
+--
+-- Name: COLUMN stores.is_default; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.is_default IS 'The store that an API argument naming no store means (the café that existed before the chain). Exactly one.';
+
+--
+-- Name: COLUMN stores.pending_order_expiry_seconds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.pending_order_expiry_seconds IS 'An unpaid order here expires this long after it was made; null: the chain''s pending_order_expiry_seconds.';
+
+--
+-- Name: COLUMN stores.max_open_orders_per_customer; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.max_open_orders_per_customer IS 'Most unpaid orders a customer holds here; null: the chain''s setting.';
+
+--
+-- Name: COLUMN stores.max_open_cups_per_customer; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.max_open_cups_per_customer IS 'Most cups in a customer''s unpaid orders here; null: the chain''s setting.';
+
+--
+-- Name: COLUMN stores.max_stock_share_percent; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.max_stock_share_percent IS 'Most of an ingredient''s stock here one customer''s orders may hold (percent); null: the chain''s setting.';
+
+--
+-- Name: COLUMN stores.stock_share_cooldown_seconds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.stock_share_cooldown_seconds IS 'How long a cancelled unpaid order still counts toward that share; null: the chain''s setting.';
+
+--
+-- Name: add_store(text, text, text); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.add_store(p_name text, p_time_zone text, p_address text DEFAULT NULL::text) RETURNS app_public.stores
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_store app_public.stores;
+begin
+  perform app_hidden.require_admin();
+  if p_name is null or btrim(p_name) = '' or length(btrim(p_name)) > 100 then
+    raise exception 'A store''s name has 1 to 100 characters.' using errcode = '22023';
+  end if;
+  if p_time_zone is null or not exists (select 1 from pg_catalog.pg_timezone_names where name = p_time_zone) then
+    raise exception 'Unknown time zone %: an IANA name, e.g. Europe/Paris.', p_time_zone using errcode = '22023';
+  end if;
+  begin
+    insert into app_public.stores (name, time_zone, address) values (btrim(p_name), p_time_zone, p_address)
+    returning * into v_store;
+  exception when unique_violation then
+    raise exception 'A store named % already exists.', btrim(p_name) using errcode = '23505';
+  end;
+  insert into app_public.stock_items (store_id, ingredient_id, current_stock, alert_level, unit)
+  select v_store.id, s.ingredient_id, 0, s.alert_level, s.unit
+    from app_public.stock_items s where s.store_id = app_hidden.default_store_id();
+  return v_store;
+end;
+$$;
+
+--
+-- Name: FUNCTION add_store(p_name text, p_time_zone text, p_address text); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.add_store(p_name text, p_time_zone text, p_address text) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: assign_staff(uuid, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.assign_staff(p_account_id uuid, p_store_id uuid) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform app_hidden.require_admin();
+  perform app_hidden.store_or_default(p_store_id);
+  if p_store_id is null then
+    raise exception 'Give the store.' using errcode = '22023';
+  end if;
+  if not exists (select 1 from app_public.baristas where id = p_account_id) then
+    raise exception 'No staff account with id %.', p_account_id using errcode = 'P0002';
+  end if;
+  insert into app_public.store_staff (store_id, staff_id) values (p_store_id, p_account_id) on conflict do nothing;
+  return found;
+end;
+$$;
+
+--
+-- Name: FUNCTION assign_staff(p_account_id uuid, p_store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.assign_staff(p_account_id uuid, p_store_id uuid) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: baristas; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.baristas (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    is_admin boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    chain_wide boolean DEFAULT false NOT NULL,
+    CONSTRAINT baristas_name_check CHECK ((btrim(name) <> ''::text))
+);
+
+--
+-- Name: TABLE baristas; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.baristas IS 'Staff: baristas and admins. Staff ids are their account ids.';
+
+--
+-- Name: COLUMN baristas.chain_wide; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.baristas.chain_wide IS 'Works at every store (the chain''s admin). Others work at the stores of their store_staff rows; an admin who is not chain-wide is the manager of those stores only.';
+
+--
+-- Name: baristas_stores(app_public.baristas); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.baristas_stores(b app_public.baristas) RETURNS SETOF app_public.stores
+    LANGUAGE sql STABLE
+    AS $$
+  select s.* from app_public.stores s
+  where b.chain_wide or exists (select 1 from app_public.store_staff ss where ss.store_id = s.id and ss.staff_id = b.id)
+  order by s.is_default desc, s.name;
+$$;
+
+--
+-- Name: FUNCTION baristas_stores(b app_public.baristas); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.baristas_stores(b app_public.baristas) IS '@behavior -connection +list
+@notNull
+@pageSize 100
+The stores this member of staff works at (every store for chain-wide staff).';
+
+--
 -- Name: cancel_order(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
@@ -2772,39 +3239,6 @@ $$;
 --
 
 COMMENT ON FUNCTION app_public.cancel_order(p_id uuid) IS '@behavior -queryField -mutationField -typeField';
-
---
--- Name: coffees; Type: TABLE; Schema: app_public; Owner: -
---
-
-CREATE TABLE app_public.coffees (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    name text NOT NULL,
-    price numeric(10,2) NOT NULL,
-    roast app_public.roast_level DEFAULT 'MEDIUM'::app_public.roast_level NOT NULL,
-    category app_public.coffee_category DEFAULT 'ESPRESSO'::app_public.coffee_category NOT NULL,
-    description text,
-    image_url text,
-    limited_time_offer boolean DEFAULT false NOT NULL,
-    available boolean DEFAULT true NOT NULL,
-    roaster_id uuid NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT coffees_image_url_check CHECK ((image_url ~ '^https?://'::text)),
-    CONSTRAINT coffees_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100))),
-    CONSTRAINT coffees_price_check CHECK ((price > (0)::numeric))
-);
-
---
--- Name: TABLE coffees; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON TABLE app_public.coffees IS 'A drink on the menu (or off it: see `available`).';
-
---
--- Name: COLUMN coffees.available; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON COLUMN app_public.coffees.available IS 'On sale now. Ordering and the menu only offer available coffees.';
 
 --
 -- Name: coffee_by_id(uuid); Type: FUNCTION; Schema: app_public; Owner: -
@@ -2845,6 +3279,23 @@ COMMENT ON FUNCTION app_public.coffee_list(category app_public.coffee_category) 
 @notNull
 @pageSize 50
 Every coffee (on sale or not), by name; `category` narrows it.';
+
+--
+-- Name: coffees_available_at(app_public.coffees, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_available_at(c app_public.coffees, store_id uuid DEFAULT NULL::uuid) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select app_hidden.on_sale_at(c, app_hidden.store_or_default(coffees_available_at.store_id));
+$$;
+
+--
+-- Name: FUNCTION coffees_available_at(c app_public.coffees, store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_available_at(c app_public.coffees, store_id uuid) IS '@notNull
+On sale at that store (absent: the default store): on the chain''s menu and not taken off there.';
 
 --
 -- Name: coffees_cost(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
@@ -2905,20 +3356,21 @@ COMMENT ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) IS '@be
 What the coffee is made of.';
 
 --
--- Name: coffees_inventory(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: coffees_inventory(app_public.coffees, uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.coffees_inventory(c app_public.coffees) RETURNS integer
+CREATE FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid DEFAULT NULL::uuid) RETURNS integer
     LANGUAGE sql STABLE
     AS $$
-  select i.servings from app_public.coffee_inventory i where i.coffee_id = c.id;
+  select i.servings from app_public.coffee_inventory i
+   where i.store_id = app_hidden.store_or_default(coffees_inventory.store_id) and i.coffee_id = c.id;
 $$;
 
 --
--- Name: FUNCTION coffees_inventory(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION coffees_inventory(c app_public.coffees, store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.coffees_inventory(c app_public.coffees) IS 'Servings that available ingredient stock can still make (stock minus what open orders need); null when the coffee has no recipe.';
+COMMENT ON FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid) IS 'Servings that the store''s (absent: the default store''s) ingredient stock can still make (stock minus what open orders there need); null when the coffee has no recipe.';
 
 --
 -- Name: coffees_margin(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3119,24 +3571,27 @@ $$;
 COMMENT ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) IS '@behavior -queryField -mutationField -typeField';
 
 --
--- Name: create_order(jsonb, text, uuid, integer, text, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: create_order(jsonb, text, uuid, integer, text, uuid, uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.create_order(p_items jsonb DEFAULT NULL::jsonb, p_input_notes text DEFAULT NULL::text, p_coffee_id uuid DEFAULT NULL::uuid, p_quantity integer DEFAULT NULL::integer, p_notes text DEFAULT NULL::text, p_customer_id uuid DEFAULT NULL::uuid) RETURNS app_public.orders
+CREATE FUNCTION app_public.create_order(p_items jsonb DEFAULT NULL::jsonb, p_input_notes text DEFAULT NULL::text, p_coffee_id uuid DEFAULT NULL::uuid, p_quantity integer DEFAULT NULL::integer, p_notes text DEFAULT NULL::text, p_customer_id uuid DEFAULT NULL::uuid, p_store_id uuid DEFAULT NULL::uuid) RETURNS app_public.orders
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
   actor text := app_public.current_actor();
+  v_store app_public.stores;
   v_customer_id uuid;
   v_lines jsonb;
   v_notes text;
   v_order app_public.orders;
   v_max_qty integer := app_private.setting('max_quantity_per_line');
   v_max_lines integer := app_private.setting('max_lines_per_order');
-  v_max_open integer := app_private.setting('max_open_orders_per_customer');
-  v_max_open_cups integer := app_private.setting('max_open_cups_per_customer');
-  v_expiry numeric := app_private.setting('pending_order_expiry_seconds');
+  v_max_open integer;
+  v_max_open_cups integer;
+  v_expiry numeric;
+  v_share numeric;
+  v_cooldown numeric;
   v_open integer;
   v_open_cups integer;
   line jsonb;
@@ -3151,6 +3606,21 @@ declare
   v_ready timestamptz;
 begin
   perform app_hidden.require_signed_in();
+
+  -- Which store: the one named, else the default one; open; staff sell at
+  -- their own stores' tills only.
+  select * into v_store from app_public.stores where id = app_hidden.store_or_default(p_store_id);
+  if not v_store.is_open then
+    raise exception 'The store % is closed.', v_store.name using errcode = 'CT003';
+  end if;
+  if actor in ('barista', 'admin') then
+    perform app_hidden.require_store_staff(v_store.id);
+  end if;
+  v_max_open := app_private.store_setting(v_store.id, 'max_open_orders_per_customer');
+  v_max_open_cups := app_private.store_setting(v_store.id, 'max_open_cups_per_customer');
+  v_expiry := app_private.store_setting(v_store.id, 'pending_order_expiry_seconds');
+  v_share := app_private.store_setting(v_store.id, 'max_stock_share_percent');
+  v_cooldown := app_private.store_setting(v_store.id, 'stock_share_cooldown_seconds');
 
   -- Exactly one form: `input`, or coffeeId + quantity (+ notes).
   if p_items is not null then
@@ -3191,7 +3661,7 @@ begin
     v_customer_id := app_private.walk_in_customer_id();
   end if;
 
-  -- Validate every line against the menu, at today's prices.
+  -- Validate every line against the store's menu, at today's prices.
   for line in select value from jsonb_array_elements(v_lines) loop
     v_pos := v_pos + 1;
     v_qty := (line ->> 'quantity')::integer;
@@ -3205,7 +3675,7 @@ begin
     if v_coffee.id is null then
       raise exception 'No coffee with id % (item %).', line ->> 'coffee_id', v_pos using errcode = 'P0002';
     end if;
-    if not v_coffee.available then
+    if not app_hidden.on_sale_at(v_coffee, v_store.id) then
       raise exception '% is not on sale.', v_coffee.name using errcode = 'CT003';
     end if;
     v_items := v_items || jsonb_build_object('position', v_pos, 'coffee_id', v_coffee.id, 'quantity', v_qty,
@@ -3214,19 +3684,17 @@ begin
     v_cups := v_cups + v_qty;
   end loop;
 
-  -- A customer's own unpaid orders are capped, in number and in cups (the
-  -- new order included). Only orders they made themselves count: orders
-  -- staff make at the till (for a walk-in or a named customer) are
-  -- supervised, and counting them would let the till block a customer's
-  -- app. One customer's orders are checked one at a time (concurrent
-  -- requests cannot both slip under the cap).
+  -- A customer's own unpaid orders at this store are capped, in number and
+  -- in cups (the new order included), by the store's caps. Only orders they
+  -- made themselves count: orders staff make at the till are supervised.
+  -- One customer's orders are checked one at a time.
   if actor = 'customer' then
     perform pg_advisory_xact_lock(hashtextextended('open-orders:' || v_customer_id::text, 0));
     select count(distinct o.id), coalesce(sum(oi.quantity), 0)
       into v_open, v_open_cups
       from app_public.orders o
       left join app_public.order_items oi on oi.order_id = o.id
-     where o.customer_id = v_customer_id and o.status = 'PENDING' and o.created_by = v_customer_id;
+     where o.customer_id = v_customer_id and o.status = 'PENDING' and o.created_by = v_customer_id and o.store_id = v_store.id;
     if v_open + 1 > v_max_open then
       raise exception 'You have % unpaid orders; pay or cancel one first (at most %).', v_open, v_max_open
         using errcode = 'CT011', detail = json_build_object('open_orders', v_open, 'max_open_orders', v_max_open)::text;
@@ -3237,21 +3705,20 @@ begin
     end if;
   end if;
 
-  v_ready := app_private.estimate_ready_time(v_cups);
+  v_ready := app_private.estimate_ready_time(v_cups, v_store.id);
 
-  -- Stock. Lock the stock rows this order needs (in a fixed order: no
-  -- deadlocks; a concurrent order waits here until the other commits), then
-  -- insert the order: its lines add what they need to what open orders hold
-  -- (app_private.stock_reserved, by trigger), and refuse it when that is
-  -- more than the shelf holds; the exception rolls everything back.
+  -- Stock, at this store. Lock the stock rows this order needs (in a fixed
+  -- order: no deadlocks), then insert the order: its lines add what they
+  -- need to what open orders hold there (app_private.stock_reserved, by
+  -- trigger), and refuse it when that is more than the shelf holds.
   perform 1 from app_public.stock_items s
-   where s.ingredient_id in (
+   where s.store_id = v_store.id and s.ingredient_id in (
      select rl.ingredient_id from jsonb_array_elements(v_items) l
      join app_public.recipe_lines rl on rl.coffee_id = (l ->> 'coffee_id')::uuid)
    order by s.ingredient_id for update;
-  insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by, expires_at)
+  insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by, expires_at, store_id)
   values (v_customer_id, nullif(v_notes, ''), v_total, v_ready, app_public.current_user_id(),
-          now() + make_interval(secs => v_expiry))
+          now() + make_interval(secs => v_expiry), v_store.id)
   returning * into v_order;
   insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
   select v_order.id, (l ->> 'position')::integer, (l ->> 'coffee_id')::uuid, (l ->> 'quantity')::integer,
@@ -3259,8 +3726,8 @@ begin
   from jsonb_array_elements(v_items) l;
   select i.name as ingredient, c.name as coffee into shortage
   from app_private.stock_reservations n
-  join app_public.stock_items s on s.ingredient_id = n.ingredient_id
-  join app_private.stock_reserved r on r.ingredient_id = n.ingredient_id
+  join app_public.stock_items s on s.store_id = n.store_id and s.ingredient_id = n.ingredient_id
+  join app_private.stock_reserved r on r.store_id = n.store_id and r.ingredient_id = n.ingredient_id
   join app_public.ingredients i on i.id = n.ingredient_id
   join lateral (
     select min(c.name) as name from app_public.order_items oi
@@ -3275,33 +3742,26 @@ begin
     raise exception 'Not enough % in stock for %.', shortage.ingredient, shortage.coffee using errcode = 'CT002';
   end if;
 
-  -- Fair share: a customer's own orders may hold at most
-  -- max_stock_share_percent of an ingredient's stock on the shelf, counting
-  -- their open orders not yet taken from stock (this one included) and
-  -- their unpaid orders cancelled (or expired) within
-  -- stock_share_cooldown_seconds, so cancelling and ordering again frees
-  -- nothing at once. An order may always hold what one cup of each of its
-  -- coffees needs (the last cups stay orderable). Till orders are
-  -- supervised and exempt. The stock rows are locked above: concurrent
-  -- orders are counted one after the other.
+  -- Fair share of this store's stock (its max_stock_share_percent and
+  -- stock_share_cooldown_seconds): as in the baseline, counted at this store.
   if actor = 'customer' then
     select i.name as ingredient, s.unit, h.held, a.allowed into hog
     from (select n.ingredient_id from app_private.stock_reservations n where n.order_id = v_order.id) mine
-    join app_public.stock_items s on s.ingredient_id = mine.ingredient_id
+    join app_public.stock_items s on s.store_id = v_store.id and s.ingredient_id = mine.ingredient_id
     join app_public.ingredients i on i.id = mine.ingredient_id
     cross join lateral (
       select coalesce((select sum(r.amount) from app_private.stock_reservations r
                         join app_public.orders o on o.id = r.order_id
-                       where r.ingredient_id = mine.ingredient_id and o.customer_id = v_customer_id and o.created_by = v_customer_id), 0)
+                       where r.store_id = v_store.id and r.ingredient_id = mine.ingredient_id and o.customer_id = v_customer_id and o.created_by = v_customer_id), 0)
            + coalesce((select sum(oi.quantity * rl.quantity) from app_public.orders o
                         join app_public.order_items oi on oi.order_id = o.id
                         join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
-                       where o.customer_id = v_customer_id and o.created_by = v_customer_id
+                       where o.customer_id = v_customer_id and o.created_by = v_customer_id and o.store_id = v_store.id
                          and o.status = 'CANCELLED' and o.paid_at is null and o.inventory_taken_at is null
-                         and o.updated_at > now() - make_interval(secs => app_private.setting('stock_share_cooldown_seconds'))), 0) as held
+                         and o.updated_at > now() - make_interval(secs => v_cooldown)), 0) as held
     ) h
     cross join lateral (
-      select greatest(s.current_stock * app_private.setting('max_stock_share_percent') / 100,
+      select greatest(s.current_stock * v_share / 100,
                       (select max(rl.quantity) from app_public.order_items oi
                         join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
                        where oi.order_id = v_order.id)) as allowed
@@ -3311,10 +3771,10 @@ begin
     limit 1;
     if hog.ingredient is not null then
       raise exception 'Your orders would hold % % of %; one customer may hold at most % (% percent of the stock; cancelled orders count for % minutes).',
-        trim_scale(hog.held), hog.unit, hog.ingredient, trim_scale(round(hog.allowed, 3)), trim_scale(app_private.setting('max_stock_share_percent')),
-        ceil(app_private.setting('stock_share_cooldown_seconds') / 60)
+        trim_scale(hog.held), hog.unit, hog.ingredient, trim_scale(round(hog.allowed, 3)), trim_scale(v_share),
+        ceil(v_cooldown / 60)
         using errcode = 'CT011', detail = json_build_object('ingredient', hog.ingredient, 'held', hog.held, 'max_held', round(hog.allowed, 3),
-          'max_stock_share_percent', app_private.setting('max_stock_share_percent'))::text;
+          'max_stock_share_percent', v_share)::text;
     end if;
   end if;
   return v_order;
@@ -3322,10 +3782,10 @@ end;
 $$;
 
 --
--- Name: FUNCTION create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) IS '@behavior -queryField -mutationField -typeField';
+COMMENT ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid) IS '@behavior -queryField -mutationField -typeField';
 
 --
 -- Name: current_actor(); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3460,31 +3920,73 @@ COMMENT ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "
 Newest first; `limit` defaults to 10 and is capped at 100.';
 
 --
--- Name: featured_coffee(); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: featured_coffee(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.featured_coffee() RETURNS app_public.coffees
+CREATE FUNCTION app_public.featured_coffee(store_id uuid DEFAULT NULL::uuid) RETURNS app_public.coffees
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
   select c.* from app_public.coffees c
+  cross join (select app_hidden.store_or_default(featured_coffee.store_id) as id) st
   left join (
     select oi.coffee_id, sum(oi.quantity) as sold
     from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
-    where o.time_ordered >= now() - interval '7 days'
+    where o.store_id = app_hidden.store_or_default(featured_coffee.store_id)
+      and o.time_ordered >= now() - interval '7 days'
       and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
     group by oi.coffee_id
   ) s on s.coffee_id = c.id
   where c.category = 'FEATURED' and c.available
+    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
   order by coalesce(s.sold, 0) desc, c.name
   limit 1;
 $$;
 
 --
--- Name: FUNCTION featured_coffee(); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION featured_coffee(store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.featured_coffee() IS 'The FEATURED coffee on sale that sold most in the last 7 days (ties: by name).';
+COMMENT ON FUNCTION app_public.featured_coffee(store_id uuid) IS 'The FEATURED coffee on sale at the store (absent: the default store) that sold most there in the last 7 days (ties: by name).';
+
+--
+-- Name: stock_items; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.stock_items (
+    ingredient_id uuid NOT NULL,
+    current_stock numeric(12,3) NOT NULL,
+    alert_level numeric(12,3) DEFAULT 0 NOT NULL,
+    unit text DEFAULT 'unit'::text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    store_id uuid DEFAULT app_hidden.default_store_id() NOT NULL,
+    CONSTRAINT stock_items_alert_level_check CHECK ((alert_level >= (0)::numeric)),
+    CONSTRAINT stock_items_current_stock_check CHECK ((current_stock >= (0)::numeric))
+);
+
+--
+-- Name: TABLE stock_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.stock_items IS 'How much of an ingredient a store has on the shelf, and the level that should raise an alert. An ingredient without a row at a store is not counted there (never short).';
+
+--
+-- Name: ingredients_stock_item(app_public.ingredients, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid DEFAULT NULL::uuid) RETURNS app_public.stock_items
+    LANGUAGE sql STABLE
+    AS $$
+  select s.* from app_public.stock_items s
+  where s.store_id = app_hidden.store_or_default(ingredients_stock_item.store_id) and s.ingredient_id = i.id;
+$$;
+
+--
+-- Name: FUNCTION ingredients_stock_item(i app_public.ingredients, store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid) IS '@notNull
+The ingredient''s stock at the store (absent: the default store). Staff only.';
 
 --
 -- Name: is_admin(); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3493,14 +3995,15 @@ COMMENT ON FUNCTION app_public.featured_coffee() IS 'The FEATURED coffee on sale
 CREATE FUNCTION app_public.is_admin() RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
-  select app_public.current_actor() = 'admin';
+  select app_public.current_actor() = 'admin' and app_hidden.staff_is_chain_wide();
 $$;
 
 --
 -- Name: FUNCTION is_admin(); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.is_admin() IS '@behavior -queryField -mutationField -typeField';
+COMMENT ON FUNCTION app_public.is_admin() IS '@behavior -queryField -mutationField -typeField
+The chain''s admin (a store manager is not).';
 
 --
 -- Name: is_staff(); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3519,49 +4022,50 @@ $$;
 COMMENT ON FUNCTION app_public.is_staff() IS '@behavior -queryField -mutationField -typeField';
 
 --
--- Name: stock_items; Type: TABLE; Schema: app_public; Owner: -
+-- Name: is_store_admin(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE TABLE app_public.stock_items (
-    ingredient_id uuid NOT NULL,
-    current_stock numeric(12,3) NOT NULL,
-    alert_level numeric(12,3) DEFAULT 0 NOT NULL,
-    unit text DEFAULT 'unit'::text NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT stock_items_alert_level_check CHECK ((alert_level >= (0)::numeric)),
-    CONSTRAINT stock_items_current_stock_check CHECK ((current_stock >= (0)::numeric))
-);
+CREATE FUNCTION app_public.is_store_admin(p_store_id uuid) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select app_public.current_actor() = 'admin' and p_store_id = any (app_public.staff_store_ids());
+$$;
 
 --
--- Name: TABLE stock_items; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION is_store_admin(p_store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON TABLE app_public.stock_items IS 'How much of an ingredient is on the shelf, and the level that should raise an alert.';
+COMMENT ON FUNCTION app_public.is_store_admin(p_store_id uuid) IS '@behavior -queryField -mutationField -typeField
+An admin of that store: its manager, or the chain''s admin.';
 
 --
--- Name: low_stock_items(); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: low_stock_items(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.low_stock_items() RETURNS SETOF app_public.stock_items
+CREATE FUNCTION app_public.low_stock_items(store_id uuid DEFAULT NULL::uuid) RETURNS SETOF app_public.stock_items
     LANGUAGE plpgsql STABLE
     AS $$
+declare
+  v_store uuid;
 begin
   perform app_hidden.require_staff();
+  v_store := app_hidden.store_or_default(low_stock_items.store_id);
+  perform app_hidden.require_store_staff(v_store);
   return query
     select s.* from app_public.stock_items s
-    where s.current_stock <= s.alert_level
+    where s.store_id = v_store and s.current_stock <= s.alert_level
     order by s.current_stock / nullif(s.alert_level, 0), s.ingredient_id;
 end;
 $$;
 
 --
--- Name: FUNCTION low_stock_items(); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION low_stock_items(store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.low_stock_items() IS '@behavior -connection +list
+COMMENT ON FUNCTION app_public.low_stock_items(store_id uuid) IS '@behavior -connection +list
 @notNull
 @pageSize 100
-Staff only (barista, admin); others get a FORBIDDEN error. Stock at or below its alert level, emptiest first.';
+Staff of the store (absent: the default store) only; others get a FORBIDDEN error. Its stock at or below its alert level, emptiest first.';
 
 --
 -- Name: mark_order_paid(uuid, app_public.payment_method); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3593,25 +4097,27 @@ $$;
 COMMENT ON FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) IS '@behavior -queryField -mutationField -typeField';
 
 --
--- Name: menu_items(); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: menu_items(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.menu_items() RETURNS SETOF app_public.coffees
+CREATE FUNCTION app_public.menu_items(store_id uuid DEFAULT NULL::uuid) RETURNS SETOF app_public.coffees
     LANGUAGE sql STABLE
     AS $$
   select c.* from app_public.coffees c
+  cross join (select app_hidden.store_or_default(menu_items.store_id) as id) st
   where c.available
+    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
   order by c.category, c.name;
 $$;
 
 --
--- Name: FUNCTION menu_items(); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION menu_items(store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.menu_items() IS '@behavior -connection +list
+COMMENT ON FUNCTION app_public.menu_items(store_id uuid) IS '@behavior -connection +list
 @notNull
 @pageSize 50
-What the kiosk shows: every coffee on sale now, by category then name.';
+What the kiosk shows: every coffee on sale now at the store (absent: the default store), by category then name.';
 
 --
 -- Name: refunds; Type: TABLE; Schema: app_public; Owner: -
@@ -3629,6 +4135,7 @@ CREATE TABLE app_public.refunds (
     paid_amount numeric(10,2),
     order_total numeric(10,2),
     above_order_total boolean DEFAULT false NOT NULL,
+    store_id uuid DEFAULT app_hidden.default_store_id() NOT NULL,
     CONSTRAINT refunds_amount_check CHECK ((amount >= (0)::numeric))
 );
 
@@ -3664,8 +4171,10 @@ CREATE FUNCTION app_public.open_refunds() RETURNS SETOF app_public.refunds
     LANGUAGE plpgsql STABLE
     AS $$
 begin
-  perform app_hidden.require_admin();
-  return query select r.* from app_public.refunds r where r.settled_at is null order by r.created_at, r.id;
+  perform app_hidden.require_store_admin(null);
+  return query select r.* from app_public.refunds r
+    where r.settled_at is null and r.store_id = any (app_public.staff_store_ids())
+    order by r.created_at, r.id;
 end;
 $$;
 
@@ -3676,7 +4185,7 @@ $$;
 COMMENT ON FUNCTION app_public.open_refunds() IS '@behavior -connection +list
 @notNull
 @pageSize 100
-Admins only: refunds owed and not yet settled, oldest first.';
+Admins only: refunds owed at their stores (the chain''s admin: every store) and not yet settled, oldest first.';
 
 --
 -- Name: order_by_id(uuid); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3786,28 +4295,29 @@ COMMENT ON FUNCTION app_public.payment_alert_list("limit" integer) IS '@fieldNam
 Admins only: the newest payment alerts first.';
 
 --
--- Name: restock_ingredient(uuid, numeric, text); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: restock_ingredient(uuid, numeric, text, uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text DEFAULT NULL::text) RETURNS app_public.stock_items
+CREATE FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text DEFAULT NULL::text, p_store_id uuid DEFAULT NULL::uuid) RETURNS app_public.stock_items
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
+  v_store uuid := app_hidden.store_or_default(p_store_id);
   v_item app_public.stock_items;
 begin
-  perform app_hidden.require_admin();
+  perform app_hidden.require_store_admin(v_store);
   if p_amount is null or p_amount = 0 or abs(p_amount) > 1000000 then
     raise exception 'The amount must be non-zero (negative to write stock off).' using errcode = '22023';
   end if;
   if not exists (select 1 from app_public.ingredients where id = p_ingredient_id) then
     raise exception 'No ingredient with id %.', p_ingredient_id using errcode = 'P0002';
   end if;
-  insert into app_public.stock_items (ingredient_id, current_stock) values (p_ingredient_id, 0) on conflict do nothing;
+  insert into app_public.stock_items (store_id, ingredient_id, current_stock) values (v_store, p_ingredient_id, 0) on conflict do nothing;
   update app_public.stock_items set current_stock = current_stock + p_amount
-   where ingredient_id = p_ingredient_id returning * into v_item;
-  insert into app_public.stock_movements (ingredient_id, delta, reason, actor_role, actor_id)
-  values (p_ingredient_id, p_amount, coalesce(nullif(btrim(p_reason), ''), case when p_amount > 0 then 'restock' else 'write-off' end),
+   where store_id = v_store and ingredient_id = p_ingredient_id returning * into v_item;
+  insert into app_public.stock_movements (store_id, ingredient_id, delta, reason, actor_role, actor_id)
+  values (v_store, p_ingredient_id, p_amount, coalesce(nullif(btrim(p_reason), ''), case when p_amount > 0 then 'restock' else 'write-off' end),
           app_public.current_actor(), app_public.current_user_id());
   return v_item;
 exception when check_violation then
@@ -3816,10 +4326,10 @@ end;
 $$;
 
 --
--- Name: FUNCTION restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text, p_store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text) IS '@behavior -queryField -mutationField -typeField';
+COMMENT ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text, p_store_id uuid) IS '@behavior -queryField -mutationField -typeField';
 
 --
 -- Name: search_coffees(text, text); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3898,38 +4408,49 @@ COMMENT ON FUNCTION app_public.search_customers(query text) IS '@behavior -conne
 Staff only: customers whose e-mail, username or name contains the text (20 at most).';
 
 --
--- Name: seasonal_drinks(); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: seasonal_drinks(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.seasonal_drinks() RETURNS SETOF app_public.coffees
+CREATE FUNCTION app_public.seasonal_drinks(store_id uuid DEFAULT NULL::uuid) RETURNS SETOF app_public.coffees
     LANGUAGE sql STABLE
     AS $$
   select c.* from app_public.coffees c
+  cross join (select app_hidden.store_or_default(seasonal_drinks.store_id) as id) st
   where c.available and (c.category = 'SEASONAL' or c.limited_time_offer)
+    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
   order by c.name;
 $$;
 
 --
--- Name: FUNCTION seasonal_drinks(); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION seasonal_drinks(store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.seasonal_drinks() IS '@behavior -connection +list
+COMMENT ON FUNCTION app_public.seasonal_drinks(store_id uuid) IS '@behavior -connection +list
 @notNull
-Coffees on sale in the SEASONAL category or marked limitedTimeOffer.';
+Coffees on sale at the store (absent: the default store) in the SEASONAL category or marked limitedTimeOffer.';
 
 --
--- Name: set_coffee_available(uuid, boolean); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: set_coffee_available(uuid, boolean, uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) RETURNS app_public.coffees
+CREATE FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid DEFAULT NULL::uuid) RETURNS app_public.coffees
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
   v_coffee app_public.coffees;
 begin
-  perform app_hidden.require_admin();
-  update app_public.coffees set available = p_available where id = p_id returning * into v_coffee;
+  if p_store_id is null then
+    perform app_hidden.require_admin();
+    update app_public.coffees set available = p_available where id = p_id returning * into v_coffee;
+  else
+    perform app_hidden.require_store_admin(app_hidden.store_or_default(p_store_id));
+    select * into v_coffee from app_public.coffees where id = p_id;
+    if v_coffee.id is not null then
+      insert into app_public.store_coffees (store_id, coffee_id, available) values (p_store_id, p_id, p_available)
+      on conflict (store_id, coffee_id) do update set available = excluded.available;
+    end if;
+  end if;
   if v_coffee.id is null then
     raise exception 'No coffee with id %.', p_id using errcode = 'P0002';
   end if;
@@ -3938,39 +4459,41 @@ end;
 $$;
 
 --
--- Name: FUNCTION set_coffee_available(p_id uuid, p_available boolean); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) IS '@behavior -queryField -mutationField -typeField';
+COMMENT ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid) IS '@behavior -queryField -mutationField -typeField';
 
 --
--- Name: set_stock_alert_level(uuid, numeric); Type: FUNCTION; Schema: app_public; Owner: -
+-- Name: set_stock_alert_level(uuid, numeric, uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-CREATE FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) RETURNS app_public.stock_items
+CREATE FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid DEFAULT NULL::uuid) RETURNS app_public.stock_items
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
+  v_store uuid := app_hidden.store_or_default(p_store_id);
   v_item app_public.stock_items;
 begin
-  perform app_hidden.require_admin();
+  perform app_hidden.require_store_admin(v_store);
   if p_alert_level is null or p_alert_level < 0 or p_alert_level > 1000000 then
     raise exception 'An alert level is between 0 and 1000000.' using errcode = '22023';
   end if;
-  update app_public.stock_items set alert_level = p_alert_level where ingredient_id = p_ingredient_id returning * into v_item;
+  update app_public.stock_items set alert_level = p_alert_level
+   where store_id = v_store and ingredient_id = p_ingredient_id returning * into v_item;
   if v_item.ingredient_id is null then
-    raise exception 'No stock is kept of ingredient %.', p_ingredient_id using errcode = 'P0002';
+    raise exception 'No stock is kept of ingredient % at this store.', p_ingredient_id using errcode = 'P0002';
   end if;
   return v_item;
 end;
 $$;
 
 --
--- Name: FUNCTION set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric); Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) IS '@behavior -queryField -mutationField -typeField';
+COMMENT ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid) IS '@behavior -queryField -mutationField -typeField';
 
 --
 -- Name: settle_refund(uuid); Type: FUNCTION; Schema: app_public; Owner: -
@@ -3983,12 +4506,13 @@ CREATE FUNCTION app_public.settle_refund(p_id uuid) RETURNS app_public.refunds
 declare
   v_refund app_public.refunds;
 begin
-  perform app_hidden.require_admin();
-  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id())
-   where id = p_id returning * into v_refund;
-  if v_refund.id is null then
+  perform app_hidden.require_store_admin(null);
+  select * into v_refund from app_public.refunds where id = p_id for update;
+  if v_refund.id is null or app_public.current_actor() <> 'dba' and not app_public.is_store_admin(v_refund.store_id) then
     raise exception 'No refund with id %.', p_id using errcode = 'P0002';
   end if;
+  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id())
+   where id = p_id returning * into v_refund;
   return v_refund;
 end;
 $$;
@@ -3998,6 +4522,67 @@ $$;
 --
 
 COMMENT ON FUNCTION app_public.settle_refund(p_id uuid) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: staff_store_ids(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.staff_store_ids() RETURNS uuid[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce(case
+    when a.actor in ('system', 'dba') or (a.actor in ('barista', 'admin') and app_hidden.staff_is_chain_wide())
+      then (select array_agg(s.id order by s.id) from app_public.stores s)
+    when a.actor in ('barista', 'admin')
+      then (select array_agg(ss.store_id order by ss.store_id) from app_public.store_staff ss where ss.staff_id = app_public.current_user_id())
+  end, '{}')
+  from (select app_public.current_actor() as actor) a;
+$$;
+
+--
+-- Name: FUNCTION staff_store_ids(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.staff_store_ids() IS '@behavior -queryField -mutationField -typeField
+The stores whose orders, stock, refunds and notifications the caller sees as staff: every store for the chain''s admin (and chain-wide staff), the system and a DBA; their store_staff rows for a barista or a store manager; none for anyone else.';
+
+--
+-- Name: stock_item_by_ingredient_id(uuid, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid DEFAULT NULL::uuid) RETURNS app_public.stock_items
+    LANGUAGE sql STABLE
+    AS $$
+  select s.* from app_public.stock_items s
+  where s.store_id = app_hidden.store_or_default(stock_item_by_ingredient_id.store_id) and s.ingredient_id = stock_item_by_ingredient_id.ingredient_id;
+$$;
+
+--
+-- Name: FUNCTION stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid) IS 'One ingredient''s stock at the store (absent: the default store). Staff only.';
+
+--
+-- Name: store_list(); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.store_list() RETURNS SETOF app_public.stores
+    LANGUAGE sql STABLE
+    AS $$
+  select s.* from app_public.stores s order by s.is_default desc, s.name;
+$$;
+
+--
+-- Name: FUNCTION store_list(); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.store_list() IS '@fieldName stores
+@behavior -connection +list
+@notNull
+@pageSize 100
+The chain''s stores, the default one first, then by name: the open ones (staff: all).';
 
 --
 -- Name: update_coffee_price(uuid, numeric); Type: FUNCTION; Schema: app_public; Owner: -
@@ -4127,6 +4712,57 @@ $$;
 COMMENT ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_public.order_status) IS '@behavior -queryField -mutationField -typeField';
 
 --
+-- Name: update_store(uuid, jsonb); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.update_store(p_id uuid, p_patch jsonb) RETURNS app_public.stores
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_store app_public.stores;
+  k text;
+begin
+  perform app_hidden.require_store_admin(app_hidden.store_or_default(p_id));
+  for k in select jsonb_object_keys(coalesce(p_patch, '{}')) loop
+    if k not in ('name', 'time_zone', 'address', 'is_open', 'pending_order_expiry_seconds', 'max_open_orders_per_customer',
+                 'max_open_cups_per_customer', 'max_stock_share_percent', 'stock_share_cooldown_seconds') then
+      raise exception 'A store has no setting %.', k using errcode = '22023';
+    end if;
+    if k in ('name', 'time_zone', 'is_open') and p_patch -> k = 'null'::jsonb then
+      raise exception '% cannot be null.', k using errcode = '22023';
+    end if;
+  end loop;
+  begin
+    update app_public.stores s set
+      name = case when p_patch ? 'name' then btrim(p_patch ->> 'name') else s.name end,
+      time_zone = case when p_patch ? 'time_zone' then p_patch ->> 'time_zone' else s.time_zone end,
+      address = case when p_patch ? 'address' then p_patch ->> 'address' else s.address end,
+      is_open = case when p_patch ? 'is_open' then (p_patch ->> 'is_open')::boolean else s.is_open end,
+      pending_order_expiry_seconds = case when p_patch ? 'pending_order_expiry_seconds' then (p_patch ->> 'pending_order_expiry_seconds')::integer else s.pending_order_expiry_seconds end,
+      max_open_orders_per_customer = case when p_patch ? 'max_open_orders_per_customer' then (p_patch ->> 'max_open_orders_per_customer')::integer else s.max_open_orders_per_customer end,
+      max_open_cups_per_customer = case when p_patch ? 'max_open_cups_per_customer' then (p_patch ->> 'max_open_cups_per_customer')::integer else s.max_open_cups_per_customer end,
+      max_stock_share_percent = case when p_patch ? 'max_stock_share_percent' then (p_patch ->> 'max_stock_share_percent')::numeric else s.max_stock_share_percent end,
+      stock_share_cooldown_seconds = case when p_patch ? 'stock_share_cooldown_seconds' then (p_patch ->> 'stock_share_cooldown_seconds')::integer else s.stock_share_cooldown_seconds end
+    where s.id = p_id
+    returning * into v_store;
+  exception
+    when unique_violation then
+      raise exception 'A store named % already exists.', btrim(p_patch ->> 'name') using errcode = '23505';
+    when check_violation or invalid_text_representation or numeric_value_out_of_range then
+      raise exception 'A store setting is out of range or of the wrong kind: %', sqlerrm using errcode = '22023';
+  end;
+  return v_store;
+end;
+$$;
+
+--
+-- Name: FUNCTION update_store(p_id uuid, p_patch jsonb); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.update_store(p_id uuid, p_patch jsonb) IS '@behavior -queryField -mutationField -typeField';
+
+--
 -- Name: user_by_id(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
@@ -4205,7 +4841,8 @@ CREATE TABLE app_private.audit_log (
     action text NOT NULL,
     entity text NOT NULL,
     before jsonb,
-    after jsonb
+    after jsonb,
+    store_id uuid
 );
 
 --
@@ -4339,7 +4976,8 @@ CREATE TABLE app_private.payment_deliveries (
     http_status integer NOT NULL,
     outcome text NOT NULL,
     code text,
-    reason text
+    reason text,
+    store_id uuid
 );
 
 --
@@ -4387,16 +5025,15 @@ COMMENT ON TABLE app_private.public_read_changes IS 'What the current transactio
 --
 
 CREATE TABLE app_private.public_read_state (
-    singleton boolean DEFAULT true NOT NULL,
-    featured_coffee_id uuid,
-    CONSTRAINT public_read_state_singleton_check CHECK (singleton)
+    store_id uuid NOT NULL,
+    featured_coffee_id uuid
 );
 
 --
 -- Name: TABLE public_read_state; Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON TABLE app_private.public_read_state IS 'The featured coffee as last announced (featuredCoffee moves: announce it).';
+COMMENT ON TABLE app_private.public_read_state IS 'Each store''s featured coffee as last announced (featuredCoffee moves: announce it).';
 
 --
 -- Name: rate_usage; Type: TABLE; Schema: app_private; Owner: -
@@ -4530,6 +5167,7 @@ CREATE TABLE app_private.stock_reservations (
     order_id uuid NOT NULL,
     ingredient_id uuid NOT NULL,
     amount numeric(14,3) NOT NULL,
+    store_id uuid NOT NULL,
     CONSTRAINT stock_reservations_amount_check CHECK ((amount >= (0)::numeric))
 );
 
@@ -4545,14 +5183,15 @@ COMMENT ON TABLE app_private.stock_reservations IS 'What each open order needs o
 
 CREATE TABLE app_private.stock_reserved (
     ingredient_id uuid NOT NULL,
-    amount numeric(14,3) DEFAULT 0 NOT NULL
+    amount numeric(14,3) DEFAULT 0 NOT NULL,
+    store_id uuid NOT NULL
 );
 
 --
 -- Name: TABLE stock_reserved; Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON TABLE app_private.stock_reserved IS 'Per ingredient: the sum of the open orders'' stock_reservations.';
+COMMENT ON TABLE app_private.stock_reserved IS 'Per store and ingredient: the sum of the open orders'' stock_reservations.';
 
 --
 -- Name: worker_heartbeats; Type: TABLE; Schema: app_private; Owner: -
@@ -4565,28 +5204,11 @@ CREATE TABLE app_private.worker_heartbeats (
 );
 
 --
--- Name: baristas; Type: TABLE; Schema: app_public; Owner: -
---
-
-CREATE TABLE app_public.baristas (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    name text NOT NULL,
-    is_admin boolean DEFAULT false NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT baristas_name_check CHECK ((btrim(name) <> ''::text))
-);
-
---
--- Name: TABLE baristas; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON TABLE app_public.baristas IS 'Staff: baristas and admins. Staff ids are their account ids.';
-
---
 -- Name: coffee_inventory; Type: TABLE; Schema: app_public; Owner: -
 --
 
 CREATE TABLE app_public.coffee_inventory (
+    store_id uuid NOT NULL,
     coffee_id uuid NOT NULL,
     servings integer
 );
@@ -4641,7 +5263,8 @@ CREATE TABLE app_public.order_events (
     to_status app_public.order_status NOT NULL,
     actor_role text NOT NULL,
     actor_id uuid,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    store_id uuid DEFAULT app_hidden.default_store_id() NOT NULL
 );
 
 --
@@ -4784,7 +5407,8 @@ CREATE TABLE app_public.stock_movements (
     order_id uuid,
     actor_role text NOT NULL,
     actor_id uuid,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    store_id uuid DEFAULT app_hidden.default_store_id() NOT NULL
 );
 
 --
@@ -4805,6 +5429,38 @@ ALTER TABLE app_public.stock_movements ALTER COLUMN id ADD GENERATED ALWAYS AS I
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: store_coffees; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.store_coffees (
+    store_id uuid NOT NULL,
+    coffee_id uuid NOT NULL,
+    available boolean NOT NULL
+);
+
+--
+-- Name: TABLE store_coffees; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.store_coffees IS 'A store''s own availability of a coffee: false takes it off that store''s menu (a coffee the chain does not sell is off everywhere).';
+
+--
+-- Name: store_staff; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.store_staff (
+    store_id uuid NOT NULL,
+    staff_id uuid NOT NULL,
+    assigned_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE store_staff; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.store_staff IS 'Which member of staff works at which store: a barista sees and moves that store''s orders; an admin manages it.';
 
 --
 -- Name: accounts accounts_email_key; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -4902,7 +5558,7 @@ ALTER TABLE ONLY app_private.public_read_changes
 --
 
 ALTER TABLE ONLY app_private.public_read_state
-    ADD CONSTRAINT public_read_state_pkey PRIMARY KEY (singleton);
+    ADD CONSTRAINT public_read_state_pkey PRIMARY KEY (store_id);
 
 --
 -- Name: rate_usage rate_usage_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -4972,7 +5628,7 @@ ALTER TABLE ONLY app_private.stock_reservations
 --
 
 ALTER TABLE ONLY app_private.stock_reserved
-    ADD CONSTRAINT stock_reserved_pkey PRIMARY KEY (ingredient_id);
+    ADD CONSTRAINT stock_reserved_pkey PRIMARY KEY (store_id, ingredient_id);
 
 --
 -- Name: worker_heartbeats worker_heartbeats_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -4993,7 +5649,7 @@ ALTER TABLE ONLY app_public.baristas
 --
 
 ALTER TABLE ONLY app_public.coffee_inventory
-    ADD CONSTRAINT coffee_inventory_pkey PRIMARY KEY (coffee_id);
+    ADD CONSTRAINT coffee_inventory_pkey PRIMARY KEY (store_id, coffee_id);
 
 --
 -- Name: coffee_price_changes coffee_price_changes_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
@@ -5147,7 +5803,7 @@ ALTER TABLE ONLY app_public.roasters
 --
 
 ALTER TABLE ONLY app_public.stock_items
-    ADD CONSTRAINT stock_items_pkey PRIMARY KEY (ingredient_id);
+    ADD CONSTRAINT stock_items_pkey PRIMARY KEY (store_id, ingredient_id);
 
 --
 -- Name: stock_movements stock_movements_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
@@ -5155,6 +5811,27 @@ ALTER TABLE ONLY app_public.stock_items
 
 ALTER TABLE ONLY app_public.stock_movements
     ADD CONSTRAINT stock_movements_pkey PRIMARY KEY (id);
+
+--
+-- Name: store_coffees store_coffees_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_coffees
+    ADD CONSTRAINT store_coffees_pkey PRIMARY KEY (store_id, coffee_id);
+
+--
+-- Name: store_staff store_staff_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_staff
+    ADD CONSTRAINT store_staff_pkey PRIMARY KEY (store_id, staff_id);
+
+--
+-- Name: stores stores_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stores
+    ADD CONSTRAINT stores_pkey PRIMARY KEY (id);
 
 --
 -- Name: suppliers suppliers_name_key; Type: CONSTRAINT; Schema: app_public; Owner: -
@@ -5247,6 +5924,12 @@ CREATE INDEX registration_attempts_source_idx ON app_private.registration_attemp
 --
 
 CREATE INDEX revoked_sign_ins_revoked_at_idx ON app_private.revoked_sign_ins USING btree (revoked_at);
+
+--
+-- Name: coffee_inventory_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX coffee_inventory_coffee_id_idx ON app_public.coffee_inventory USING btree (coffee_id);
 
 --
 -- Name: coffee_price_changes_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
@@ -5393,6 +6076,12 @@ CREATE INDEX reviews_coffee_id_idx ON app_public.reviews USING btree (coffee_id,
 CREATE INDEX reviews_customer_id_idx ON app_public.reviews USING btree (customer_id);
 
 --
+-- Name: stock_items_ingredient_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX stock_items_ingredient_id_idx ON app_public.stock_items USING btree (ingredient_id);
+
+--
 -- Name: stock_movements_ingredient_id_idx; Type: INDEX; Schema: app_public; Owner: -
 --
 
@@ -5403,6 +6092,42 @@ CREATE INDEX stock_movements_ingredient_id_idx ON app_public.stock_movements USI
 --
 
 CREATE INDEX stock_movements_order_id_idx ON app_public.stock_movements USING btree (order_id);
+
+--
+-- Name: store_coffees_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX store_coffees_coffee_id_idx ON app_public.store_coffees USING btree (coffee_id);
+
+--
+-- Name: store_staff_staff_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX store_staff_staff_id_idx ON app_public.store_staff USING btree (staff_id);
+
+--
+-- Name: stores_name_unique; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE UNIQUE INDEX stores_name_unique ON app_public.stores USING btree (lower(name));
+
+--
+-- Name: stores_one_default; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE UNIQUE INDEX stores_one_default ON app_public.stores USING btree (is_default) WHERE is_default;
+
+--
+-- Name: payment_deliveries _050_store_of_order; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _050_store_of_order BEFORE INSERT OR UPDATE OF order_id ON app_private.payment_deliveries FOR EACH ROW EXECUTE FUNCTION app_private.tg__store_of_order();
+
+--
+-- Name: stock_reservations _050_store_of_order; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _050_store_of_order BEFORE INSERT OR UPDATE OF order_id ON app_private.stock_reservations FOR EACH ROW EXECUTE FUNCTION app_private.tg__store_of_order();
 
 --
 -- Name: settings _100_check; Type: TRIGGER; Schema: app_private; Owner: -
@@ -5513,6 +6238,42 @@ CREATE TRIGGER _950_audit_staff_delete AFTER DELETE ON app_private.accounts FOR 
 CREATE TRIGGER _950_audit_staff_insert AFTER INSERT ON app_private.accounts FOR EACH ROW WHEN ((new.role = ANY (ARRAY['barista'::text, 'admin'::text]))) EXECUTE FUNCTION app_private.tg_audit('id', 'id,email,role,disabled_at');
 
 --
+-- Name: notifications _050_store_of_order; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _050_store_of_order BEFORE INSERT OR UPDATE OF order_id ON app_public.notifications FOR EACH ROW EXECUTE FUNCTION app_private.tg__store_of_order();
+
+--
+-- Name: order_events _050_store_of_order; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _050_store_of_order BEFORE INSERT OR UPDATE OF order_id ON app_public.order_events FOR EACH ROW EXECUTE FUNCTION app_private.tg__store_of_order();
+
+--
+-- Name: refunds _050_store_of_order; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _050_store_of_order BEFORE INSERT OR UPDATE OF order_id ON app_public.refunds FOR EACH ROW EXECUTE FUNCTION app_private.tg__store_of_order();
+
+--
+-- Name: stock_movements _050_store_of_order; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _050_store_of_order BEFORE INSERT OR UPDATE OF order_id ON app_public.stock_movements FOR EACH ROW EXECUTE FUNCTION app_private.tg__store_of_order();
+
+--
+-- Name: stores _100_check; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _100_check BEFORE INSERT OR UPDATE ON app_public.stores FOR EACH ROW EXECUTE FUNCTION app_private.tg_stores__check();
+
+--
+-- Name: orders _100_keep_store; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _100_keep_store BEFORE UPDATE OF store_id ON app_public.orders FOR EACH ROW WHEN ((new.store_id IS DISTINCT FROM old.store_id)) EXECUTE FUNCTION app_private.tg_orders__keep_store();
+
+--
 -- Name: orders _100_timestamps; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -5573,6 +6334,12 @@ CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.order_items REFER
 CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.orders REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
+-- Name: store_coffees _900_featured_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_featured_delete AFTER DELETE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
+
+--
 -- Name: order_items _900_featured_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -5583,6 +6350,12 @@ CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.order_items REFER
 --
 
 CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
+
+--
+-- Name: store_coffees _900_featured_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_featured_insert AFTER INSERT ON app_public.store_coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
 -- Name: orders _900_featured_truncate; Type: TRIGGER; Schema: app_public; Owner: -
@@ -5609,6 +6382,12 @@ CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.order_items REFER
 CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
 
 --
+-- Name: store_coffees _900_featured_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_featured_update AFTER UPDATE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_featured();
+
+--
 -- Name: recipe_lines _900_inventory_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -5631,6 +6410,12 @@ CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.recipe_lines REF
 --
 
 CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.stock_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory('current_stock');
+
+--
+-- Name: stores _900_inventory_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_inventory_insert AFTER INSERT ON app_public.stores FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg_stores__queue_inventory();
 
 --
 -- Name: recipe_lines _900_inventory_truncate; Type: TRIGGER; Schema: app_public; Owner: -
@@ -5687,6 +6472,18 @@ CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.reviews REFEREN
 CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.roasters REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_coffees _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.stores REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: coffees _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -5715,6 +6512,18 @@ CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.reviews REFEREN
 --
 
 CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.roasters REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: store_coffees _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.store_coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.stores REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: coffees _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
@@ -5747,6 +6556,18 @@ CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.reviews FOR
 CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.roasters FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_coffees _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.store_coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.stores FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: coffees _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -5775,6 +6596,18 @@ CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.reviews REFEREN
 --
 
 CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.roasters REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: store_coffees _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: stores _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.stores REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: order_items _900_notify; Type: TRIGGER; Schema: app_public; Owner: -
@@ -5819,6 +6652,30 @@ CREATE TRIGGER _950_audit AFTER INSERT OR DELETE ON app_public.coffees FOR EACH 
 CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.order_status_transitions FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('from_status,to_status,role', '*');
 
 --
+-- Name: store_coffees _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.store_coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('store_id,coffee_id', 'store_id,coffee_id,available');
+
+--
+-- Name: store_staff _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.store_staff FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('store_id,staff_id', 'store_id,staff_id');
+
+--
+-- Name: stores _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.stores FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('id', '*');
+
+--
+-- Name: stock_items _950_audit_alert_level; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit_alert_level AFTER UPDATE OF alert_level ON app_public.stock_items FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('store_id,ingredient_id', 'alert_level');
+
+--
 -- Name: coffees _950_audit_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -5844,6 +6701,20 @@ ALTER TABLE ONLY app_private.coffee_costs
 
 ALTER TABLE ONLY app_private.notification_webhooks
     ADD CONSTRAINT notification_webhooks_notification_id_fkey FOREIGN KEY (notification_id) REFERENCES app_public.notifications(id) ON DELETE CASCADE;
+
+--
+-- Name: payment_deliveries payment_deliveries_store_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.payment_deliveries
+    ADD CONSTRAINT payment_deliveries_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
+
+--
+-- Name: public_read_state public_read_state_store_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.public_read_state
+    ADD CONSTRAINT public_read_state_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
 
 --
 -- Name: refresh_tokens refresh_tokens_account_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
@@ -5874,6 +6745,13 @@ ALTER TABLE ONLY app_private.stock_reservations
     ADD CONSTRAINT stock_reservations_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
 
 --
+-- Name: stock_reservations stock_reservations_store_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.stock_reservations
+    ADD CONSTRAINT stock_reservations_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
 -- Name: stock_reserved stock_reserved_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
 --
 
@@ -5881,11 +6759,25 @@ ALTER TABLE ONLY app_private.stock_reserved
     ADD CONSTRAINT stock_reserved_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE CASCADE;
 
 --
+-- Name: stock_reserved stock_reserved_store_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.stock_reserved
+    ADD CONSTRAINT stock_reserved_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
 -- Name: coffee_inventory coffee_inventory_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
 --
 
 ALTER TABLE ONLY app_public.coffee_inventory
     ADD CONSTRAINT coffee_inventory_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: coffee_inventory coffee_inventory_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_inventory
+    ADD CONSTRAINT coffee_inventory_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
 
 --
 -- Name: coffee_price_changes coffee_price_changes_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
@@ -5947,6 +6839,21 @@ COMMENT ON CONSTRAINT notifications_order_id_fkey ON app_public.notifications IS
 @foreignFieldName notificationList';
 
 --
+-- Name: notifications notifications_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.notifications
+    ADD CONSTRAINT notifications_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT notifications_store_id_fkey ON notifications; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT notifications_store_id_fkey ON app_public.notifications IS '@fieldName store
+@notNull
+@foreignFieldName notificationList';
+
+--
 -- Name: order_events order_events_order_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
 --
 
@@ -5960,6 +6867,21 @@ ALTER TABLE ONLY app_public.order_events
 COMMENT ON CONSTRAINT order_events_order_id_fkey ON app_public.order_events IS '@fieldName parentOrder
 @notNull
 @foreignFieldName eventList';
+
+--
+-- Name: order_events order_events_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.order_events
+    ADD CONSTRAINT order_events_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT order_events_store_id_fkey ON order_events; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT order_events_store_id_fkey ON app_public.order_events IS '@fieldName store
+@notNull
+@foreignFieldName orderEventList';
 
 --
 -- Name: order_items order_items_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
@@ -6022,6 +6944,21 @@ COMMENT ON CONSTRAINT orders_customer_id_fkey ON app_public.orders IS '@fieldNam
 @foreignFieldName orderList';
 
 --
+-- Name: orders orders_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.orders
+    ADD CONSTRAINT orders_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT orders_store_id_fkey ON orders; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT orders_store_id_fkey ON app_public.orders IS '@fieldName store
+@notNull
+@foreignFieldName orderList';
+
+--
 -- Name: profiles profiles_customer_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
 --
 
@@ -6061,6 +6998,21 @@ ALTER TABLE ONLY app_public.refunds
 --
 
 COMMENT ON CONSTRAINT refunds_order_id_fkey ON app_public.refunds IS '@fieldName parentOrder
+@notNull
+@foreignFieldName refundList';
+
+--
+-- Name: refunds refunds_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.refunds
+    ADD CONSTRAINT refunds_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT refunds_store_id_fkey ON refunds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT refunds_store_id_fkey ON app_public.refunds IS '@fieldName store
 @notNull
 @foreignFieldName refundList';
 
@@ -6105,7 +7057,22 @@ ALTER TABLE ONLY app_public.stock_items
 
 COMMENT ON CONSTRAINT stock_items_ingredient_id_fkey ON app_public.stock_items IS '@fieldName ingredient
 @notNull
-@foreignFieldName stockItem';
+@foreignFieldName stockItems';
+
+--
+-- Name: stock_items stock_items_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stock_items
+    ADD CONSTRAINT stock_items_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT stock_items_store_id_fkey ON stock_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT stock_items_store_id_fkey ON app_public.stock_items IS '@fieldName store
+@notNull
+@foreignFieldName stockItemList';
 
 --
 -- Name: stock_movements stock_movements_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
@@ -6135,6 +7102,81 @@ ALTER TABLE ONLY app_public.stock_movements
 
 COMMENT ON CONSTRAINT stock_movements_order_id_fkey ON app_public.stock_movements IS '@fieldName parentOrder
 @foreignFieldName stockMovementList';
+
+--
+-- Name: stock_movements stock_movements_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.stock_movements
+    ADD CONSTRAINT stock_movements_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT stock_movements_store_id_fkey ON stock_movements; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT stock_movements_store_id_fkey ON app_public.stock_movements IS '@fieldName store
+@notNull
+@foreignFieldName stockMovementList';
+
+--
+-- Name: store_coffees store_coffees_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_coffees
+    ADD CONSTRAINT store_coffees_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT store_coffees_coffee_id_fkey ON store_coffees; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT store_coffees_coffee_id_fkey ON app_public.store_coffees IS '@fieldName coffee
+@notNull
+@foreignFieldName storeAvailabilityList';
+
+--
+-- Name: store_coffees store_coffees_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_coffees
+    ADD CONSTRAINT store_coffees_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT store_coffees_store_id_fkey ON store_coffees; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT store_coffees_store_id_fkey ON app_public.store_coffees IS '@fieldName store
+@notNull
+@foreignFieldName coffeeAvailabilityList';
+
+--
+-- Name: store_staff store_staff_staff_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_staff
+    ADD CONSTRAINT store_staff_staff_id_fkey FOREIGN KEY (staff_id) REFERENCES app_public.baristas(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT store_staff_staff_id_fkey ON store_staff; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT store_staff_staff_id_fkey ON app_public.store_staff IS '@fieldName staff
+@notNull
+@foreignFieldName storeList';
+
+--
+-- Name: store_staff store_staff_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_staff
+    ADD CONSTRAINT store_staff_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT store_staff_store_id_fkey ON store_staff; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT store_staff_store_id_fkey ON app_public.store_staff IS '@fieldName store
+@notNull
+@foreignFieldName staffList';
 
 --
 -- Name: audit_log; Type: ROW SECURITY; Schema: app_private; Owner: -
@@ -6266,7 +7308,7 @@ CREATE POLICY select_admin ON app_public.payment_alerts FOR SELECT TO cafe_admin
 -- Name: refunds select_admin; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING (( SELECT app_public.is_admin() AS is_admin));
+CREATE POLICY select_admin ON app_public.refunds FOR SELECT TO cafe_admin USING (((( SELECT app_public.current_actor() AS current_actor) = 'admin'::text) AND (store_id = ANY (( SELECT app_public.staff_store_ids() AS staff_store_ids)::uuid[]))));
 
 --
 -- Name: suppliers select_admin; Type: POLICY; Schema: app_public; Owner: -
@@ -6309,6 +7351,18 @@ CREATE POLICY select_all ON app_public.reviews FOR SELECT USING (true);
 --
 
 CREATE POLICY select_all ON app_public.roasters FOR SELECT USING (true);
+
+--
+-- Name: store_coffees select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.store_coffees FOR SELECT USING (true);
+
+--
+-- Name: stores select_open; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_open ON app_public.stores FOR SELECT USING ((is_open OR ( SELECT app_public.is_staff() AS is_staff)));
 
 --
 -- Name: customers select_own; Type: POLICY; Schema: app_public; Owner: -
@@ -6374,19 +7428,21 @@ CREATE POLICY select_staff ON app_public.customers FOR SELECT TO cafe_barista, c
 -- Name: notifications select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.notifications FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
+CREATE POLICY select_staff ON app_public.notifications FOR SELECT TO cafe_barista, cafe_admin USING ((store_id = ANY (( SELECT app_public.staff_store_ids() AS staff_store_ids)::uuid[])));
 
 --
 -- Name: order_events select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_events FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
+CREATE POLICY select_staff ON app_public.order_events FOR SELECT TO cafe_barista, cafe_admin USING ((store_id = ANY (( SELECT app_public.staff_store_ids() AS staff_store_ids)::uuid[])));
 
 --
 -- Name: order_items select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.order_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.order_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((EXISTS ( SELECT 1
+   FROM app_public.orders o
+  WHERE ((o.id = order_items.order_id) AND (o.store_id = ANY (( SELECT app_public.staff_store_ids() AS staff_store_ids)::uuid[]))))));
 
 --
 -- Name: order_status_transitions select_staff; Type: POLICY; Schema: app_public; Owner: -
@@ -6398,7 +7454,7 @@ CREATE POLICY select_staff ON app_public.order_status_transitions FOR SELECT TO 
 -- Name: orders select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.orders FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.orders FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((store_id = ANY (( SELECT app_public.staff_store_ids() AS staff_store_ids)::uuid[])));
 
 --
 -- Name: profiles select_staff; Type: POLICY; Schema: app_public; Owner: -
@@ -6410,13 +7466,19 @@ CREATE POLICY select_staff ON app_public.profiles FOR SELECT TO cafe_barista, ca
 -- Name: stock_items select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.stock_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.current_actor() AS current_actor) = ANY (ARRAY['barista'::text, 'admin'::text, 'system'::text])));
+CREATE POLICY select_staff ON app_public.stock_items FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((store_id = ANY (( SELECT app_public.staff_store_ids() AS staff_store_ids)::uuid[])));
 
 --
 -- Name: stock_movements select_staff; Type: POLICY; Schema: app_public; Owner: -
 --
 
-CREATE POLICY select_staff ON app_public.stock_movements FOR SELECT TO cafe_barista, cafe_admin USING (( SELECT app_public.is_staff() AS is_staff));
+CREATE POLICY select_staff ON app_public.stock_movements FOR SELECT TO cafe_barista, cafe_admin USING ((store_id = ANY (( SELECT app_public.staff_store_ids() AS staff_store_ids)::uuid[])));
+
+--
+-- Name: store_staff select_staff; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_staff ON app_public.store_staff FOR SELECT TO cafe_barista, cafe_admin, cafe_system USING ((( SELECT app_public.is_staff() AS is_staff) OR (( SELECT app_public.current_actor() AS current_actor) = 'system'::text)));
 
 --
 -- Name: stock_items; Type: ROW SECURITY; Schema: app_public; Owner: -
@@ -6429,6 +7491,24 @@ ALTER TABLE app_public.stock_items ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE app_public.stock_movements ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: store_coffees; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.store_coffees ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: store_staff; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.store_staff ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: stores; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.stores ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: suppliers; Type: ROW SECURITY; Schema: app_public; Owner: -
@@ -6463,14 +7543,14 @@ GRANT USAGE ON SCHEMA app_public TO cafe_admin;
 GRANT USAGE ON SCHEMA app_public TO cafe_system;
 
 --
--- Name: FUNCTION add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text); Type: ACL; Schema: app_hidden; Owner: -
+-- Name: FUNCTION add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text, p_store_id uuid); Type: ACL; Schema: app_hidden; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_customer;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_barista;
-GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text, p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text, p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text, p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.add_staff_account(p_email text, p_name text, p_role text, p_password text, p_source text, p_store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION assert_can_follow_order(p_id uuid); Type: ACL; Schema: app_hidden; Owner: -
@@ -6483,14 +7563,14 @@ GRANT ALL ON FUNCTION app_hidden.assert_can_follow_order(p_id uuid) TO cafe_bari
 GRANT ALL ON FUNCTION app_hidden.assert_can_follow_order(p_id uuid) TO cafe_admin;
 
 --
--- Name: FUNCTION assert_can_follow_queue(); Type: ACL; Schema: app_hidden; Owner: -
+-- Name: FUNCTION assert_can_follow_queue(p_store_id uuid); Type: ACL; Schema: app_hidden; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_hidden.assert_can_follow_queue() FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_customer;
-GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_barista;
-GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue() TO cafe_admin;
+REVOKE ALL ON FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION audit_log(p_first integer, p_offset integer); Type: ACL; Schema: app_hidden; Owner: -
@@ -6521,6 +7601,17 @@ GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_sourc
 GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) TO cafe_customer;
 GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.change_password(p_old text, p_new text, p_source text) TO cafe_admin;
+
+--
+-- Name: FUNCTION default_store_id(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.default_store_id() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.default_store_id() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.default_store_id() TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.default_store_id() TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.default_store_id() TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.default_store_id() TO cafe_system;
 
 --
 -- Name: FUNCTION disable_account(p_email text); Type: ACL; Schema: app_hidden; Owner: -
@@ -6609,6 +7700,27 @@ GRANT ALL ON FUNCTION app_hidden.notification_recipient() TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.notification_recipient() TO cafe_admin;
 
 --
+-- Name: TABLE coffees; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.coffees TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_customer;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_barista;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_admin;
+GRANT SELECT ON TABLE app_public.coffees TO cafe_system;
+
+--
+-- Name: FUNCTION on_sale_at(p_coffee app_public.coffees, p_store_id uuid); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.on_sale_at(p_coffee app_public.coffees, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.on_sale_at(p_coffee app_public.coffees, p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.on_sale_at(p_coffee app_public.coffees, p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.on_sale_at(p_coffee app_public.coffees, p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.on_sale_at(p_coffee app_public.coffees, p_store_id uuid) TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.on_sale_at(p_coffee app_public.coffees, p_store_id uuid) TO cafe_system;
+
+--
 -- Name: TABLE orders; Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -6685,14 +7797,36 @@ GRANT ALL ON FUNCTION app_hidden.require_staff() TO cafe_admin;
 GRANT ALL ON FUNCTION app_hidden.require_staff() TO cafe_system;
 
 --
--- Name: FUNCTION sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer); Type: ACL; Schema: app_hidden; Owner: -
+-- Name: FUNCTION require_store_admin(p_store_id uuid); Type: ACL; Schema: app_hidden; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_customer;
-GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_barista;
-GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_hidden.require_store_admin(p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.require_store_admin(p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.require_store_admin(p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.require_store_admin(p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.require_store_admin(p_store_id uuid) TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.require_store_admin(p_store_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION require_store_staff(p_store_id uuid); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.require_store_staff(p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.require_store_staff(p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.require_store_staff(p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.require_store_staff(p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.require_store_staff(p_store_id uuid) TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.require_store_staff(p_store_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]); Type: ACL; Schema: app_hidden; Owner: -
@@ -6711,6 +7845,28 @@ GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_customer;
 GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_admin;
 GRANT ALL ON FUNCTION app_hidden.signed_in_as(p_role text) TO cafe_system;
+
+--
+-- Name: FUNCTION staff_is_chain_wide(); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.staff_is_chain_wide() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.staff_is_chain_wide() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.staff_is_chain_wide() TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.staff_is_chain_wide() TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.staff_is_chain_wide() TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.staff_is_chain_wide() TO cafe_system;
+
+--
+-- Name: FUNCTION store_or_default(p_store_id uuid); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) TO cafe_admin;
+GRANT ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) TO cafe_system;
 
 --
 -- Name: FUNCTION announce_revoked_sign_in(); Type: ACL; Schema: app_private; Owner: -
@@ -6744,10 +7900,10 @@ REVOKE ALL ON FUNCTION app_private.audit_actor() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.audit_ddl() FROM PUBLIC;
 
 --
--- Name: FUNCTION available_stock(p_ingredient_id uuid); Type: ACL; Schema: app_private; Owner: -
+-- Name: FUNCTION available_stock(p_ingredient_id uuid, p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_private.available_stock(p_ingredient_id uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION app_private.available_stock(p_ingredient_id uuid, p_store_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION blocked_source_list(); Type: ACL; Schema: app_private; Owner: -
@@ -6787,10 +7943,10 @@ REVOKE ALL ON FUNCTION app_private.check_price(p_price numeric) FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.ddl_audit_installed() FROM PUBLIC;
 
 --
--- Name: FUNCTION estimate_ready_time(p_items integer); Type: ACL; Schema: app_private; Owner: -
+-- Name: FUNCTION estimate_ready_time(p_items integer, p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_private.estimate_ready_time(p_items integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION app_private.estimate_ready_time(p_items integer, p_store_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION expire_pending_orders(p_limit integer); Type: ACL; Schema: app_private; Owner: -
@@ -6972,10 +8128,10 @@ REVOKE ALL ON FUNCTION app_private.recount_reserved_stock() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.release_stock(p_order_id uuid) FROM PUBLIC;
 
 --
--- Name: FUNCTION reserved_stock(p_ingredient_id uuid); Type: ACL; Schema: app_private; Owner: -
+-- Name: FUNCTION reserved_stock(p_ingredient_id uuid, p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_private.reserved_stock(p_ingredient_id uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION app_private.reserved_stock(p_ingredient_id uuid, p_store_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION return_inventory(p_order_id uuid, p_reason text); Type: ACL; Schema: app_private; Owner: -
@@ -7034,6 +8190,12 @@ REVOKE ALL ON FUNCTION app_private.start_preparation(p_order_id uuid) FROM PUBLI
 GRANT ALL ON FUNCTION app_private.start_preparation(p_order_id uuid) TO cafe_system;
 
 --
+-- Name: FUNCTION store_setting(p_store_id uuid, k text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.store_setting(p_store_id uuid, k text) FROM PUBLIC;
+
+--
 -- Name: FUNCTION take_inventory(p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7070,6 +8232,12 @@ REVOKE ALL ON FUNCTION app_private.tg__queue_inventory() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg__queue_inventory_update() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg__store_of_order(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__store_of_order() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg__timestamps(); Type: ACL; Schema: app_private; Owner: -
@@ -7138,6 +8306,12 @@ REVOKE ALL ON FUNCTION app_private.tg_orders__after_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.tg_orders__check_transition() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg_orders__keep_store(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_orders__keep_store() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg_orders__notify(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7180,6 +8354,18 @@ REVOKE ALL ON FUNCTION app_private.tg_role_limits__keep() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.tg_settings__check() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg_stores__check(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_stores__check() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_stores__queue_inventory(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_stores__queue_inventory() FROM PUBLIC;
+
+--
 -- Name: FUNCTION walk_in_customer_id(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7192,6 +8378,50 @@ REVOKE ALL ON FUNCTION app_private.walk_in_customer_id() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.worker_heartbeat(p_process text, p_worker_ids text[]) FROM PUBLIC;
 
 --
+-- Name: TABLE stores; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.stores TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.stores TO cafe_customer;
+GRANT SELECT ON TABLE app_public.stores TO cafe_barista;
+GRANT SELECT ON TABLE app_public.stores TO cafe_admin;
+GRANT SELECT ON TABLE app_public.stores TO cafe_system;
+
+--
+-- Name: FUNCTION add_store(p_name text, p_time_zone text, p_address text); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.add_store(p_name text, p_time_zone text, p_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.add_store(p_name text, p_time_zone text, p_address text) TO cafe_admin;
+
+--
+-- Name: FUNCTION assign_staff(p_account_id uuid, p_store_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.assign_staff(p_account_id uuid, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.assign_staff(p_account_id uuid, p_store_id uuid) TO cafe_admin;
+
+--
+-- Name: TABLE baristas; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.baristas TO cafe_customer;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_barista;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_admin;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_system;
+GRANT SELECT ON TABLE app_public.baristas TO cafe_anonymous;
+
+--
+-- Name: FUNCTION baristas_stores(b app_public.baristas); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.baristas_stores(b app_public.baristas) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.baristas_stores(b app_public.baristas) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.baristas_stores(b app_public.baristas) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.baristas_stores(b app_public.baristas) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.baristas_stores(b app_public.baristas) TO cafe_admin;
+
+--
 -- Name: FUNCTION cancel_order(p_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -7200,16 +8430,6 @@ GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_anonymous;
 GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_customer;
 GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_barista;
 GRANT ALL ON FUNCTION app_public.cancel_order(p_id uuid) TO cafe_admin;
-
---
--- Name: TABLE coffees; Type: ACL; Schema: app_public; Owner: -
---
-
-GRANT SELECT ON TABLE app_public.coffees TO cafe_anonymous;
-GRANT SELECT ON TABLE app_public.coffees TO cafe_customer;
-GRANT SELECT ON TABLE app_public.coffees TO cafe_barista;
-GRANT SELECT ON TABLE app_public.coffees TO cafe_admin;
-GRANT SELECT ON TABLE app_public.coffees TO cafe_system;
 
 --
 -- Name: FUNCTION coffee_by_id(id uuid); Type: ACL; Schema: app_public; Owner: -
@@ -7230,6 +8450,16 @@ GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category
 GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) TO cafe_customer;
 GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) TO cafe_barista;
 GRANT ALL ON FUNCTION app_public.coffee_list(category app_public.coffee_category) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffees_available_at(c app_public.coffees, store_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_available_at(c app_public.coffees, store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_available_at(c app_public.coffees, store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_available_at(c app_public.coffees, store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_available_at(c app_public.coffees, store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_available_at(c app_public.coffees, store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION coffees_cost(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
@@ -7262,14 +8492,14 @@ GRANT ALL ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) TO ca
 GRANT ALL ON FUNCTION app_public.coffees_ingredients(c app_public.coffees) TO cafe_admin;
 
 --
--- Name: FUNCTION coffees_inventory(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION coffees_inventory(c app_public.coffees, store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_customer;
-GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_barista;
-GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_inventory(c app_public.coffees, store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION coffees_margin(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
@@ -7348,14 +8578,14 @@ REVOKE ALL ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_
 GRANT ALL ON FUNCTION app_public.create_coffee(p_name text, p_price numeric, p_roast app_public.roast_level, p_category app_public.coffee_category, p_roaster_id uuid, p_description text, p_image_url text, p_available boolean, p_limited_time_offer boolean) TO cafe_admin;
 
 --
--- Name: FUNCTION create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_customer;
-GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_barista;
-GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.create_order(p_items jsonb, p_input_notes text, p_coffee_id uuid, p_quantity integer, p_notes text, p_customer_id uuid, p_store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION current_actor(); Type: ACL; Schema: app_public; Owner: -
@@ -7418,14 +8648,34 @@ GRANT ALL ON FUNCTION app_public.customers_recent_orders(c app_public.customers,
 GRANT ALL ON FUNCTION app_public.customers_recent_orders(c app_public.customers, "limit" integer) TO cafe_admin;
 
 --
--- Name: FUNCTION featured_coffee(); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION featured_coffee(store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.featured_coffee() FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_customer;
-GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_barista;
-GRANT ALL ON FUNCTION app_public.featured_coffee() TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.featured_coffee(store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.featured_coffee(store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.featured_coffee(store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.featured_coffee(store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.featured_coffee(store_id uuid) TO cafe_admin;
+
+--
+-- Name: TABLE stock_items; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_barista;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_admin;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_system;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.stock_items TO cafe_customer;
+
+--
+-- Name: FUNCTION ingredients_stock_item(i app_public.ingredients, store_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION is_admin(); Type: ACL; Schema: app_public; Owner: -
@@ -7450,22 +8700,23 @@ GRANT ALL ON FUNCTION app_public.is_staff() TO cafe_admin;
 GRANT ALL ON FUNCTION app_public.is_staff() TO cafe_system;
 
 --
--- Name: TABLE stock_items; Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION is_store_admin(p_store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-GRANT SELECT ON TABLE app_public.stock_items TO cafe_barista;
-GRANT SELECT ON TABLE app_public.stock_items TO cafe_admin;
-GRANT SELECT ON TABLE app_public.stock_items TO cafe_system;
-GRANT SELECT ON TABLE app_public.stock_items TO cafe_anonymous;
-GRANT SELECT ON TABLE app_public.stock_items TO cafe_customer;
+REVOKE ALL ON FUNCTION app_public.is_store_admin(p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.is_store_admin(p_store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.is_store_admin(p_store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.is_store_admin(p_store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.is_store_admin(p_store_id uuid) TO cafe_admin;
+GRANT ALL ON FUNCTION app_public.is_store_admin(p_store_id uuid) TO cafe_system;
 
 --
--- Name: FUNCTION low_stock_items(); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION low_stock_items(store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.low_stock_items() FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.low_stock_items() TO cafe_barista;
-GRANT ALL ON FUNCTION app_public.low_stock_items() TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.low_stock_items(store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.low_stock_items(store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.low_stock_items(store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION mark_order_paid(p_id uuid, p_method app_public.payment_method); Type: ACL; Schema: app_public; Owner: -
@@ -7476,14 +8727,14 @@ GRANT ALL ON FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.
 GRANT ALL ON FUNCTION app_public.mark_order_paid(p_id uuid, p_method app_public.payment_method) TO cafe_admin;
 
 --
--- Name: FUNCTION menu_items(); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION menu_items(store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.menu_items() FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_customer;
-GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_barista;
-GRANT ALL ON FUNCTION app_public.menu_items() TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.menu_items(store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.menu_items(store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.menu_items(store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.menu_items(store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.menu_items(store_id uuid) TO cafe_admin;
 
 --
 -- Name: TABLE refunds; Type: ACL; Schema: app_public; Owner: -
@@ -7549,11 +8800,11 @@ REVOKE ALL ON FUNCTION app_public.payment_alert_list("limit" integer) FROM PUBLI
 GRANT ALL ON FUNCTION app_public.payment_alert_list("limit" integer) TO cafe_admin;
 
 --
--- Name: FUNCTION restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text, p_store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.restock_ingredient(p_ingredient_id uuid, p_amount numeric, p_reason text, p_store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION search_coffees(query text, name text); Type: ACL; Schema: app_public; Owner: -
@@ -7574,28 +8825,28 @@ GRANT ALL ON FUNCTION app_public.search_customers(query text) TO cafe_barista;
 GRANT ALL ON FUNCTION app_public.search_customers(query text) TO cafe_admin;
 
 --
--- Name: FUNCTION seasonal_drinks(); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION seasonal_drinks(store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.seasonal_drinks() FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_anonymous;
-GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_customer;
-GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_barista;
-GRANT ALL ON FUNCTION app_public.seasonal_drinks() TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.seasonal_drinks(store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks(store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks(store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks(store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.seasonal_drinks(store_id uuid) TO cafe_admin;
 
 --
--- Name: FUNCTION set_coffee_available(p_id uuid, p_available boolean); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid) TO cafe_admin;
 
 --
--- Name: FUNCTION set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric); Type: ACL; Schema: app_public; Owner: -
+-- Name: FUNCTION set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric) TO cafe_admin;
+REVOKE ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid) TO cafe_admin;
 
 --
 -- Name: FUNCTION settle_refund(p_id uuid); Type: ACL; Schema: app_public; Owner: -
@@ -7603,6 +8854,37 @@ GRANT ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_a
 
 REVOKE ALL ON FUNCTION app_public.settle_refund(p_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.settle_refund(p_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION staff_store_ids(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.staff_store_ids() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.staff_store_ids() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.staff_store_ids() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.staff_store_ids() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.staff_store_ids() TO cafe_admin;
+GRANT ALL ON FUNCTION app_public.staff_store_ids() TO cafe_system;
+
+--
+-- Name: FUNCTION stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.stock_item_by_ingredient_id(ingredient_id uuid, store_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION store_list(); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.store_list() FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.store_list() TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.store_list() TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.store_list() TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.store_list() TO cafe_admin;
 
 --
 -- Name: FUNCTION update_coffee_price(p_id uuid, p_new_price numeric); Type: ACL; Schema: app_public; Owner: -
@@ -7630,6 +8912,13 @@ GRANT ALL ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_pub
 GRANT ALL ON FUNCTION app_public.update_order_status(p_id uuid, p_status app_public.order_status) TO cafe_admin;
 
 --
+-- Name: FUNCTION update_store(p_id uuid, p_patch jsonb); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.update_store(p_id uuid, p_patch jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.update_store(p_id uuid, p_patch jsonb) TO cafe_admin;
+
+--
 -- Name: FUNCTION user_by_id(id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -7642,16 +8931,6 @@ GRANT ALL ON FUNCTION app_public.user_by_id(id uuid) TO cafe_admin;
 --
 
 GRANT SELECT ON TABLE app_private.role_limits TO cafe_system;
-
---
--- Name: TABLE baristas; Type: ACL; Schema: app_public; Owner: -
---
-
-GRANT SELECT ON TABLE app_public.baristas TO cafe_customer;
-GRANT SELECT ON TABLE app_public.baristas TO cafe_barista;
-GRANT SELECT ON TABLE app_public.baristas TO cafe_admin;
-GRANT SELECT ON TABLE app_public.baristas TO cafe_system;
-GRANT SELECT ON TABLE app_public.baristas TO cafe_anonymous;
 
 --
 -- Name: TABLE coffee_inventory; Type: ACL; Schema: app_public; Owner: -
@@ -7737,6 +9016,26 @@ GRANT SELECT ON TABLE app_public.stock_movements TO cafe_barista;
 GRANT SELECT ON TABLE app_public.stock_movements TO cafe_admin;
 GRANT SELECT ON TABLE app_public.stock_movements TO cafe_anonymous;
 GRANT SELECT ON TABLE app_public.stock_movements TO cafe_customer;
+
+--
+-- Name: TABLE store_coffees; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.store_coffees TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.store_coffees TO cafe_customer;
+GRANT SELECT ON TABLE app_public.store_coffees TO cafe_barista;
+GRANT SELECT ON TABLE app_public.store_coffees TO cafe_admin;
+GRANT SELECT ON TABLE app_public.store_coffees TO cafe_system;
+
+--
+-- Name: TABLE store_staff; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.store_staff TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.store_staff TO cafe_customer;
+GRANT SELECT ON TABLE app_public.store_staff TO cafe_barista;
+GRANT SELECT ON TABLE app_public.store_staff TO cafe_admin;
+GRANT SELECT ON TABLE app_public.store_staff TO cafe_system;
 
 --
 -- Name: DEFAULT PRIVILEGES FOR FUNCTIONS; Type: DEFAULT ACL; Schema: -; Owner: -

@@ -122,8 +122,8 @@ export const AccountsPlugin = extendSchema((build) => {
         logout(refreshToken: String!): Boolean!
         "Changes the signed-in account's password; every other sign-in of the account ends (its refresh and access tokens)."
         changePassword(oldPassword: String!, newPassword: String!): Boolean!
-        "Admin only. A barista or admin account (password rules as for register); returns its id, also its Barista id."
-        addStaffAccount(email: String!, name: String!, role: String!, password: String!): ID!
+        "The chain's admin only. A barista or admin account (password rules as for register); returns its id, also its Barista id. \`storeId\`: the store they work at (a barista without one: the default store; an admin with one manages that store only, without one is an admin of the whole chain)."
+        addStaffAccount(email: String!, name: String!, role: String!, password: String!, storeId: ID): ID!
         "Admin only. The account can no longer sign in, refresh or act: its tokens are refused at once. True when this call disabled it, false when it already was."
         disableAccount(email: String!): Boolean!
       }
@@ -168,7 +168,7 @@ export const AccountsPlugin = extendSchema((build) => {
             );
           },
           addStaffAccount(_: unknown, fieldArgs: FieldArgs) {
-            return call(fieldArgs, ["email", "name", "role", "password"], "select app_hidden.add_staff_account($1, $2, $3, $4, $5) as id", (rows) => rows[0]?.id as string, {
+            return call(fieldArgs, ["email", "name", "role", "password", "storeId"], "select app_hidden.add_staff_account($1, $2, $3, $4, $6, $5::uuid) as id", (rows) => rows[0]?.id as string, {
               checksPassword: true,
             });
           },

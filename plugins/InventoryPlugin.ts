@@ -3,7 +3,7 @@ import { TYPES, type PgSelectSingleStep } from "postgraphile/@dataplan/pg";
 import { sql } from "postgraphile/pg-sql2";
 
 /**
- * `Coffee.inventory` is read from `app_public.coffee_inventory` (kept
+ * `Coffee.inventory(storeId)` is read from `app_public.coffee_inventory` (kept
  * current at COMMIT by triggers: migration 000005-live-reads.sql) as a
  * column of the coffees' own statement: one indexed lookup per row, no
  * function call, so the kiosk's whole menu is one cheap statement. The SQL
@@ -12,9 +12,14 @@ import { sql } from "postgraphile/pg-sql2";
 export const InventoryPlugin = wrapPlans(
   {
     Coffee: {
-      inventory(_plan, $coffee) {
+      inventory(_plan, $coffee, fieldArgs) {
         const $row = $coffee as PgSelectSingleStep;
-        return $row.select(sql`(select i.servings from app_public.coffee_inventory i where i.coffee_id = ${$row.getClassStep().alias}.id)`, TYPES.int);
+        // The store's (`storeId`; absent: the default store's).
+        const store = $row.placeholder(fieldArgs.getRaw("storeId"), TYPES.uuid);
+        return $row.select(
+          sql`(select i.servings from app_public.coffee_inventory i where i.store_id = app_hidden.store_or_default(${store}) and i.coffee_id = ${$row.getClassStep().alias}.id)`,
+          TYPES.int,
+        );
       },
     },
   },

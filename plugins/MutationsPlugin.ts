@@ -31,6 +31,9 @@ const MutationsSchemaPlugin = extendSchema((build) => {
   const setCoffeeAvailable = fn("set_coffee_available");
   const restockIngredient = fn("restock_ingredient");
   const setStockAlertLevel = fn("set_stock_alert_level");
+  const addStore = fn("add_store");
+  const assignStaff = fn("assign_staff");
+  const updateStore = fn("update_store");
   const methodCodec = markOrderPaid.parameters![1]!.codec;
   const statusCodec = pgResources.orders!.codec.attributes.status.codec;
   const roastCodec = pgResources.coffees!.codec.attributes.roast.codec;
@@ -59,9 +62,22 @@ const MutationsSchemaPlugin = extendSchema((build) => {
         avatar: String
       }
 
+      "A store's settings to change: absent fields are left as they are; null puts a setting back to the chain's."
+      input StoreSettingsPatch {
+        name: String
+        timeZone: String
+        address: String
+        isOpen: Boolean
+        pendingOrderExpirySeconds: Int
+        maxOpenOrdersPerCustomer: Int
+        maxOpenCupsPerCustomer: Int
+        maxStockSharePercent: Float
+        stockShareCooldownSeconds: Int
+      }
+
       extend type Mutation {
-        "Exactly one form: \`input\`, or \`coffeeId\` + \`quantity\` (+ \`notes\`). \`customerId\` is for staff ordering for a known customer; without it a staff order belongs to the walk-in customer."
-        createOrder(input: CreateOrderInput, coffeeId: ID, quantity: Int, notes: String, customerId: ID): Order!
+        "Exactly one form: \`input\`, or \`coffeeId\` + \`quantity\` (+ \`notes\`). \`customerId\` is for staff ordering for a known customer; without it a staff order belongs to the walk-in customer. \`storeId\`: the store it is for (absent: the default store); staff sell at their own stores only."
+        createOrder(input: CreateOrderInput, coffeeId: ID, quantity: Int, notes: String, customerId: ID, storeId: ID): Order!
         "Staff only. Moves an order along the rules of order_status_transitions; PAID comes from a payment, never from here."
         updateOrderStatus(id: ID!, status: OrderStatus!): Order!
         "True when this call cancelled the order, false when it was already cancelled."
@@ -86,12 +102,18 @@ const MutationsSchemaPlugin = extendSchema((build) => {
         markOrderPaid(id: ID!, method: PaymentMethod!): Order!
         "Admin only: the refund was paid back."
         settleRefund(id: ID!): Refund!
-        "Admin only: put a coffee on sale or take it off."
-        setCoffeeAvailable(id: ID!, available: Boolean!): Coffee!
-        "Admin only: add stock (a negative amount writes stock off); kept in the stock movements."
-        restockIngredient(ingredientId: ID!, amount: Float!, reason: String): StockItem!
-        "Admin only: the level at or below which lowStockItems lists an ingredient."
-        setStockAlertLevel(ingredientId: ID!, alertLevel: Float!): StockItem!
+        "Put a coffee on sale or take it off: without \`storeId\` on the chain's menu (the chain's admin), with it at that store only (its admins)."
+        setCoffeeAvailable(id: ID!, available: Boolean!, storeId: ID): Coffee!
+        "Admins of the store (absent: the default store): add stock (a negative amount writes stock off); kept in the stock movements."
+        restockIngredient(ingredientId: ID!, amount: Float!, reason: String, storeId: ID): StockItem!
+        "Admins of the store (absent: the default store): the level at or below which lowStockItems lists an ingredient there."
+        setStockAlertLevel(ingredientId: ID!, alertLevel: Float!, storeId: ID): StockItem!
+        "The chain's admin: a new store, open, with the chain's settings and an empty stock row for every ingredient the default store counts."
+        addStore(name: String!, timeZone: String!): Store!
+        "The chain's admin: the member of staff (a barista, or an admin who then manages that store) works at the store too. True when assigned now, false when they already worked there."
+        assignStaff(accountId: ID!, storeId: ID!): Boolean!
+        "Admins of the store: its name, time zone, whether it is open, and its own settings."
+        updateStore(id: ID!, patch: StoreSettingsPatch!): Store!
       }
     `,
     objects: {
@@ -117,6 +139,7 @@ const MutationsSchemaPlugin = extendSchema((build) => {
                 arg("p_quantity", fieldArgs.getRaw("quantity"), TYPES.int),
                 arg("p_notes", fieldArgs.getRaw("notes"), TYPES.text),
                 arg("p_customer_id", fieldArgs.getRaw("customerId"), TYPES.uuid),
+                arg("p_store_id", fieldArgs.getRaw("storeId"), TYPES.uuid),
               ],
               "mutation",
             );
@@ -155,7 +178,10 @@ const MutationsSchemaPlugin = extendSchema((build) => {
             return settleRefund.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid)], "mutation");
           },
           setCoffeeAvailable(_: unknown, fieldArgs: FieldArgs) {
-            return setCoffeeAvailable.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean)], "mutation");
+            return setCoffeeAvailable.execute(
+              [arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean), arg("p_store_id", fieldArgs.getRaw("storeId"), TYPES.uuid)],
+              "mutation",
+            );
           },
           restockIngredient(_: unknown, fieldArgs: FieldArgs) {
             return restockIngredient.execute(
@@ -163,12 +189,31 @@ const MutationsSchemaPlugin = extendSchema((build) => {
                 arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid),
                 arg("p_amount", fieldArgs.getRaw("amount"), TYPES.numeric),
                 arg("p_reason", fieldArgs.getRaw("reason"), TYPES.text),
+                arg("p_store_id", fieldArgs.getRaw("storeId"), TYPES.uuid),
               ],
               "mutation",
             );
           },
           setStockAlertLevel(_: unknown, fieldArgs: FieldArgs) {
-            return setStockAlertLevel.execute([arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid), arg("p_alert_level", fieldArgs.getRaw("alertLevel"), TYPES.numeric)], "mutation");
+            return setStockAlertLevel.execute(
+              [
+                arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid),
+                arg("p_alert_level", fieldArgs.getRaw("alertLevel"), TYPES.numeric),
+                arg("p_store_id", fieldArgs.getRaw("storeId"), TYPES.uuid),
+              ],
+              "mutation",
+            );
+          },
+          addStore(_: unknown, fieldArgs: FieldArgs) {
+            return addStore.execute([arg("p_name", fieldArgs.getRaw("name"), TYPES.text), arg("p_time_zone", fieldArgs.getRaw("timeZone"), TYPES.text)], "mutation");
+          },
+          assignStaff(_: unknown, fieldArgs: FieldArgs) {
+            return assignStaff.execute([arg("p_account_id", fieldArgs.getRaw("accountId"), TYPES.uuid), arg("p_store_id", fieldArgs.getRaw("storeId"), TYPES.uuid)], "mutation");
+          },
+          updateStore(_: unknown, fieldArgs: FieldArgs) {
+            // A JSON patch keeps "absent" (unchanged) apart from "null" (the chain's setting).
+            const $patch = lambda(fieldArgs.getRaw("patch"), (patch: any) => Object.fromEntries(Object.entries(patch ?? {}).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v])));
+            return updateStore.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_patch", $patch, TYPES.jsonb)], "mutation");
           },
           updateCoffeePrice(_: unknown, fieldArgs: FieldArgs) {
             return updateCoffeePrice.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_new_price", fieldArgs.getRaw("newPrice"), TYPES.numeric)], "mutation");

@@ -19,14 +19,14 @@ export const OrdersFieldPlugin = extendSchema((build) => {
   return {
     typeDefs: /* GraphQL */ `
       extend type Query {
-        "Orders you may see (staff: all; a customer: their own; anonymous: none), oldest first; \`status\` narrows them."
-        orders(status: [OrderStatus!], "At most 500." first: Int, offset: Int): [Order!]!
+        "Orders you may see (staff: their stores'; a customer: their own, at every store; anonymous: none), oldest first; \`status\` and \`storeId\` narrow them."
+        orders(status: [OrderStatus!], "At most 500." first: Int, offset: Int, "One store's orders only (absent: every store you may see)." storeId: ID): [Order!]!
       }
     `,
     objects: {
       Query: {
         plans: {
-          orders(_, { $status, $first, $offset }, info) {
+          orders(_, { $status, $first, $offset, $storeId }, info) {
             const $orders = orders.find() as PgSelectStep;
             const statuses = $orders.placeholder($status, listOfCodec(statusCodec as PgCodec<string, undefined, any, any, undefined, any, any>));
             // One condition an index can serve whatever $1 is: with the
@@ -37,6 +37,8 @@ export const OrdersFieldPlugin = extendSchema((build) => {
             // only a sequential scan (figures: docs/performance.md). No status:
             // every status.
             $orders.where(sql`${$orders.alias}.status = any(coalesce(${statuses}, enum_range(null::${statusCodec.sqlType})))`);
+            const store = $orders.placeholder($storeId, build.input.pgRegistry.pgCodecs.uuid);
+            $orders.where(sql`(${store}::uuid is null or ${$orders.alias}.store_id = ${store}::uuid)`);
             $orders.orderBy({ fragment: sql`${$orders.alias}.time_ordered`, codec: build.input.pgRegistry.pgCodecs.timestamptz, direction: "ASC" });
             $orders.orderBy({ fragment: sql`${$orders.alias}.id`, codec: build.input.pgRegistry.pgCodecs.uuid, direction: "ASC" });
             // Paging for long histories, capped.

@@ -65,18 +65,22 @@ export const ReportsPlugin = extendSchema((build) => {
       extend type Query {
         """
         Admins only: orders paid (provider or till) from \`from\` (included) to \`to\` (excluded),
-        ISO 8601 dates or times (no offset: the café's time zone); orders cancelled after payment are left out.
+        ISO 8601 dates or times (no offset: the time zone of the report); orders cancelled after payment are left out.
+        \`storeId\`: that store, in its time zone (its admins); absent: every store the caller manages (the chain's admin: the whole chain), in the chain's time zone.
         """
-        salesReport(from: String!, to: String!, groupBy: SalesGroupBy!): [SalesRow!]!
-        "Admins only: every change of a rule, newest first. \`first\`: at most 500 (default: the server's DEFAULT_LIST_SIZE, 20)."
+        salesReport(from: String!, to: String!, groupBy: SalesGroupBy!, storeId: ID): [SalesRow!]!
+        "Admins only (a store manager: the rows of their stores): every change of a rule, newest first. \`first\`: at most 500 (default: the server's DEFAULT_LIST_SIZE, 20)."
         auditLog(first: Int, offset: Int): [AuditEntry!]!
       }
     `,
     objects: {
       Query: {
         plans: {
-          salesReport(_, { $from, $to, $groupBy }, info) {
-            return rowsOf("select * from app_hidden.sales_report($1, $2, $3, $4)", object({ from: $from!, to: $to!, groupBy: $groupBy!, maxRows: constant(pageSizeOf(info).max) }));
+          salesReport(_, { $from, $to, $groupBy, $storeId }, info) {
+            return rowsOf(
+              "select * from app_hidden.sales_report($1, $2, $3, $4, $5::uuid)",
+              object({ from: $from!, to: $to!, groupBy: $groupBy!, maxRows: constant(pageSizeOf(info).max), storeId: $storeId! }),
+            );
           },
           auditLog(_, { $first, $offset }, info) {
             // Without `first`, the page the cost plugin priced: DEFAULT_LIST_SIZE rows.

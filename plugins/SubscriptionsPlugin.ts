@@ -4,7 +4,7 @@ import { jsonParse } from "postgraphile/@dataplan/json";
 import { constant, context, isPromiseLike, lambda, listen, type Step } from "postgraphile/grafast";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
 import { sharingWithPgClient } from "../common/sharedReads.ts";
-import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, notificationTopic, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "../common/topics.ts";
+import { NEW_COFFEE_TOPIC, notificationTopic, orderQueueTopic, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "../common/topics.ts";
 
 /**
  * The contract's subscriptions over LISTEN/NOTIFY (topics: common/topics.ts).
@@ -15,7 +15,8 @@ import { NEW_COFFEE_TOPIC, ORDER_QUEUE_TOPIC, notificationTopic, orderStatusTopi
  * someone else's order is NOT_FOUND. `notificationAdded` follows the
  * caller's own `notification:<customer id>` (app_hidden.notification_recipient).
  *
- * `orderQueueChanged` (staff only: app_hidden.assert_can_follow_queue) gets
+ * `orderQueueChanged(storeId)` (staff of that store only:
+ * app_hidden.assert_can_follow_queue; topic `order_queue:<store id>`) gets
  * the order row as it was at each queue step from the trigger, so quick
  * steps (PAID then PREPARING by the worker) each show their own status, in
  * order; its lines, customer and barista are read under the subscriber's role.
@@ -33,11 +34,14 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
   const notifications = pgResources.notifications!;
   const executor = pgExecutors.main!;
 
-  /** A step that fails (FORBIDDEN, UNAUTHENTICATED) unless the caller is staff. */
-  const queueFollowable = () =>
-    withPgClient(executor, constant(null), async (client) => {
-      await client.query({ text: "select app_hidden.assert_can_follow_queue()" });
-      return ORDER_QUEUE_TOPIC;
+  /**
+   * The store's queue topic (absent: the default store's), or a failure
+   * (FORBIDDEN, UNAUTHENTICATED, NOT_FOUND) unless the caller works there.
+   */
+  const queueFollowable = ($storeId: Step) =>
+    withPgClient(executor, $storeId, async (client, storeId) => {
+      const { rows } = await client.query<{ id: string }>({ text: "select app_hidden.assert_can_follow_queue($1::uuid)::text as id", values: [storeId ?? null] });
+      return orderQueueTopic(rows[0]!.id);
     });
 
   /**
@@ -77,8 +81,8 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
         newCoffee: Coffee!
         "Each status the order takes (your own orders; staff: any)."
         orderStatusChanged(orderId: ID!): OrderStatusChange!
-        "Staff only: each order as it enters the queue (PAID), moves through it (PREPARING, BREWING, READY) or leaves it (COMPLETED, or CANCELLED after payment), as it was at that step."
-        orderQueueChanged: Order!
+        "Staff of the store only (absent: the default store): each of its orders as it enters the queue (PAID), moves through it (PREPARING, BREWING, READY) or leaves it (COMPLETED, or CANCELLED after payment), as it was at that step."
+        orderQueueChanged(storeId: ID): Order!
         "Customers only: each notification the café sends you (order paid, ready for pickup, cancelled with a refund owed), as it is recorded."
         notificationAdded: Notification!
       }
@@ -105,8 +109,8 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
             },
           },
           orderQueueChanged: {
-            subscribePlan() {
-              return listen(context().get("pgSubscriber") as any, queueFollowable(), (e) => jsonParse(e as any));
+            subscribePlan(_, { $storeId }) {
+              return listen(context().get("pgSubscriber") as any, queueFollowable($storeId), (e) => jsonParse(e as any));
             },
             plan($row: any) {
               return pgSelectSingleFromRecord(orders, $row);

@@ -1,6 +1,7 @@
 // A small subscription client: signs in, then prints each event.
 //   npm run subscribe -- alice@example.com coffee <orderId>   (orderStatusChanged)
 //   npm run subscribe -- - - new-coffee                      (newCoffee, anonymous)
+//   npm run subscribe -- <staff email> <password> --queue <storeId>   (a store's orderQueueChanged)
 // API_URL defaults to http://localhost:5678. It sends trusted documents
 // (docs/trusted-documents.md): sign-in by documentId, the subscription by
 // its exact text, so it works under every AD_HOC_QUERIES policy.
@@ -12,10 +13,10 @@ import { printedDocuments as trustedDocuments } from "./operations.ts";
 const trusted = (operation: string) => trustedDocuments().find((d) => d.operation === operation)!;
 
 async function main() {
-  const [email, password, target] = process.argv.slice(2);
+  const [email, password, target, store] = process.argv.slice(2);
   const base = process.env.API_URL ?? "http://localhost:5678";
   if (!target) {
-    console.error("usage: npm run subscribe -- <email|-> <password|-> <orderId|new-coffee>");
+    console.error("usage: npm run subscribe -- <email|-> <password|-> <orderId|new-coffee|--queue <storeId>>");
     process.exit(2);
   }
   let token: string | undefined;
@@ -33,7 +34,13 @@ async function main() {
     webSocketImpl: WebSocket,
     connectionParams: token ? { authorization: `Bearer ${token}` } : {},
   });
-  client.subscribe(target === "new-coffee" ? { query: trusted("NewOnMenu").text } : { query: trusted("StatusFeed").text, variables: { orderId: target } }, {
+  const request =
+    target === "new-coffee"
+      ? { query: trusted("NewOnMenu").text }
+      : target === "--queue"
+        ? { query: trusted("StoreQueueLive").text, variables: { storeId: store } }
+        : { query: trusted("StatusFeed").text, variables: { orderId: target } };
+  client.subscribe(request, {
     next: (event) => console.log(JSON.stringify(event)),
     error: (err) => {
       console.error("error:", JSON.stringify(err));
@@ -41,7 +48,7 @@ async function main() {
     },
     complete: () => process.exit(0),
   });
-  console.error(`subscribed to ${target}; Ctrl-C to stop`);
+  console.error(`subscribed to ${target === "--queue" ? `the queue of store ${store}` : target}; Ctrl-C to stop`);
 }
 
 main().catch((e) => {

@@ -14,10 +14,13 @@ import { resolveDatabaseUrls } from "./db/database.ts";
 const HELP = `Usage: npm run cafe -- <command> [options]
 
 Commands:
-  add-staff --email E --name N --role barista|admin
+  add-staff --email E --name N --role barista|admin [--store S]
       Adds a staff account. The password is read from standard input (one
       line; asked for without echo on a terminal). Same rules as register:
       10+ characters, letters and a digit or symbol, not the e-mail.
+      --store (a store's name or id): where they work. A barista without it
+      works at the default store; an admin with it manages that store only,
+      without it is the chain's admin.
   disable-account --email E
       Disables an account (staff or customer): it can no longer sign in,
       refresh or act; its tokens are refused at once on every API process.
@@ -36,6 +39,7 @@ const OPTIONS = {
   email: { type: "string" },
   name: { type: "string" },
   role: { type: "string" },
+  store: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -92,6 +96,13 @@ async function askPassword(): Promise<string> {
   return password;
 }
 
+/** The store --store names (its name, ignoring case, or its id). */
+async function storeNamed(db: pg.Client, ref: string): Promise<{ id: string; name: string }> {
+  const { rows } = await db.query<{ id: string; name: string }>("select id::text, name from app_public.stores where lower(name) = lower($1) or id::text = lower($1)", [ref.trim()]);
+  if (!rows[0]) throw new UsageError("--store names no store (give a store's name or id; the stores: select name from app_public.stores).");
+  return rows[0];
+}
+
 async function run(argv: string[]): Promise<void> {
   // Said before parsing, whose message would repeat the option (and its value).
   if (argv.some((a) => /^--?(password|pass|pw)\b/i.test(a))) throw new UsageError("The password is read from standard input, never from the command line.");
@@ -114,13 +125,14 @@ async function run(argv: string[]): Promise<void> {
     if (command === undefined && !values.help) process.exitCode = 2;
     return;
   }
-  if (extra.length) throw new UsageError(`Unexpected argument #${positionOf(1)} (a command takes no other arguments; options are --email, --name, --role).`);
+  if (extra.length) throw new UsageError(`Unexpected argument #${positionOf(1)} (a command takes no other arguments; options are --email, --name, --role, --store).`);
   const commands: Record<string, (db: pg.Client) => Promise<void>> = {
     "add-staff": async (db) => {
       const [email, name, role] = need(values, ["email", "name", "role"]);
+      const store = values.store === undefined ? null : await storeNamed(db, values.store);
       const password = await askPassword();
-      const { rows } = await db.query("select app_hidden.add_staff_account($1, $2, $3, $4) as id", [email, name, role, password]);
-      console.log(`Added ${role} ${email.toLowerCase()} (id ${rows[0].id}).`);
+      const { rows } = await db.query("select app_hidden.add_staff_account($1, $2, $3, $4, p_store_id => $5) as id", [email, name, role, password, store?.id ?? null]);
+      console.log(`Added ${role} ${email.toLowerCase()} (id ${rows[0].id})${store ? ` at ${store.name}` : ""}.`);
     },
     "disable-account": async (db) => {
       const [email] = need(values, ["email"]);

@@ -6,10 +6,11 @@ import {
   LISTEN_PROBE_INTERVAL_MS,
   LISTEN_PROBE_TOPIC,
   ORDER_PAYLOADS_SQL,
-  ORDER_QUEUE_TOPIC,
   orderIdOfTopic,
+  orderQueueTopic,
   orderStatusTopic,
   orderTopic,
+  storeIdOfQueueTopic,
   type Delivery,
   type DeliveryScope,
   type SharingSubscriber,
@@ -256,13 +257,16 @@ export class ReconnectingPgSubscriber implements SharingSubscriber {
       }
       logger.info({ orders: rows.length }, "LISTEN connection back; sent current order states");
     }
-    if (this.topics.has(ORDER_QUEUE_TOPIC)) {
+    const stores = [...this.topics.keys()].map(storeIdOfQueueTopic).filter((id): id is string => id !== null);
+    if (stores.length > 0) {
       const { rows } = (await this.run(
         client,
-        `select ${ORDER_PAYLOADS_SQL.orderQueue} as payload from app_public.orders o where o.status in ('PAID', 'PREPARING', 'BREWING', 'READY') order by o.time_ordered, o.id`,
-      )) as pg.QueryResult<{ payload: string }>;
-      for (const row of rows) this.deliver(ORDER_QUEUE_TOPIC, row.payload);
-      logger.info({ orders: rows.length }, "LISTEN connection back; sent the queue as it is");
+        `select o.store_id::text as store, ${ORDER_PAYLOADS_SQL.orderQueue} as payload from app_public.orders o
+          where o.store_id = any($1::uuid[]) and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY') order by o.time_ordered, o.id`,
+        [stores],
+      )) as pg.QueryResult<{ store: string; payload: string }>;
+      for (const row of rows) this.deliver(orderQueueTopic(row.store), row.payload);
+      logger.info({ orders: rows.length, stores: stores.length }, "LISTEN connection back; sent the queues as they are");
     }
   }
 

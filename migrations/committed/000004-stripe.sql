@@ -1,5 +1,5 @@
---! Previous: sha1:b970d177da223fa4c941678923fde001132fe62c
---! Hash: sha1:b32f0db671d9344757c0c9c12c34c6083b39e19b
+--! Previous: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
+--! Hash: sha1:d4fd06492462aa2796e2e31182b002d6e3ecf40c
 --! Message: stripe
 
 -- Payments through Stripe (docs/payments.md): the PaymentIntents an order is
@@ -73,7 +73,7 @@ comment on table app_private.payment_intents is 'The provider''s payment intents
 
 -- What startPayment may charge for an order: the caller must be its own
 -- customer or staff (at the till), and the order PENDING and not past its
--- deadline. Returns the amount in minor units, the café's currency and the
+-- deadline (staff: of a store they work at). Returns the amount in minor units, the café's currency and the
 -- intent already made for that amount, if any.
 create type app_hidden.payment_start as (
   order_id uuid,
@@ -97,6 +97,11 @@ begin
   end if;
   if not (app_public.is_staff() or app_public.current_actor() = 'customer') then
     raise exception 'Only the order''s customer or staff may take its payment.' using errcode = '42501';
+  end if;
+  -- Staff at the till of the order's store (000002-stores.sql): another
+  -- store's order is not theirs to see.
+  if app_public.is_staff() and not v_order.store_id = any (app_public.staff_store_ids()) then
+    raise exception 'No order with id %.', p_order_id using errcode = 'P0002';
   end if;
   if v_order.status <> 'PENDING' or v_order.expires_at <= now() then
     raise exception 'The order is %, so it cannot be paid.', case when v_order.status = 'PENDING' then 'past its deadline' else v_order.status::text end
@@ -232,18 +237,20 @@ $$;
 create trigger _500_queue_payout after insert or update of provider on app_public.refunds
   for each row execute function app_private.tg_refunds__queue_payout();
 
--- Admins settle refunds by hand (cash, till, or one the provider refused).
+-- Admins of the refund's store settle refunds by hand (cash, till, or one
+-- the provider refused): 000002-stores.sql's rule, now also SUCCEEDED.
 create or replace function app_public.settle_refund(p_id uuid) returns app_public.refunds
 language plpgsql volatile security definer set search_path = pg_catalog as $$
 declare
   v_refund app_public.refunds;
 begin
-  perform app_hidden.require_admin();
-  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id()), status = 'SUCCEEDED'
-   where id = p_id returning * into v_refund;
-  if v_refund.id is null then
+  perform app_hidden.require_store_admin(null);
+  select * into v_refund from app_public.refunds where id = p_id for update;
+  if v_refund.id is null or app_public.current_actor() <> 'dba' and not app_public.is_store_admin(v_refund.store_id) then
     raise exception 'No refund with id %.', p_id using errcode = 'P0002';
   end if;
+  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id()), status = 'SUCCEEDED'
+   where id = p_id returning * into v_refund;
   return v_refund;
 end;
 $$;

@@ -1,5 +1,5 @@
---! Previous: sha1:11afaba5fa42d4f78e455e95ec4e079de4b01233
---! Hash: sha1:4358b9c5eb71241291b4efbed2346068eecd6487
+--! Previous: sha1:84f44cbed1469b62151f1d1b4c69ba9dd63696d4
+--! Hash: sha1:c67c9e727a819cd5b943a90cdccc806c0d66af3f
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

@@ -1,5 +1,5 @@
---! Previous: sha1:4358b9c5eb71241291b4efbed2346068eecd6487
---! Hash: sha1:9f1b52c55febeaea8cd395960539b29959a6dafc
+--! Previous: sha1:c67c9e727a819cd5b943a90cdccc806c0d66af3f
+--! Hash: sha1:e97d67d7eaccc16772b8ba1297ff533bc65e8771
 --! Message: ops
 
 --------------------------------------------------------------------------------

@@ -65,17 +65,29 @@ const PAGE = ["first", "offset"] as const;
 const COFFEES = "app_public.coffees";
 const columns = (type: string, names: string[]): Record<string, PublicRead> => Object.fromEntries(names.map((n) => [`${type}.${n}`, {}]));
 
+// A store's reads (`storeId`; absent: the default store) are cached per
+// store: the store is an argument, part of the cached query's key.
+const STORE = ["storeId"] as const;
+const STORES = "app_public.stores";
+const STORE_COFFEES = "app_public.store_coffees";
+
 /** Every field a cached answer may contain (anything else: not cached). */
 export const PUBLIC_READS: Readonly<Record<string, PublicRead>> = {
-  "Query.menuItems": { args: PAGE, fn: "app_public.menu_items", asCaller: [COFFEES] },
-  "Query.seasonalDrinks": { args: PAGE, fn: "app_public.seasonal_drinks", asCaller: [COFFEES] },
+  "Query.menuItems": { args: [...STORE, ...PAGE], fn: "app_public.menu_items", asCaller: [COFFEES, STORE_COFFEES] },
+  "Query.seasonalDrinks": { args: [...STORE, ...PAGE], fn: "app_public.seasonal_drinks", asCaller: [COFFEES, STORE_COFFEES] },
   "Query.coffees": { args: ["category", ...PAGE], fn: "app_public.coffee_list", asCaller: [COFFEES] },
   "Query.coffee": { args: ["id"], fn: "app_public.coffee_by_id", asCaller: [COFFEES] },
   "Query.searchCoffees": { args: ["query", "name", ...PAGE], fn: "app_public.search_coffees", asCaller: [COFFEES] },
-  "Query.featuredCoffee": { fn: "app_public.featured_coffee", asOwner: [COFFEES, "app_public.orders", "app_public.order_items"], changes: [COFFEES, FEATURED_CHANGE] },
+  "Query.featuredCoffee": {
+    args: STORE,
+    fn: "app_public.featured_coffee",
+    asOwner: [COFFEES, STORES, STORE_COFFEES, "app_public.orders", "app_public.order_items"],
+    changes: [COFFEES, STORE_COFFEES, FEATURED_CHANGE],
+  },
   "Coffee.roaster": { asCaller: ["app_public.roasters"] },
-  // Read from app_public.coffee_inventory in the coffees' statement (plugins/InventoryPlugin.ts).
-  "Coffee.inventory": { asCaller: ["app_public.coffee_inventory"], changes: [INVENTORY] },
+  // Read from app_public.coffee_inventory (per store) in the coffees' statement (plugins/InventoryPlugin.ts).
+  "Coffee.inventory": { args: STORE, asCaller: ["app_public.coffee_inventory"], changes: [INVENTORY] },
+  "Coffee.availableAt": { args: STORE, fn: "app_public.coffees_available_at", asCaller: [STORE_COFFEES] },
   "Coffee.ingredients": { args: PAGE, fn: "app_public.coffees_ingredients", asCaller: ["app_public.recipe_lines", "app_public.ingredients"] },
   "Coffee.seasonalIngredients": { args: PAGE, fn: "app_public.coffees_seasonal_ingredients", asCaller: ["app_public.recipe_lines", "app_public.ingredients"] },
   "Coffee.reviews": { args: ["limit", ...PAGE], fn: "app_public.coffees_reviews", asCaller: ["app_public.reviews"] },

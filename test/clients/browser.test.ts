@@ -8,7 +8,7 @@ import { insertOrders } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 
-import { ORDER_QUEUE_TOPIC } from "../../common/topics.ts";
+import { orderQueueTopic } from "../../common/topics.ts";
 
 // The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser driven
 // by playwright-core: a system Chrome/Chromium where there is one, else the
@@ -125,7 +125,7 @@ test("an orderQueueChanged subscription started in Ruru shows the order paid at 
   const [orderId] = await insertOrders(t, [{ customerId: DEMO.alice.id, status: "PENDING", lines: [{ coffeeId: AMERICANO, quantity: 2 }] }]);
   await typeInto(".graphiql-query-editor .monaco-editor", `subscription Queue { orderQueueChanged { id status total } }`);
   await run();
-  await waitUntil("the subscription's LISTEN", () => t.service.api!.subscriber.listeningTopics.includes(ORDER_QUEUE_TOPIC), 15_000, 50);
+  await waitUntil("the subscription's LISTEN", () => t.service.api!.subscriber.listeningTopics.includes(orderQueueTopic(DEMO.stores.baixa)), 15_000, 50);
   await shot("04-subscription-started");
 
   const paid = await t.gql(`mutation($id: ID!) { markOrderPaid(id: $id, method: CARD_PRESENT) { id status } }`, { variables: { id: orderId }, token: await t.token("barista") });

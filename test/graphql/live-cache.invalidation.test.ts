@@ -101,19 +101,19 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => sql?.uninstall());
 
-test("the inventory kept by triggers is what the old per-coffee computation gave, for every coffee", async () => {
+test("the inventory kept by triggers is what the old per-coffee computation gave, for every coffee at every store", async () => {
   const { rows } = await t.db.query(
     `select c.id, i.servings,
             (select case when count(*) = 0 then null
                     else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer end
                from app_public.recipe_lines rl
-               left join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
-               left join app_private.stock_reserved r on r.ingredient_id = rl.ingredient_id
+               left join app_public.stock_items s on s.store_id = st.id and s.ingredient_id = rl.ingredient_id
+               left join app_private.stock_reserved r on r.store_id = st.id and r.ingredient_id = rl.ingredient_id
               where rl.coffee_id = c.id) as computed
-       from app_public.coffees c left join app_public.coffee_inventory i on i.coffee_id = c.id`,
+       from app_public.stores st cross join app_public.coffees c left join app_public.coffee_inventory i on i.store_id = st.id and i.coffee_id = c.id`,
   );
   expect(rows.length).toBeGreaterThan(3);
-  for (const r of rows) expect({ id: r.id, servings: r.servings }).toEqual({ id: r.id, servings: r.computed });
+  for (const r of rows) expect({ id: r.id, servings: r.servings }).toEqual({ id: r.id, servings: r.computed }); // every store's
 });
 
 test("a mutation (createOrder) drops the inventory of the coffees its lines use, and nothing else; its later steps drop nothing", async () => {

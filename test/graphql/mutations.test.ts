@@ -313,10 +313,10 @@ describe("createOrder and stock", () => {
       `select c.id, c.name, rl.ingredient_id, rl.quantity::float as per_cup
          from app_public.coffees c
          join app_public.recipe_lines rl on rl.coffee_id = c.id
-         join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+         join app_public.stock_items s on s.ingredient_id = rl.ingredient_id and s.store_id = app_hidden.default_store_id()
         where c.available and c.id = (
           select c2.id from app_public.coffees c2 join app_public.recipe_lines r2 on r2.coffee_id = c2.id
-            join app_public.stock_items s2 on s2.ingredient_id = r2.ingredient_id
+            join app_public.stock_items s2 on s2.ingredient_id = r2.ingredient_id and s2.store_id = app_hidden.default_store_id()
            where c2.available order by c2.name limit 1)`,
     );
     if (!rows[0]) throw new Error("the demo data needs a coffee on sale with a stocked ingredient");
@@ -326,14 +326,19 @@ describe("createOrder and stock", () => {
   /** Runs `fn` with exactly what `cups` cups of the coffee need beyond what open orders reserve, then puts the stock back. */
   async function withStockFor(c: Awaited<ReturnType<typeof stockedCoffee>>, cups: number, fn: () => Promise<void>) {
     const ids = c.lines.map((l) => l.ingredient_id);
-    const { rows: saved } = await t.db.query("select ingredient_id, current_stock from app_public.stock_items where ingredient_id = any($1)", [ids]);
+    const { rows: saved } = await t.db.query("select ingredient_id, current_stock from app_public.stock_items where ingredient_id = any($1) and store_id = app_hidden.default_store_id()", [ids]);
     try {
       for (const l of c.lines) {
-        await t.db.query("update app_public.stock_items set current_stock = app_private.reserved_stock($1) + $2::numeric * $3 where ingredient_id = $1", [l.ingredient_id, l.per_cup, cups]);
+        await t.db.query("update app_public.stock_items set current_stock = app_private.reserved_stock($1) + $2::numeric * $3 where ingredient_id = $1 and store_id = app_hidden.default_store_id()", [
+          l.ingredient_id,
+          l.per_cup,
+          cups,
+        ]);
       }
       await fn();
     } finally {
-      for (const s of saved) await t.db.query("update app_public.stock_items set current_stock = $2 where ingredient_id = $1", [s.ingredient_id, s.current_stock]);
+      for (const s of saved)
+        await t.db.query("update app_public.stock_items set current_stock = $2 where ingredient_id = $1 and store_id = app_hidden.default_store_id()", [s.ingredient_id, s.current_stock]);
     }
   }
 
@@ -398,10 +403,11 @@ describe("createOrder and stock", () => {
     const c = await stockedCoffee();
     const stockOf = async () =>
       Object.fromEntries(
-        (await t.db.query("select ingredient_id, current_stock::float as s from app_public.stock_items where ingredient_id = any($1)", [c.lines.map((l) => l.ingredient_id)])).rows.map((r) => [
-          r.ingredient_id,
-          r.s,
-        ]),
+        (
+          await t.db.query("select ingredient_id, current_stock::float as s from app_public.stock_items where ingredient_id = any($1) and store_id = app_hidden.default_store_id()", [
+            c.lines.map((l) => l.ingredient_id),
+          ])
+        ).rows.map((r) => [r.ingredient_id, r.s]),
       );
     const id = await orderIn(t, "PAID", c.id, { quantity: 2, customerId: DEMO.alice.id });
     const before = await stockOf();
@@ -441,7 +447,7 @@ describe("createOrder and stock", () => {
           group by rl.ingredient_id)
         select i.id, coalesce(r.amount, 0)::float as kept, coalesce(c.amount, 0)::float as recounted
         from app_public.ingredients i
-        left join app_private.stock_reserved r on r.ingredient_id = i.id
+        left join app_private.stock_reserved r on r.ingredient_id = i.id and r.store_id = app_hidden.default_store_id()
         left join recount c on c.ingredient_id = i.id
         where coalesce(r.amount, 0) <> coalesce(c.amount, 0)`)
     ).rows;

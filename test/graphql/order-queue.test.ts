@@ -1,14 +1,14 @@
 import { createClient } from "graphql-ws";
 import pg from "pg";
 import WebSocket from "ws";
-import { errorsOf, subscribe } from "../support/client.ts";
+import { DEMO, errorsOf, subscribe } from "../support/client.ts";
 import { documentsOf } from "../support/contract.ts";
 import { testDatabaseUrl, waitForListen } from "../support/db.ts";
 import { moveAsDba, orderIn, placeOrder, stockedCoffee, type StockedCoffee } from "../support/fixtures.ts";
 import { sendCallback } from "../support/paymentProvider.ts";
 import { ChildService, listenerPid, listening, useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
-import { ORDER_QUEUE_TOPIC } from "../../common/topics.ts";
+import { orderQueueTopic } from "../../common/topics.ts";
 
 // orderQueueChanged: the barista dashboard follows the whole queue live.
 // Real server, a second API process, real graphql-ws sockets and the
@@ -42,9 +42,9 @@ test("an order paid through a signed callback reaches a barista subscribed on an
   try {
     const mine = listenerPid(t);
     const barista = subscribe<{ orderQueueChanged: Event }>(remote, BARISTA, {}, "QueueLive");
-    await waitForListen(ORDER_QUEUE_TOPIC, { excludePids: mine ? [mine] : [] });
+    await waitForListen(orderQueueTopic(DEMO.stores.baixa), { excludePids: mine ? [mine] : [] });
     const admin = subscribe<{ orderQueueChanged: Event }>(t.ws(tokens.admin), ADMIN, {}, "AdminQueueLive");
-    await listening(t, [ORDER_QUEUE_TOPIC]);
+    await listening(t, [orderQueueTopic(DEMO.stores.baixa)]);
 
     const order = await placeOrder(t, tokens.alice, [{ coffeeId: coffee.id, quantity: 2 }]);
     // A PENDING order is not in the queue yet.
@@ -87,7 +87,7 @@ test("customers are FORBIDDEN and anonymous clients UNAUTHENTICATED", async () =
 
 test("each order's steps arrive in the order they happened, each with its own status, even when a DBA's SQL makes them back to back", async () => {
   const sub = subscribe<{ orderQueueChanged: Event }>(t.ws(tokens.barista), QUEUE);
-  await listening(t, [ORDER_QUEUE_TOPIC]);
+  await listening(t, [orderQueueTopic(DEMO.stores.baixa)]);
   // Two orders walked through the queue as fast as SQL goes, interleaved.
   const a = await orderIn(t, "PENDING", coffee.id, { quantity: 1 });
   const b = await orderIn(t, "PENDING", coffee.id, { quantity: 3 });
@@ -110,7 +110,7 @@ test("each order's steps arrive in the order they happened, each with its own st
 
 test("when the LISTEN connection drops, it comes back and queue followers get each queued order once, as it is now", async () => {
   const sub = subscribe<{ orderQueueChanged: Event }>(t.ws(tokens.barista), QUEUE);
-  await listening(t, [ORDER_QUEUE_TOPIC]);
+  await listening(t, [orderQueueTopic(DEMO.stores.baixa)]);
   const queued = await orderIn(t, "PREPARING", coffee.id, { quantity: 2 });
   const done = await orderIn(t, "COMPLETED", coffee.id);
   await waitUntil("the order's two steps", () => eventsOf(sub, queued).length >= 2, 5000, 10);

@@ -537,7 +537,7 @@ describe("barista dashboard and point of sale (staff)", () => {
     const { rows } = await t.db.query<{ name: string; current: number; alert: number }>(
       `select i.name, s.current_stock::float8 as current, s.alert_level::float8 as alert
        from app_public.stock_items s join app_public.ingredients i on i.id = s.ingredient_id
-       where s.current_stock <= s.alert_level`,
+       where s.current_stock <= s.alert_level and s.store_id = app_hidden.default_store_id()`,
     );
     expect(items.map((s) => s.ingredient.name).sort()).toEqual(rows.map((r) => r.name).sort());
     for (const s of items) {
@@ -605,7 +605,9 @@ describe("admin dashboard", () => {
   });
 
   async function expectLowStockAsAdmin(items: any[]) {
-    const { rows } = await t.db.query<{ name: string }>(`select i.name from app_public.stock_items s join app_public.ingredients i on i.id = s.ingredient_id where s.current_stock <= s.alert_level`);
+    const { rows } = await t.db.query<{ name: string }>(
+      `select i.name from app_public.stock_items s join app_public.ingredients i on i.id = s.ingredient_id where s.current_stock <= s.alert_level and s.store_id = app_hidden.default_store_id()`,
+    );
     expect(items.map((s) => s.ingredient.name).sort()).toEqual(rows.map((r) => r.name).sort());
   }
 

@@ -1,10 +1,6 @@
-import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import { buildSchema, parse } from "postgraphile/graphql";
 import { coordinatesUsed } from "../../scripts/schema-check.ts";
-import { serverUrl } from "../support/db.ts";
-import { emptyDir, expectNoStackTrace, ROOT } from "../support/service.ts";
+import { schemaCheck, scratchCopy } from "../support/schemaCheck.ts";
 
 // `npm run schema:check` (scripts/schema-check.ts) on a scratch copy of
 // migrations/, contract/, documents/ and data/released-schema.graphql, with
@@ -14,25 +10,7 @@ import { emptyDir, expectNoStackTrace, ROOT } from "../support/service.ts";
 
 jest.setTimeout(60_000);
 
-function scratchCopy(currentSql: string): string {
-  const dir = emptyDir("cafe-schema-check-");
-  for (const d of ["migrations", "contract", "documents"]) cpSync(path.join(ROOT, d), path.join(dir, d), { recursive: true });
-  mkdirSync(path.join(dir, "data"));
-  cpSync(path.join(ROOT, "data/released-schema.graphql"), path.join(dir, "data/released-schema.graphql"));
-  writeFileSync(path.join(dir, "migrations/current.sql"), currentSql);
-  return dir;
-}
-
-function check(dir: string): SpawnSyncReturns<string> {
-  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/schema-check.ts"), "--dir", dir], {
-    cwd: dir,
-    encoding: "utf8",
-    timeout: 50_000,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "silent", SHADOW_DATABASE_URL: serverUrl() },
-  });
-  expectNoStackTrace(r);
-  return r;
-}
+const check = (dir: string) => schemaCheck(dir);
 
 test("renaming a field that trusted operations use exits 1 and names each operation and its client", () => {
   const r = check(scratchCopy("alter table app_public.coffees rename column name to title;\n"));

@@ -35,7 +35,9 @@ async function orderOf(id: string) {
 }
 
 async function reservedOf(ingredientId: string): Promise<number> {
-  const { rows } = await t.db.query("select coalesce((select amount from app_private.stock_reserved where ingredient_id = $1), 0)::float8 as n", [ingredientId]);
+  const { rows } = await t.db.query("select coalesce((select amount from app_private.stock_reserved where ingredient_id = $1 and store_id = app_hidden.default_store_id()), 0)::float8 as n", [
+    ingredientId,
+  ]);
   return rows[0].n;
 }
 

@@ -21,9 +21,15 @@ export const DEMO = {
   alicePendingOrder: "00000000-0000-4000-8000-0000000a0001",
   alicePreparingOrder: "00000000-0000-4000-8000-0000000a0002",
   bobPendingOrder: "00000000-0000-4000-8000-0000000b0001",
+  /** The demo chain's second store, its barista and its manager (an admin of Ribeira only). */
+  ribeiraBarista: { email: "ribeira.barista@example.com", id: "00000000-0000-4000-8000-0000000ba417" },
+  ribeiraManager: { email: "ribeira.manager@example.com", id: "00000000-0000-4000-8000-0000000ad315" },
+  stores: { baixa: "5707e000-0000-4000-8000-000000000001", ribeira: "5707e000-0000-4000-8000-000000000002" },
 } as const;
 
 export type DemoUser = "alice" | "bob" | "barista" | "admin";
+/** Every demo account, the second store's staff included. */
+export type DemoAccount = DemoUser | "ribeiraBarista" | "ribeiraManager";
 export type Caller = "anonymous" | DemoUser;
 export const CALLERS: Caller[] = ["anonymous", "alice", "bob", "barista", "admin"];
 
@@ -134,7 +140,7 @@ export async function gql<T = any>(baseUrl: string, query: string, opts: GqlOpti
 }
 
 /** Signs in as a demo user; the access token. */
-export async function login(baseUrl: string, who: DemoUser): Promise<string> {
+export async function login(baseUrl: string, who: DemoAccount): Promise<string> {
   const r = await gql(baseUrl, "mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token } }", {
     variables: { e: DEMO[who].email, p: DEMO.password },
   });

@@ -329,7 +329,7 @@ export async function sandbox(t: Owned) {
        from app_public.customers c left join app_public.profiles p on p.customer_id = c.id where c.id = any($1)`,
     [[DEMO.alice.id, DEMO.bob.id]],
   );
-  const { rows: stock } = await t.db.query("select ingredient_id, current_stock, alert_level from app_public.stock_items");
+  const { rows: stock } = await t.db.query("select store_id, ingredient_id, current_stock, alert_level from app_public.stock_items");
   const orderIds = orders.map((r) => r.id);
   const coffeeIds = coffees.map((r) => r.id);
   return {
@@ -347,8 +347,8 @@ export async function sandbox(t: Owned) {
       }
       for (const s of stock) {
         await t.db.query(
-          "update app_public.stock_items set current_stock = $2, alert_level = $3 where ingredient_id = $1 and (current_stock, alert_level) is distinct from ($2::numeric, $3::numeric)",
-          [s.ingredient_id, s.current_stock, s.alert_level],
+          "update app_public.stock_items set current_stock = $2, alert_level = $3 where ingredient_id = $1 and store_id = $4 and (current_stock, alert_level) is distinct from ($2::numeric, $3::numeric)",
+          [s.ingredient_id, s.current_stock, s.alert_level, s.store_id],
         );
       }
     },

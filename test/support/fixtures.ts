@@ -385,7 +385,7 @@ export async function orderEffects(db: pg.Pool, ids: string[]): Promise<Map<stri
                         from (select rl.ingredient_id, sum(oi.quantity * rl.quantity)::float8 as amount
                                 from app_public.order_items oi
                                 join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
-                                join app_public.stock_items s on s.ingredient_id = rl.ingredient_id
+                                join app_public.stock_items s on s.ingredient_id = rl.ingredient_id and s.store_id = o.store_id
                                where oi.order_id = o.id group by rl.ingredient_id) x), '[]') as expected
        from app_public.orders o where o.id = any($1::uuid[])`,
     [ids],

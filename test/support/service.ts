@@ -8,7 +8,7 @@ import { loadConfig, type Config } from "../../src/config.ts";
 import { resolveDatabaseUrls, type DatabaseUrls } from "../../src/db/database.ts";
 import { startService, type Service } from "../../src/service.ts";
 import { registry } from "../../src/metrics.ts";
-import { gql, login, request, wsClient, type DemoUser, type GqlOptions, type GraphQLResponse } from "./client.ts";
+import { gql, login, request, wsClient, type DemoAccount, type DemoUser, type GqlOptions, type GraphQLResponse } from "./client.ts";
 import { freshDatabase, sandbox, testDatabaseUrl, type DrillDb, type Sandbox } from "./db.ts";
 import { createPendingOrders, type PendingOrder } from "./fixtures.ts";
 import { SECRETS } from "./paymentProvider.ts";
@@ -53,7 +53,7 @@ export interface TestService {
   db: pg.Pool;
   gql<T = any>(query: string, options?: GqlOptions): Promise<GraphQLResponse<T>>;
   /** A demo user's access token (signed in once per service). */
-  token(user: DemoUser): Promise<string>;
+  token(user: DemoAccount): Promise<string>;
   /** Every demo user's access token. */
   tokens(): Promise<Record<DemoUser, string>>;
   ws(token?: string | null): WsClient;
@@ -84,9 +84,9 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   const url = `http://127.0.0.1:${port}`;
   const urls = await resolveDatabaseUrls(config, testDatabaseUrl());
   const db = new pg.Pool({ connectionString: urls.owner, max: 4 });
-  const tokens = new Map<DemoUser, string>();
+  const tokens = new Map<DemoAccount, string>();
   const clients: WsClient[] = [];
-  const token = async (user: DemoUser) => {
+  const token = async (user: DemoAccount) => {
     const cached = tokens.get(user);
     if (cached) return cached;
     const fresh = await login(url, user);
