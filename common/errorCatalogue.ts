@@ -105,6 +105,12 @@ export const ERROR_CATALOGUE = {
     status: 409,
     when: "The first request with this `Idempotency-Key` still runs, or its effects are saved and its answer is not written yet (or was lost in a crash between the two), after waiting `idempotency_wait_seconds` for it. Nothing ran again: retry shortly with the same key.",
   },
+  IDEMPOTENCY_KEY_LIMIT: {
+    status: 429,
+    sqlstates: ["CT012"],
+    details: true,
+    when: "A mutation with a new `Idempotency-Key` from a caller (the account; before sign-in, the source) that already stored `idempotency_keys_per_owner` keys within `idempotency_key_window_seconds`. Nothing ran; `extensions.details.retry_after_seconds` says when the window ends. Only keys of mutations that changed something are stored.",
+  },
   // payments (plugins/PaymentsPlugin.ts: startPayment)
   PAYMENTS_NOT_CONFIGURED: { status: null, when: "`startPayment` on a server without `STRIPE_SECRET_KEY`: this café takes no card payments in the app (pay at the till)." },
   PAYMENT_PROVIDER_ERROR: {
@@ -197,7 +203,7 @@ export const INTERNAL_SQLSTATES = {
   CTI01: { code: null, when: "`app_hidden.idempotency_claim()` finds the key claimed: raised and caught in the same block, to undo it and release the row's lock." },
 } as const satisfies Record<string, { code: ErrorCode | null; when: string }>;
 
-/** Our own numbers never assigned (CT001-CT004 and CT011 are; these were skipped): nothing raises them. */
+/** Our own numbers never assigned (CT001-CT004, CT011 and CT012 are; these were skipped): nothing raises them. */
 export const UNUSED_SQLSTATES = ["CT005", "CT006", "CT007", "CT008", "CT009", "CT010"] as const;
 
 /** The other routes' refusals (`{"error":{"code","message"}}`, as the payment callback answers). */

@@ -179,6 +179,7 @@ export const oneTransactionPerMutation = {
     const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown>; onCommit?: () => void | Promise<void>; mutationTransaction?: MutationTransaction } | undefined;
     if (field === null || !ctx?.withPgClient) return next();
     const tx = oneTransaction(ctx.withPgClient);
+    (ctx as { withPgClientOutside?: WithPgClient }).withPgClientOutside = ctx.withPgClient;
     ctx.withPgClient = tx.withPgClient;
     ctx.mutationTransaction = tx;
     // What must follow the commit before the answer (e.g. waiting until this

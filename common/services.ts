@@ -75,11 +75,14 @@ export interface CafeServices {
   /** While tracing is on (src/tracing.ts): runs a GraphQL operation in its span. */
   operationSpan?<T>(attributes: Record<string, string | number | undefined>, fn: () => T): T;
   /**
-   * This process's turn for one password check (bcrypt in Postgres): a
-   * release function once it may run, null when too many already wait
-   * (src/passwordChecks.ts).
+   * This process's turn for one password check (bcrypt in Postgres) of a
+   * caller (its source, inside TRUSTED_NETWORKS or not, and the account
+   * when known), after `limits` (the caller's own, asked first; what it
+   * throws is thrown): a release function once it may run, null when it is
+   * refused (its share is taken, or lighter callers fill the queue;
+   * src/passwordChecks.ts).
    */
-  passwordCheckTurn(): Promise<(() => void) | null>;
+  passwordCheckTurn(caller: { source: string; account?: string | null; trusted?: boolean }, limits?: () => Promise<unknown>): Promise<(() => void) | null>;
   /** The payment provider's intents; null without STRIPE_SECRET_KEY (startPayment then answers PAYMENTS_NOT_CONFIGURED). */
   paymentIntents: PaymentIntentService | null;
   /** Logs a failure the client sees only as a code. */
@@ -92,10 +95,14 @@ declare global {
       viewer: Viewer | null;
       /** The caller as a source: its address (X-Forwarded-For only where TRUST_PROXY says so), an IPv6 one as its /64 (src/http/clientAddress.ts). */
       clientIp: string;
+      /** The source is inside TRUSTED_NETWORKS (its per-source shares are TRUSTED_NETWORK_FACTOR times larger). */
+      clientTrusted?: boolean;
       /** Waits until this process knows of the sign-ins revoked so far (src/db/revocations.ts). */
       revocationsCaughtUp?: () => Promise<void>;
       /** Set by common/mutationTransaction.ts while a mutation's one transaction is open: run after it commits, before the answer. */
       afterCommit?: Array<() => unknown>;
+      /** Set with the mutation's one transaction (common/mutationTransaction.ts): the connections outside it, for a check that must not hold it open (a password check's limits, asked before its turn). */
+      withPgClientOutside?: import("postgraphile/@dataplan/pg").WithPgClient;
       /** Awaited after every single-field mutation commits, before its answer: this process has heard every change committed so far (the live cache), so the caller's next read sees its own write. */
       onCommit?: () => void | Promise<void>;
     }

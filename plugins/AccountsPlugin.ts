@@ -33,9 +33,14 @@ export const AccountsPlugin = extendSchema((build) => {
    * statement whose effect stays even when the call itself fails: the
    * call's error is raised after the commit. `revokes`: the call may revoke
    * sign-ins; it answers once this process refuses their tokens.
-   * `checksPassword`: the call hashes a password (bcrypt); it waits for this
-   * process's turn (services.passwordCheckTurn) before it takes a pool
-   * connection, and is refused RATE_LIMITED when too many already wait.
+   * `checksPassword`: the call hashes a password (bcrypt). First the
+   * caller's own limits are asked (app_hidden.assert_password_check_allowed,
+   * a short transaction of its own): a caller they refuse never takes a
+   * place. Then it waits for this process's turn (services.passwordCheckTurn,
+   * shared fairly by source and account) before it takes a pool connection,
+   * and is refused RATE_LIMITED when its share is taken. `email`: the
+   * argument naming the account (else the signed-in one); `registration`:
+   * the registration limit is asked too.
    */
   // `then` runs after the call's statements: a refusal must not roll back
   // what Postgres recorded (a failed attempt, a revoked token family), so
@@ -46,17 +51,20 @@ export const AccountsPlugin = extendSchema((build) => {
     argNames: string[],
     sqlText: string,
     then: (rows: any[]) => T,
-    { noteFirst, revokes, checksPassword }: { noteFirst?: string; revokes?: boolean; checksPassword?: boolean } = {},
+    { noteFirst, revokes, checksPassword }: { noteFirst?: string; revokes?: boolean; checksPassword?: { email?: string; registration?: boolean } } = {},
   ) => {
     const $rows = sideEffect(
       {
         pg: executor.context(),
         values: object(Object.fromEntries(argNames.map((n) => [n, fieldArgs.getRaw(n)]))),
         clientIp: context().get("clientIp"),
+        clientTrusted: context().get("clientTrusted"),
+        viewer: context().get("viewer"),
+        outside: context().get("withPgClientOutside"),
         caughtUp: context().get("revocationsCaughtUp"),
         afterCommit: context().get("afterCommit"),
       },
-      async ({ pg, values, clientIp, caughtUp, afterCommit }) => {
+      async ({ pg, values, clientIp, clientTrusted, viewer, outside, caughtUp, afterCommit }) => {
         const params = argNames.map((n) => (values as Record<string, unknown>)[n]);
         const source = clientIp ?? "unknown";
         const statements = async (client: PgClient) => {
@@ -76,7 +84,12 @@ export const AccountsPlugin = extendSchema((build) => {
         };
         let release: (() => void) | null = null;
         if (checksPassword && services) {
-          release = await services.passwordCheckTurn();
+          const email = checksPassword.email ? ((values as Record<string, unknown>)[checksPassword.email] as string | null) : null;
+          const limits = () =>
+            (outside ?? pg.withPgClient)(pg.pgSettings, (client) =>
+              client.query({ text: "select app_hidden.assert_password_check_allowed($1, $2, $3)", values: [email, source, checksPassword.registration ?? false] }),
+            );
+          release = await services.passwordCheckTurn({ source, account: email ?? viewer?.userId ?? null, trusted: clientTrusted ?? false }, limits);
           if (!release) {
             throw new SafeError("The server is busy checking passwords; try again in a moment.", { code: "RATE_LIMITED", retryAfterSeconds: 1 });
           }
@@ -132,12 +145,14 @@ export const AccountsPlugin = extendSchema((build) => {
       Mutation: {
         plans: {
           login(_: unknown, fieldArgs: FieldArgs) {
-            return call(fieldArgs, ["email", "password"], "select s.* from app_hidden.authenticate($1, $2, $3) s", (rows) => payload(rows[0], "Wrong e-mail or password."), { checksPassword: true });
+            return call(fieldArgs, ["email", "password"], "select s.* from app_hidden.authenticate($1, $2, $3) s", (rows) => payload(rows[0], "Wrong e-mail or password."), {
+              checksPassword: { email: "email" },
+            });
           },
           register(_: unknown, fieldArgs: FieldArgs) {
             return call(fieldArgs, ["email", "password", "name"], "select s.* from app_hidden.register($1, $2, $3, $4) s", (rows) => payload(rows[0], "Could not register."), {
               noteFirst: "select app_hidden.note_registration_attempt($1)",
-              checksPassword: true,
+              checksPassword: { email: "email", registration: true },
             });
           },
           refreshToken(_: unknown, fieldArgs: FieldArgs) {
@@ -164,12 +179,12 @@ export const AccountsPlugin = extendSchema((build) => {
                 if (rows[0]?.ok !== true) throw new SafeError("The current password is wrong.", { code: "UNAUTHENTICATED" });
                 return true;
               },
-              { revokes: true, checksPassword: true },
+              { revokes: true, checksPassword: {} },
             );
           },
           addStaffAccount(_: unknown, fieldArgs: FieldArgs) {
             return call(fieldArgs, ["email", "name", "role", "password", "storeId"], "select app_hidden.add_staff_account($1, $2, $3, $4, $6, $5::uuid) as id", (rows) => rows[0]?.id as string, {
-              checksPassword: true,
+              checksPassword: {},
             });
           },
           disableAccount(_: unknown, fieldArgs: FieldArgs) {

@@ -22,11 +22,16 @@ import { ERROR_CATALOGUE, ERROR_STATUS } from "../common/errorCatalogue.ts";
  * or not at all, so a crash after the effects never lets a retry run them
  * again. The answer, built after the commit, is then written in a second
  * short statement (`done`); a retry that finds the key `committed` waits for
- * it (idempotency_wait_seconds), then is IDEMPOTENCY_KEY_IN_PROGRESS. A
- * refusal with a code (BAD_USER_INPUT, OUT_OF_STOCK...) rolls back to the
- * savepoint taken after the claim and is stored in the same transaction; an
+ * it (idempotency_wait_seconds), then is IDEMPOTENCY_KEY_IN_PROGRESS. An
  * answer that failed for the server's own reasons (SERVER_FAULTS) before
  * anything committed is rolled back whole, claim included, so a retry runs.
+ *
+ * A key is stored only when its mutation committed an effect: a refusal
+ * (an answer with errors) deletes its claim in its transaction (what else
+ * it recorded, e.g. a failed sign-in attempt, stays), and so does a
+ * mutation that changed no row (a logout with an unknown token): a retry
+ * simply runs again, as harmless as the first. Keys per owner are bounded
+ * per window (idempotency_keys_per_owner; IDEMPOTENCY_KEY_LIMIT).
  * Who owns a key (account or source) and how long it is kept are Postgres's
  * rules.
  *
@@ -44,7 +49,7 @@ export interface IdempotencyState {
   /** Set when the answer is a replay. */
   replayed: boolean;
   /** Set when the key refused the request (its HTTP status, from the catalogue). */
-  refused?: "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_PROGRESS";
+  refused?: "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "IDEMPOTENCY_KEY_LIMIT";
 }
 
 /** The request's state: an HTTP request's is kept on it, for the response header. */
@@ -150,6 +155,8 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
         })
       )?.value;
     } catch (error) {
+      // Too many new keys (CT012): the whole answer is that refusal (its status says so).
+      if ((error as { code?: string }).code === "CT012") ctx.idempotency!.refused = "IDEMPOTENCY_KEY_LIMIT";
       return { errors: [new GraphQLError((error as Error).message, { originalError: error as Error })] };
     }
     if (!claim) return { errors: [new GraphQLError("The mutation's transaction is not open.")] };
@@ -190,10 +197,16 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
     // stock locks are released before it): claim, effects and "committed"
     // are saved together or not at all.
     let storedInTransaction = false;
+    /** False when the mutation changed nothing: its claim was deleted, there is no answer to store. */
+    let kept = true;
     tx.beforeCommit(async (client, mutationResult) => {
       if (storedInTransaction) return;
       const rows = (mutationResult as { rows?: unknown } | undefined)?.rows;
-      await client.query({ text: "select app_hidden.idempotency_committed($1, $2, $3::json)", values: [key, source, rows === undefined ? null : JSON.stringify(rows)] });
+      const { rows: marked } = await client.query<{ kept: boolean }>({
+        text: "select app_hidden.idempotency_committed($1, $2, $3::json) as kept",
+        values: [key, source, rows === undefined ? null : JSON.stringify(rows)],
+      });
+      kept = marked[0]?.kept !== false;
     });
     const result = await next();
     if (result == null || typeof result !== "object" || Symbol.asyncIterator in result) {
@@ -217,11 +230,15 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
       try {
         await tx.inHeld(pgSettings, async (client) => {
           if (tx.failed() !== undefined) {
-            // The mutation was refused: nothing of it stays, its answer does.
+            // The mutation's statement failed: nothing of it stays.
             await client.query({ text: "rollback to savepoint idempotent_effects" });
             tx.forgive();
           }
-          await client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] });
+          // A refusal stores nothing (its claim goes; a retry is refused
+          // again, or runs if things changed); an answer is stored only when
+          // the mutation changed something (idempotency_store decides).
+          if (errors) await client.query({ text: "select app_hidden.idempotency_forget($1, $2)", values: [key, source] });
+          else await client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] });
           storedInTransaction = true;
         });
       } catch {
@@ -239,6 +256,7 @@ export function makeIdempotencyPlugin({ maskError }: IdempotencyOptions): Graphi
     // `committed`: a retry waits, then is IDEMPOTENCY_KEY_IN_PROGRESS, never
     // a second run.
     if ((await tx.finish()) !== undefined) return answered; // the COMMIT failed: the claim went with the effects, the retry runs
+    if (!kept) return answered; // it changed nothing: no key was kept
     try {
       await ctx.withPgClient!(pgSettings, (client) => client.query({ text: "select app_hidden.idempotency_store($1, $2, $3::json)", values: [key, source, JSON.stringify(stored)] }));
     } catch {

@@ -115,7 +115,14 @@ const schema = z.object({
     ),
   PASSWORD_CHECK_QUEUE: int(0, 10_000)
     .default(32)
-    .describe("Password checks that may wait for their turn in one API process; beyond it they are refused at once with RATE_LIMITED (extensions.retryAfterSeconds)."),
+    .describe(
+      "Password checks that may wait for their turn in one API process; beyond it they are refused at once with RATE_LIMITED (extensions.retryAfterSeconds). The places are shared fairly: the caller that used them least lately goes first, and takes the place of a heavier one when all are taken.",
+    ),
+  PASSWORD_CHECK_PLACES_PER_CALLER: int(1, 10_000)
+    .default(3)
+    .describe(
+      "Places (running or waiting) in one API process's password checks that one source may hold (TRUSTED_NETWORK_FACTOR times more inside TRUSTED_NETWORKS), and one account; beyond them its checks are refused with RATE_LIMITED.",
+    ),
   EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg").describe("Where the embedded PostgreSQL (no `DATABASE_URL`) keeps its data, kept between runs."),
   EMBEDDED_PG_PORT: int(1, 65535).default(54329).describe("The port of the embedded PostgreSQL (no `DATABASE_URL`)."),
   DEMO_DATA: bool.optional().describe("Load the demo café (accounts with password `coffee`, menu, orders) into an empty database. Default: `true`, `false` when `NODE_ENV=production`."),

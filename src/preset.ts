@@ -76,9 +76,11 @@ function servicesFor(config: Config): CafeServices {
   const passwordChecks = makePasswordCheckGate({
     concurrency: passwordCheckConcurrency(config.PASSWORD_CHECK_CONCURRENCY, config.DATABASE_POOL_SIZE),
     queue: config.PASSWORD_CHECK_QUEUE,
+    perCaller: config.PASSWORD_CHECK_PLACES_PER_CALLER,
+    trustedFactor: config.TRUSTED_NETWORK_FACTOR,
   });
   return {
-    passwordCheckTurn: () => passwordChecks.acquire(),
+    passwordCheckTurn: (caller, limits) => passwordChecks.acquire(caller, limits),
     signSession: (session) => signToken(config.JWT_SECRET, session, config.JWT_EXPIRES_IN_SECONDS),
     logger,
     // Trusted documents by name, every ad-hoc one as `adhoc` (bounded labels).
@@ -205,7 +207,7 @@ export function makePreset({
         // Jobs a mutation queues carry the request's trace (migration 000009-ops.sql).
         const trace = traceparent();
         if (trace) pgSettings["cafe.traceparent"] = trace;
-        return { viewer, clientIp: source?.key ?? "unknown", revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
+        return { viewer, clientIp: source?.key ?? "unknown", clientTrusted: source?.trusted ?? false, revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
       },
     },
   };

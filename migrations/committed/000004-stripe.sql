@@ -1,5 +1,5 @@
---! Previous: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
---! Hash: sha1:d4fd06492462aa2796e2e31182b002d6e3ecf40c
+--! Previous: sha1:3a060cfbfa2aa7f14a4811b063a4eb5facd10491
+--! Hash: sha1:a1846a5fdcd8434ef27328a706ceb2f645a92a1e
 --! Message: stripe
 
 -- Payments through Stripe (docs/payments.md): the PaymentIntents an order is

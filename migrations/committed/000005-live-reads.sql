@@ -1,5 +1,5 @@
---! Previous: sha1:d4fd06492462aa2796e2e31182b002d6e3ecf40c
---! Hash: sha1:84f44cbed1469b62151f1d1b4c69ba9dd63696d4
+--! Previous: sha1:a1846a5fdcd8434ef27328a706ceb2f645a92a1e
+--! Hash: sha1:8f9a0c91bc53626ba268cc1a2c17341a2c41d1b2
 
 --------------------------------------------------------------------------------
 -- 905 live reads: what changed, as precisely as a public read can see it

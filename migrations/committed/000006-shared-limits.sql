@@ -1,5 +1,5 @@
---! Previous: sha1:84f44cbed1469b62151f1d1b4c69ba9dd63696d4
---! Hash: sha1:c67c9e727a819cd5b943a90cdccc806c0d66af3f
+--! Previous: sha1:8f9a0c91bc53626ba268cc1a2c17341a2c41d1b2
+--! Hash: sha1:b87dc40b807d6fc7c97c1972338187ba92007c17
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

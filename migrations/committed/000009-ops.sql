@@ -1,5 +1,5 @@
---! Previous: sha1:c67c9e727a819cd5b943a90cdccc806c0d66af3f
---! Hash: sha1:e97d67d7eaccc16772b8ba1297ff533bc65e8771
+--! Previous: sha1:b87dc40b807d6fc7c97c1972338187ba92007c17
+--! Hash: sha1:d1ba414a2b0f254042c183d22fdfff0c9bdba02a
 --! Message: ops
 
 --------------------------------------------------------------------------------

@@ -124,17 +124,61 @@ describe("over HTTP", () => {
     expect(await ordersOfCoffee()).toBe(before);
   });
 
-  test("a refusal with a code (BAD_USER_INPUT) is stored and replayed", async () => {
+  test("a refusal with a code (BAD_USER_INPUT) stores nothing: the retry runs again and is refused again", async () => {
     const key = newKey("refused");
     const before = await ordersOfCoffee();
     const first = await place(key, { quantity: 0 });
     expect(first.body.errors?.map((e) => e.extensions?.code)).toEqual(["BAD_USER_INPUT"]);
+    expect(await keyRow(key)).toEqual([]);
     const again = await place(key, { quantity: 0 });
-    expect(again.replayed).toBe("true");
-    expect(again.body.errors).toEqual(first.body.errors);
-    expect(again.body.data ?? null).toEqual(first.body.data ?? null);
-    expect(await keyRow(key)).toEqual([{ owner: `account:${DEMO.barista.id}`, status: "done", answered: true }]);
+    expect(again.replayed).toBeUndefined();
+    expect(again.body.errors?.map((e) => e.extensions?.code)).toEqual(["BAD_USER_INPUT"]);
+    expect(await keyRow(key)).toEqual([]);
     expect(await ordersOfCoffee()).toBe(before);
+    // The same key, once the request is right, places the order (and is kept).
+    const fixed = await place(key, { quantity: 1 });
+    expect(fixed.body.data.createOrder.status).toBe("PENDING");
+    expect(await keyRow(key)).toEqual([{ owner: `account:${DEMO.barista.id}`, status: "done", answered: true }]);
+  });
+
+  test("anonymous refused and no-op mutations with keys store no row (a logout with an unknown token, an order, a price change)", async () => {
+    const flood = newKey("flood");
+    const junk = (i: number) => `${"k".repeat(200)}-${flood}-${i}`;
+    for (let i = 0; i < 10; i++) {
+      const logout = await post(t, "anonymous", `mutation { logout(refreshToken: "junk-${i}") }`, {}, junk(i));
+      expect(logout.body).toMatchObject({ data: { logout: false } });
+      const order = await place(junk(i), {}, "anonymous");
+      expect(order.body.errors?.length).toBeGreaterThan(0);
+      const price = await post(t, "anonymous", `mutation { updateCoffeePrice(id: "${coffee.id}", newPrice: 9.99) { id } }`, {}, junk(i));
+      expect(price.body.errors?.length).toBeGreaterThan(0);
+    }
+    expect(Number((await t.db.query("select count(*) from app_private.idempotency_keys where key like $1", [`%-${flood}-%`])).rows[0].count)).toBe(0);
+  });
+
+  test("new keys per owner are bounded per window (idempotency_keys_per_owner): one more is IDEMPOTENCY_KEY_LIMIT and runs nothing; a stored key still replays", async () => {
+    await t.db.query("update app_private.settings set value = 2 where key = 'idempotency_keys_per_owner'");
+    // The barista's keys of the other tests count too: start from none.
+    await t.db.query("delete from app_private.idempotency_keys where owner = $1", [`account:${DEMO.barista.id}`]);
+    try {
+      const keys = [newKey("limit"), newKey("limit"), newKey("limit")];
+      const first = await place(keys[0]);
+      expect(first.body.data.createOrder.status).toBe("PENDING");
+      expect((await place(keys[1])).body.data.createOrder.status).toBe("PENDING");
+      const before = await ordersOfCoffee();
+      const third = await place(keys[2]);
+      expect(third.status).toBe(429);
+      expect(third.body.errors?.map((e) => e.extensions?.code)).toEqual(["IDEMPOTENCY_KEY_LIMIT"]);
+      expect(third.body.errors?.[0]?.extensions?.details).toMatchObject({ retry_after_seconds: 3600 });
+      expect(await keyRow(keys[2]!)).toEqual([]);
+      expect(await ordersOfCoffee()).toBe(before);
+      const replay = await place(keys[0]);
+      expect(replay.replayed).toBe("true");
+      expect(replay.body.data).toEqual(first.body.data);
+      // Another owner is not affected.
+      expect((await place(newKey("limit"), {}, "admin")).body.data.createOrder.status).toBe("PENDING");
+    } finally {
+      await t.db.query("update app_private.settings set value = 600 where key = 'idempotency_keys_per_owner'");
+    }
   });
 
   test("an answer that failed for the server's own reasons is not stored: nothing is saved and the retry runs", async () => {
@@ -237,9 +281,16 @@ describe("over HTTP", () => {
     expect([barista.replayed, admin.replayed]).toEqual([undefined, undefined]);
     expect(barista.body.data.createOrder.id).not.toBe(admin.body.data.createOrder.id);
     expect(await ordersOfCoffee()).toBe(before + 2);
-    // An anonymous caller's key is its source's (here a refusal, stored as any).
-    const anonymous = await post(t, "anonymous", `mutation($id: ID!) { cancelOrder(id: $id) }`, { id: DEMO.alicePendingOrder }, key);
+    // An anonymous caller's key is its source's (here a sign-in: it changed something, so its key is stored).
+    const anonymous = await post(
+      t,
+      "anonymous",
+      `mutation($email: String!, $password: String!) { login(email: $email, password: $password) { role } }`,
+      { email: DEMO.alice.email, password: DEMO.password },
+      key,
+    );
     expect(anonymous.replayed).toBeUndefined();
+    expect(anonymous.body.data).toEqual({ login: { role: "customer" } });
     const owners = (await keyRow(key)).map((r) => r.owner).sort();
     expect(owners).toEqual([`account:${DEMO.admin.id}`, `account:${DEMO.barista.id}`, "source:127.0.0.1"].sort());
   });
@@ -324,15 +375,16 @@ describe("over graphql-ws (extensions.idempotencyKey)", () => {
     expect(await ordersOfCoffee()).toBe(before + 1);
   });
 
-  test("a refusal is replayed; a malformed key is BAD_USER_INPUT", async () => {
+  test("a refusal is not stored (the retry runs again); a malformed key is BAD_USER_INPUT", async () => {
     const token = await t.token("barista");
     const key = newKey("ws-refused");
     const vars = { coffeeId: coffee.id, quantity: 0 };
     const first = await overWs(token, PLACE, vars, { idempotencyKey: key });
     expect(first.errors?.map((e) => e.extensions?.code)).toEqual(["BAD_USER_INPUT"]);
     const again = await overWs(token, PLACE, vars, { idempotencyKey: key });
-    expect(again.extensions?.idempotentReplayed).toBe(true);
-    expect(again.errors).toEqual(first.errors);
+    expect(again.extensions?.idempotentReplayed).toBeUndefined();
+    expect(again.errors?.map((e) => e.extensions?.code)).toEqual(["BAD_USER_INPUT"]);
+    expect(await keyRow(key)).toEqual([]);
     for (const bad of [42, "", "x".repeat(256), "\u00e9t\u00e9"]) {
       const r = await overWs(token, PLACE, { coffeeId: coffee.id, quantity: 1 }, { idempotencyKey: bad });
       expect({ bad, codes: r.errors?.map((e) => e.extensions?.code) }).toEqual({ bad, codes: ["BAD_USER_INPUT"] });

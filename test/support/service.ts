@@ -31,6 +31,8 @@ const TEST_SERVICE_ENV = {
   RUN_WORKER: "false",
   // Tests send bursts from one address; the rate limit has its own test.
   GRAPHQL_RATE_LIMIT: "0",
+  // Likewise the share of the password-check queue per source (test/http/sign-in-flood.test.ts tests it).
+  PASSWORD_CHECK_PLACES_PER_CALLER: "1000",
   // Likewise the callback route's (test/http/payment-callback.before-io.test.ts tests it).
   CALLBACK_RATE_LIMIT: "1000000",
   // Suites change rows by SQL and read them back at once, before the NOTIFY
