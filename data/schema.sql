@@ -1161,7 +1161,8 @@ begin
     select a.email::text into v_email from app_private.accounts a where a.id = v_user;
     return coalesce(v_email, v_user::text) || ' (' || substr(v_role, 6) || ')';
   elsif v_role = 'cafe_system' then
-    return case when session_user::text = 'cafe_authenticator' then 'payment callback (cafe_system)' else 'worker (cafe_system)' end;
+    return case when session_user::text = (select pg_get_userbyid(d.datdba)::text from pg_database d where d.datname = current_database())
+                then 'worker (cafe_system)' else 'payment callback (cafe_system)' end;
   elsif v_role is not null then
     return session_user::text || ' as ' || v_role;
   end if;

@@ -34,12 +34,25 @@ if (args[0]?.startsWith("--requires=")) {
   args = args.slice(1);
 }
 
+// Signals from the start: one that arrives while the Node to run is being
+// found (npm exec, a few seconds the first time) ends the launcher at once,
+// exit 0, before anything started; once the program runs, each goes to it.
+let child = null;
+const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"];
+for (const signal of SIGNALS) {
+  process.on(signal, () => {
+    if (child) child.kill(signal);
+    else process.exit(0);
+  });
+}
+
 const [major, minor] = process.versions.node.split(".").map(Number);
 const supported = major > MINIMUM[0] || (major === MINIMUM[0] && minor >= MINIMUM[1]);
 const scriptIndex = args.findIndex((a) => !a.startsWith("-"));
 
 if (supported && scriptIndex === 0) {
-  // `node script.ts args...` in this process.
+  // `node script.ts args...` in this process: its own handlers decide.
+  for (const signal of SIGNALS) process.removeAllListeners(signal);
   const script = path.resolve(args[0]);
   process.argv = [process.execPath, script, ...args.slice(1)];
   await import(pathToFileURL(script).href);
@@ -92,10 +105,7 @@ function npmExecNode() {
 }
 
 function relay(command, commandArgs, env = process.env) {
-  const child = spawn(command, commandArgs, { stdio: "inherit", env });
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
-    process.on(signal, () => child.kill(signal));
-  }
+  child = spawn(command, commandArgs, { stdio: "inherit", env });
   child.on("exit", (code, signal) => {
     if (signal) {
       process.removeAllListeners(signal);

@@ -77,12 +77,12 @@ const schema = z.object({
   DATABASE_OWNER_URL: postgresUrl
     .optional()
     .describe(
-      "The owner's URL (runs migrations and the worker), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_owner` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL.",
+      "The owner's URL (runs migrations and the worker), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_owner` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up creates the role with the password of this URL (an existing role keeps its own unless `--reset-role-passwords`).",
     ),
   DATABASE_AUTHENTICATOR_URL: postgresUrl
     .optional()
     .describe(
-      "The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up sets the role's password to the one of this URL.",
+      "The runtime login role's URL (the API's pool; it can only SET ROLE to the request roles), given apart in production; otherwise derived from `DATABASE_URL` with the role `cafe_authenticator` and `DATABASE_ROLE_PASSWORD`. With a superuser `DATABASE_URL`, start-up creates the role with the password of this URL (an existing role keeps its own unless `--reset-role-passwords`).",
     ),
   DATABASE_LISTEN_URL: postgresUrl
     .optional()
@@ -101,6 +101,13 @@ const schema = z.object({
     .default(DEV_DB_ROLE_PASSWORD)
     .describe(
       "The password of the derived role URLs (`cafe_owner`, `cafe_authenticator`), at least 8 characters. Production refuses the development value wherever it would be used (no `DATABASE_AUTHENTICATOR_URL`, or a superuser `DATABASE_URL` without `DATABASE_OWNER_URL`).",
+    ),
+  DATABASE_ROLE_PREFIX: z
+    .string()
+    .regex(/^([a-z][a-z0-9_]{0,29})?$/, "lower-case letters, digits and _, starting with a letter, at most 30 characters")
+    .default("")
+    .describe(
+      "A prefix for this deployment's login roles (`<prefix>cafe_owner`, `<prefix>cafe_authenticator`): login roles belong to the whole PostgreSQL server, so two deployments on one server (staging and production) each take their own (docs/operations.md). Empty: `cafe_owner`, `cafe_authenticator`.",
     ),
   DATABASE_POOL_SIZE: int(1, 200).default(10).describe("Connections in the API's pool."),
   DATABASE_POOL_WAIT_MS: int(100, 60_000)

@@ -9,11 +9,17 @@ import { startTracingIfWanted } from "./tracing.ts";
 // `http` it uses. Nothing of the service is imported statically here.
 
 if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) {
+  // Signals from the first line: until the service's own handlers take over
+  // (src/service.ts), nothing has started, and a stop ends the process at
+  // once, exit 0.
+  const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+  const early = () => process.exit(0);
+  for (const signal of SIGNALS) process.on(signal, early);
   try {
     const envFile = applyEnvFile();
     await startTracingIfWanted();
     const { main } = await import("./service.ts");
-    await main(envFile);
+    await main(envFile, () => SIGNALS.forEach((signal) => process.off(signal, early)));
   } catch (err) {
     // A bad configuration or database set-up is the operator's to fix: its
     // message alone, no stack trace.

@@ -48,7 +48,7 @@ export async function recreateDatabase(db: BenchDatabase): Promise<void> {
   await dropDatabase(db.urls.root, db.name);
   // Keeps the cluster-wide role passwords as they are (other databases on the
   // same server use them).
-  await prepareDatabase(db.urls, { DATABASE_ROLE_PASSWORD: DEV_ROLE_PASSWORD }, { demoData: true });
+  await prepareDatabase(db.urls, { DATABASE_ROLE_PASSWORD: DEV_ROLE_PASSWORD, DATABASE_ROLE_PREFIX: "" }, { demoData: true });
   // S3 places hundreds of unpaid orders per customer: the caps still run (and cost what they cost), raised.
   await liftOpenOrderCaps(db.url);
 }

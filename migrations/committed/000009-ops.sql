@@ -1,5 +1,5 @@
---! Previous: sha1:b87dc40b807d6fc7c97c1972338187ba92007c17
---! Hash: sha1:d1ba414a2b0f254042c183d22fdfff0c9bdba02a
+--! Previous: sha1:461778b0c4d53a5ef6a90f4b80d45703f66851e8
+--! Hash: sha1:007f42ce9593ec66c72c9e5aa543e014537255f6
 --! Message: ops
 
 --------------------------------------------------------------------------------

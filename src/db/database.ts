@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, statSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import os from "node:os";
@@ -7,7 +7,7 @@ import { Logger as MigrateLogger, migrate } from "graphile-migrate";
 import { runMigrations as runWorkerMigrations } from "graphile-worker";
 import { ConfigError, isDevelopmentDefault, productionDefaultError, type Config } from "../config.ts";
 import { graphileLogFactory, logger } from "../logger.ts";
-import { loadEmbeddedPostgres, startPostmaster, type Postmaster } from "./postmaster.ts";
+import { FAST_SHUTDOWN_AFTER_MS, loadEmbeddedPostgres, startPostmaster, type Postmaster } from "./postmaster.ts";
 
 // Getting a database ready: an embedded PostgreSQL where none is configured,
 // the roles, the database itself, the committed migrations, the worker's
@@ -21,6 +21,19 @@ const COMMITTED_DIR = path.join(MIGRATIONS_DIR, "committed");
 
 export const OWNER_ROLE = "cafe_owner";
 export const AUTHENTICATOR_ROLE = "cafe_authenticator";
+
+/**
+ * The login roles of this deployment: DATABASE_ROLE_PREFIX + cafe_owner and
+ * + cafe_authenticator. Login roles belong to the whole server, not to one
+ * database: two deployments on one server (staging and production, two
+ * cafés) each give theirs a prefix, so neither logs in as, or sets the
+ * password of, the other's. The request roles (cafe_customer, ...) carry no
+ * password and are named in the migrations' grants and policies: they stay
+ * shared, each deployment's authenticator being granted them.
+ */
+export function loginRoles(config: Pick<Config, "DATABASE_ROLE_PREFIX">): { owner: string; authenticator: string } {
+  return { owner: `${config.DATABASE_ROLE_PREFIX}${OWNER_ROLE}`, authenticator: `${config.DATABASE_ROLE_PREFIX}${AUTHENTICATOR_ROLE}` };
+}
 export const REQUEST_ROLES = ["cafe_anonymous", "cafe_customer", "cafe_barista", "cafe_admin", "cafe_system"] as const;
 
 export interface DatabaseUrls {
@@ -90,10 +103,39 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
   const password = readFileSync(passwordFile, "utf8").trim();
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${config.EMBEDDED_PG_PORT}/postgres`;
 
-  // A server left running by an earlier process (killed before it could stop
-  // its database) is reused rather than fought over.
+  // A server already running on this folder is reused rather than fought
+  // over. Who started it decides who stops it (the pid of the service that
+  // started it is kept beside the folder):
+  // - a service still running (the API and the worker as two processes, or
+  //   a second `npm start`): it stays that service's; left running on exit;
+  // - a service that is gone (killed before it could stop its database):
+  //   an orphan, adopted, stopped on exit like one started here;
+  // - no service of ours (an operator's pg_ctl): left running on exit.
+  // Either way the log says which.
+  const ownerFile = `${dataDir}.service-pid`;
   if (await canConnect(url)) {
-    logger.info({ dataDir, port: config.EMBEDDED_PG_PORT }, "reusing the embedded PostgreSQL that is already running");
+    const owner = readOwner(ownerFile);
+    const where = { dataDir, port: config.EMBEDDED_PG_PORT };
+    if (owner !== null && owner !== process.pid && !isAlive(owner)) {
+      const postmaster = postmasterPid(dataDir);
+      if (postmaster !== null) {
+        writeFileSync(ownerFile, String(process.pid));
+        logger.info({ ...where, startedBy: owner, postmaster }, "reusing the embedded PostgreSQL an earlier run left running (its service is gone): it stops when this service does");
+        return {
+          url,
+          stop: async () => {
+            await stopProcess(postmaster);
+            rmSync(ownerFile, { force: true });
+          },
+        };
+      }
+    }
+    logger.info(
+      { ...where, ...(owner !== null ? { startedBy: owner } : null) },
+      owner !== null && owner !== process.pid
+        ? "reusing the embedded PostgreSQL that was already running (its service is still running): left running on exit"
+        : "reusing the embedded PostgreSQL that was already running (not started by this service): left running on exit",
+    );
     return { url, stop: async () => {} };
   }
 
@@ -151,8 +193,65 @@ export async function startEmbeddedPostgres(config: Pick<Config, "EMBEDDED_PG_DI
       recent.length = 0;
     }
   }
+  writeFileSync(ownerFile, String(process.pid));
   logger.info({ dataDir, port: config.EMBEDDED_PG_PORT }, "embedded PostgreSQL started");
-  return { url, stop: () => postmaster.stop() };
+  return {
+    url,
+    stop: async () => {
+      await postmaster.stop();
+      rmSync(ownerFile, { force: true });
+    },
+  };
+}
+
+/** The pid in the owner file of an embedded server, if any. */
+function readOwner(file: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(file, "utf8"), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The running postmaster's pid (the first line of its postmaster.pid). */
+function postmasterPid(dataDir: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]!, 10);
+    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Stops a server this process did not start, as ./postmaster.ts stops its own: smart, then fast; resolved once it is gone. */
+async function stopProcess(pid: number): Promise<void> {
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(pid, s);
+    } catch {
+      // (already gone)
+    }
+  };
+  signal("SIGTERM");
+  const started = Date.now();
+  let fast = false;
+  while (isAlive(pid)) {
+    if (!fast && Date.now() - started > FAST_SHUTDOWN_AFTER_MS) {
+      fast = true;
+      signal("SIGINT");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function canConnect(url: string): Promise<boolean> {
@@ -192,10 +291,14 @@ export async function resolveDatabaseUrls(config: Config, databaseUrl: string): 
   // A superuser URL sets the owner's password from DATABASE_ROLE_PASSWORD
   // unless DATABASE_OWNER_URL is given: production may not use the default.
   if (config.isProduction && root && !config.DATABASE_OWNER_URL && isDevelopmentDefault("DATABASE_ROLE_PASSWORD", config.DATABASE_ROLE_PASSWORD)) {
-    throw productionDefaultError("DATABASE_ROLE_PASSWORD", `DATABASE_URL is a superuser's, so ${OWNER_ROLE}'s password would be set to it; set DATABASE_ROLE_PASSWORD or DATABASE_OWNER_URL`);
+    throw productionDefaultError(
+      "DATABASE_ROLE_PASSWORD",
+      `DATABASE_URL is a superuser's, so ${loginRoles(config).owner}'s password would be set to it; set DATABASE_ROLE_PASSWORD or DATABASE_OWNER_URL`,
+    );
   }
-  const owner = config.DATABASE_OWNER_URL ?? (root ? withUser(databaseUrl, OWNER_ROLE, config.DATABASE_ROLE_PASSWORD) : databaseUrl);
-  const authenticator = config.DATABASE_AUTHENTICATOR_URL ?? withUser(databaseUrl, AUTHENTICATOR_ROLE, config.DATABASE_ROLE_PASSWORD);
+  const roles = loginRoles(config);
+  const owner = config.DATABASE_OWNER_URL ?? (root ? withUser(databaseUrl, roles.owner, config.DATABASE_ROLE_PASSWORD) : databaseUrl);
+  const authenticator = config.DATABASE_AUTHENTICATOR_URL ?? withUser(databaseUrl, roles.authenticator, config.DATABASE_ROLE_PASSWORD);
   return { root, owner, authenticator, listen: config.DATABASE_LISTEN_URL ?? authenticator };
 }
 
@@ -211,38 +314,47 @@ function passwordFor(role: string, url: string, rolePassword: string): string {
  * to the owner role: the migrations create schemas and extensions in it and
  * set a database option, which its owner may do; it ends as if created here.
  */
-async function createRolesAndDatabase(urls: DatabaseUrls, rolePassword: string): Promise<void> {
+async function createRolesAndDatabase(urls: DatabaseUrls, config: Pick<Config, "DATABASE_ROLE_PASSWORD" | "DATABASE_ROLE_PREFIX">, resetPasswords: boolean): Promise<void> {
+  const rolePassword = config.DATABASE_ROLE_PASSWORD;
+  const { owner: ownerRole, authenticator: authenticatorRole } = loginRoles(config);
   if (!urls.root) return;
   const client = new pg.Client({ connectionString: withDatabase(urls.root, "postgres") });
   await client.connect();
   try {
     // Several processes (or test files) may prepare the same cluster at once.
     await client.query("select pg_advisory_lock(820231)");
-    // Each login role gets the password of the URL the service logs in with.
-    const loginRoles: Array<[string, string, string]> = [
-      [OWNER_ROLE, "login", urls.owner],
-      [AUTHENTICATOR_ROLE, "login noinherit", urls.authenticator],
+    // A login role made here gets the password of the URL the service logs
+    // in with. One that exists keeps its password (another deployment, or a
+    // DBA, may log in with it) unless --reset-role-passwords says otherwise;
+    // its options (login; the authenticator inherits nothing) are kept true.
+    const logins: Array<[string, string, string]> = [
+      [ownerRole, "login", urls.owner],
+      [authenticatorRole, "login noinherit", urls.authenticator],
     ];
-    for (const [role, options, url] of loginRoles) {
+    for (const [role, options, url] of logins) {
       const { rowCount } = await client.query("select 1 from pg_roles where rolname = $1", [role]);
       const pw = client.escapeLiteral(passwordFor(role, url, rolePassword));
-      await client.query(`${rowCount ? "alter" : "create"} role ${role} with ${options} password ${pw}`);
+      if (!rowCount) await client.query(`create role ${client.escapeIdentifier(role)} with ${options} password ${pw}`);
+      else if (resetPasswords) {
+        await client.query(`alter role ${client.escapeIdentifier(role)} with ${options} password ${pw}`);
+        logger.warn({ role }, "set the role's password (--reset-role-passwords)");
+      } else await client.query(`alter role ${client.escapeIdentifier(role)} with ${options}`);
     }
     for (const role of REQUEST_ROLES) {
       const { rowCount } = await client.query("select 1 from pg_roles where rolname = $1", [role]);
       if (!rowCount) await client.query(`create role ${role} nologin`);
-      await client.query(`grant ${role} to ${AUTHENTICATOR_ROLE}`);
+      await client.query(`grant ${role} to ${client.escapeIdentifier(authenticatorRole)}`);
     }
     // The worker (connected as the owner) acts as cafe_system in its tasks.
-    await client.query(`grant cafe_system to ${OWNER_ROLE}`);
+    await client.query(`grant cafe_system to ${client.escapeIdentifier(ownerRole)}`);
     const name = databaseName(urls.owner);
     const { rows } = await client.query("select pg_get_userbyid(datdba) as owner from pg_database where datname = $1", [name]);
     if (!rows.length) {
-      await client.query(`create database ${client.escapeIdentifier(name)} owner ${OWNER_ROLE}`);
+      await client.query(`create database ${client.escapeIdentifier(name)} owner ${client.escapeIdentifier(ownerRole)}`);
       logger.info({ database: name }, "created database");
-    } else if (rows[0].owner !== OWNER_ROLE) {
-      await client.query(`alter database ${client.escapeIdentifier(name)} owner to ${OWNER_ROLE}`);
-      logger.info({ database: name, previousOwner: rows[0].owner, owner: OWNER_ROLE }, "gave the existing database to the owner role");
+    } else if (rows[0].owner !== ownerRole) {
+      await client.query(`alter database ${client.escapeIdentifier(name)} owner to ${client.escapeIdentifier(ownerRole)}`);
+      logger.info({ database: name, previousOwner: rows[0].owner, owner: ownerRole }, "gave the existing database to the owner role");
     }
     await client.query("select pg_advisory_unlock(820231)");
   } finally {
@@ -254,6 +366,8 @@ export interface PrepareOptions {
   demoData: boolean;
   /** Another copy of migrations/ (npm run schema:check on a scratch copy); the project's by default. */
   migrationsFolder?: string;
+  /** Set the password of login roles that exist already (`--reset-role-passwords`); else only roles made here get one. */
+  resetRolePasswords?: boolean;
 }
 
 /** The demo café's accounts (data/demo.sql; password `coffee`), named in the start-up banner. */
@@ -265,14 +379,18 @@ export interface PreparedDatabase {
 }
 
 /** Roles, database, migrations, worker schema, demo data: everything before serving. */
-export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "DATABASE_ROLE_PASSWORD">, options: PrepareOptions): Promise<PreparedDatabase> {
+export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "DATABASE_ROLE_PASSWORD" | "DATABASE_ROLE_PREFIX">, options: PrepareOptions): Promise<PreparedDatabase> {
   let demoAccounts: PreparedDatabase["demoAccounts"] = [];
-  await createRolesAndDatabase(urls, config.DATABASE_ROLE_PASSWORD);
+  await createRolesAndDatabase(urls, config, options.resetRolePasswords ?? false);
   const owner = new pg.Client({ connectionString: urls.owner });
   try {
     await owner.connect();
   } catch (e) {
-    throw new ConfigError(`cannot connect to the database as ${userOf(urls.owner)}: ${(e as Error).message}`);
+    const hint =
+      urls.root && /password authentication/i.test((e as Error).message)
+        ? ` (the role exists with another password, maybe another deployment's: give this deployment its own DATABASE_ROLE_PREFIX, or start once with --reset-role-passwords to set it to DATABASE_ROLE_PASSWORD)`
+        : "";
+    throw new ConfigError(`cannot connect to the database as ${userOf(urls.owner)}: ${(e as Error).message}${hint}`);
   }
   try {
     // Without a superuser, a DBA made the roles and grants: say which is missing.

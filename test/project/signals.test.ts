@@ -156,3 +156,66 @@ describe(`on Node ${MINIMUM_NODE}, the oldest the project supports (from the npm
     return PATH;
   });
 });
+
+// A stop at any moment of start-up (src/main.ts installs its handlers on its
+// first line; src/shutdown.ts's Lifecycle stops what has started): the
+// embedded PostgreSQL included, exit 0, "stopped". And an embedded server
+// an earlier run left behind (its service killed) is adopted: the next
+// service stops it when it stops.
+describe("a stop during start-up, and a database left behind", () => {
+  /** SIGTERM to npm as soon as `when` holds; then what a supervisor checks. */
+  async function stopWhen(name: string, env: Record<string, string>, when: (npm: Started) => boolean | Promise<boolean>) {
+    const npm = startNpm(["start"], { PATH: MACHINE_PATH, LOG_LEVEL: "info", NODE_ENV: "development", DATABASE_URL: "", ...env });
+    await waitUntil(`${name}: the moment to stop`, async () => npm.proc.exitCode !== null || (await when(npm)), 180_000, 20);
+    if (npm.proc.exitCode !== null) throw new Error(`${name} exited early (${npm.proc.exitCode}):\n${npm.stdout()}\n${npm.stderr()}`);
+    const run = { name, npm, tree: descendants(npm.proc.pid!) };
+    return { run, time: await stopAndCheck(run, { embedded: true }) };
+  }
+
+  test("SIGTERM while the first run applies the migrations: the embedded PostgreSQL stops too; exit 0, stopped", async () => {
+    const dir = path.join(emptyDir("cafe-signals-migrating-"), "pg");
+    chmodSync(path.dirname(dir), 0o755);
+    const { run } = await stopWhen("npm start (migrating)", { PORT: String(await freePort()), EMBEDDED_PG_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, (npm) =>
+      npm.stdout().includes("applying the migrations"),
+    );
+    // It stopped during start-up: the API never listened.
+    expect(run.npm.stdout()).not.toContain('"msg":"API listening"');
+  }, 240_000);
+
+  test("SIGTERM right after /readyz first answers (the worker still starting): everything stops; exit 0, stopped", async () => {
+    const port = await freePort();
+    await stopWhen("npm start (just ready)", { PORT: String(port), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: String(await freePort()) }, async () => {
+      const r = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null);
+      return r?.status === 200;
+    });
+  }, 240_000);
+
+  test("an embedded PostgreSQL left running by a killed service is adopted by the next start and stopped with it", async () => {
+    const pgPort = String(await freePort());
+    const first = await start(
+      "npm start (to be killed)",
+      ["start"],
+      { PORT: String(await freePort()), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: pgPort, DATABASE_URL: "" },
+      '"msg":"worker started"',
+      MACHINE_PATH,
+    );
+    const postgres = first.tree.filter((p) => /postgres/.test(commandLine(p)));
+    expect(postgres.length).toBeGreaterThan(0);
+    // The service dies without a word (SIGKILL): its PostgreSQL, in a process group of its own, runs on.
+    for (const p of first.tree.filter((p) => !postgres.includes(p))) process.kill(p, "SIGKILL");
+    first.npm.proc.kill("SIGKILL");
+    await first.npm.exited;
+    expect(postgres.some(alive)).toBe(true);
+    const second = await start(
+      "npm start (reusing)",
+      ["start"],
+      { PORT: String(await freePort()), EMBEDDED_PG_DIR: PG_DIR, EMBEDDED_PG_PORT: pgPort, DATABASE_URL: "" },
+      '"msg":"worker started"',
+      MACHINE_PATH,
+    );
+    expect(second.npm.stdout()).toContain("reusing the embedded PostgreSQL an earlier run left running");
+    second.npm.proc.kill("SIGTERM");
+    expect((await gone([second.npm.proc.pid!, ...second.tree, ...postgres], STOP_WITHIN_MS)).map((p) => `${p} ${commandLine(p)}`)).toEqual([]);
+    expect(await second.npm.exited).toEqual({ code: 0, signal: null });
+  }, 300_000);
+});
