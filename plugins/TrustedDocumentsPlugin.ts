@@ -1,22 +1,9 @@
 import { createHash } from "node:crypto";
 import { SafeError } from "postgraphile/grafast";
-import {
-  BREAK,
-  Kind,
-  parse,
-  print,
-  Source,
-  validate,
-  visit,
-  type ASTNode,
-  type DocumentNode,
-  type GraphQLError,
-  type GraphQLSchema,
-  type SelectionNode,
-  type SelectionSetNode,
-} from "postgraphile/graphql";
+import { BREAK, parse, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
 import { ERROR_STATUS } from "../common/errorCatalogue.ts";
+import { boundedCache, type CacheBounds } from "../common/boundedCache.ts";
 import { policyAllows, type AdHocPolicy } from "../common/services.ts";
 
 /**
@@ -27,17 +14,22 @@ import { policyAllows, type AdHocPolicy } from "../common/services.ts";
  *
  * - `documentId` instead of `query` (POST body, GET parameter) runs that
  *   document; an unknown id is PERSISTED_DOCUMENT_NOT_FOUND.
- * - A `query` whose text is exactly a trusted document's counts as trusted
- *   (graphql-ws requires a `query` string, so that is how sockets send them).
- *   So does one that is a trusted document once the bare `__typename` fields
- *   Apollo Client's cache adds (in every selection set but the operation's
- *   root) are taken out; what the client sent is what runs.
+ * - A `query` whose text is exactly one of the manifest's texts counts as
+ *   trusted (graphql-ws requires a `query` string, so that is how sockets
+ *   send them). The manifest holds each operation in its forms, made once by
+ *   `npm run documents`: graphql's print(), GraphQL Codegen's, and Apollo
+ *   Client's (print() after its cache's addTypenameToDocument). Any other
+ *   text, however close (whitespace, a comment, a `__typename` more), is ad
+ *   hoc: the check is one lookup of the exact text, with no parsing, and
+ *   nothing a caller sends is kept.
  * - Apollo's persisted-query protocol (`extensions.persistedQuery`, version
- *   1, `sha256Hash` = the hex of an id): a hash alone runs that document, an
- *   unknown one is PERSISTED_QUERY_NOT_FOUND (message PersistedQueryNotFound,
- *   so Apollo's link sends the text again with the hash). Hash and text are
- *   a document like any other: no text is ever registered, so under `staff`
- *   and `none` a text that is not trusted is refused as below.
+ *   1, `sha256Hash` = the hex of an id): a hash alone runs that document (its
+ *   `__typename`-added form is in the manifest, so Apollo Client's first
+ *   request by hash is answered), an unknown one is PERSISTED_QUERY_NOT_FOUND
+ *   (message PersistedQueryNotFound, so Apollo's link sends the text again
+ *   with the hash). Hash and text are a document like any other: no text is
+ *   ever registered, so under `staff` and `none` a text that is not trusted
+ *   is refused as below.
  * - Any other document is "ad hoc": allowed by the policy (`any`: everyone,
  *   `staff`: baristas and admins, `none`: nobody), else
  *   TRUSTED_DOCUMENT_REQUIRED. No trusted document introspects (neither
@@ -49,7 +41,10 @@ import { policyAllows, type AdHocPolicy } from "../common/services.ts";
  * validation rule, the depth, alias and token limits included) once per
  * schema, and always get the same DocumentNode back: grafast's plan cache
  * and the cost cache of plugins/QueryCostPlugin/, both keyed by that node, keep
- * their entries for them whatever ad-hoc traffic does to grafserv's LRU.
+ * their entries for them whatever ad-hoc traffic does. Ad-hoc texts' parse
+ * and validation results are kept in a bounded cache (`adHocDocuments`:
+ * entries and bytes, least recently used dropped first; grafserv's own
+ * cache, bounded in entries only, is turned off by the preset).
  */
 
 /** The prefixed document identifier of a document's exact text. */
@@ -84,9 +79,14 @@ export interface TrustedDocumentsOptions {
    * over HTTP does not.
    */
   onRefusal?(code: string, transport: "http" | "ws"): void;
+  /** The bounds of the cache of ad-hoc texts' parse and validation results (per schema). */
+  adHocDocuments: CacheBounds;
   /** Told the id of each trusted document a request runs (by its id or its text), for metrics and traces. */
   onTrusted?(id: string): void;
 }
+
+/** What a parsed and validated text costs in memory, roughly: its AST with locations, ~47 bytes a character measured, rounded up. */
+export const parsedTextBytes = (text: string) => 64 * text.length + 200;
 
 /** The id an Apollo `sha256Hash` names (bare hex, or already prefixed), or null when it is not a SHA-256 hex. */
 export function idOfApolloHash(hash: unknown): string | null {
@@ -95,34 +95,16 @@ export function idOfApolloHash(hash: unknown): string | null {
   return /^[0-9a-f]{64}$/i.test(hex) ? `sha256:${hex.toLowerCase()}` : null;
 }
 
-/**
- * The document without the `__typename` fields Apollo Client's cache adds: a
- * bare `__typename` (no alias, arguments or directives) in any selection set
- * but an operation's own. The rest is printed by graphql's print(), so the
- * result is compared with the trusted texts in that form.
- */
-export function withoutAddedTypename(document: DocumentNode): DocumentNode {
-  const added = (s: SelectionNode) => s.kind === Kind.FIELD && s.name.value === "__typename" && !s.alias && !s.arguments?.length && !s.directives?.length;
-  const strip = (set: SelectionSetNode, root: boolean): SelectionSetNode => ({
-    ...set,
-    selections: set.selections.filter((s) => root || !added(s)).map((s) => (s.kind === Kind.FRAGMENT_SPREAD || !s.selectionSet ? s : { ...s, selectionSet: strip(s.selectionSet, false) })),
-  });
-  return {
-    ...document,
-    definitions: document.definitions.map((d) =>
-      d.kind === Kind.OPERATION_DEFINITION ? { ...d, selectionSet: strip(d.selectionSet, true) } : d.kind === Kind.FRAGMENT_DEFINITION ? { ...d, selectionSet: strip(d.selectionSet, false) } : d,
-    ),
-  };
-}
-
 /** What the trusted documents tell a caller outside grafserv (src/http/fastPath.ts): the same lookups the plugin makes. */
 export interface TrustedDocuments {
   /** The text of a trusted document's id (undefined: no such id). */
   textOf(id: string): string | undefined;
-  /** Whether a text counts as trusted (exactly a trusted text, or one with Apollo's `__typename` fields added). */
+  /** Whether a text counts as trusted: exactly one of the manifest's texts. */
   isTrusted(text: string): boolean;
   /** The id of a trusted text (as isTrusted finds it), else undefined. */
   idOf(text: string): string | undefined;
+  /** How many texts the manifest has, and what they take parsed: the most a cache of trusted texts ever holds. */
+  readonly bounds: CacheBounds;
   /** Whether a caller may send a text that is not trusted. */
   allowsAdHoc(staff: boolean): boolean;
 }
@@ -142,53 +124,30 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
   const { adHocQueries: policy, callerIsStaff, onRefusal, onTrusted } = options;
   // A Map, not the object: an id such as "__proto__" must find nothing.
   const byId = new Map<string, string>();
-  // Each trusted text without the `__typename` fields Apollo adds, printed -> its id.
-  const canonical = new Map<string, string>();
   for (const [id, text] of Object.entries(options.documents)) {
     if (documentId(text) !== id) throw new Error(`Trusted document ${id} does not match its text: run \`npm run documents\`.`);
-    const document = parse(text);
     // Refusing ad-hoc documents must refuse introspection too.
-    if (introspects(document)) throw new Error(`Trusted document ${id} introspects the schema; introspection stays ad hoc.`);
+    if (introspects(parse(text))) throw new Error(`Trusted document ${id} introspects the schema; introspection stays ad hoc.`);
     byId.set(id, text);
-    canonical.set(print(withoutAddedTypename(document)), id);
   }
-  const trustedTexts = new Set(byId.values());
+  const trustedTexts: ReadonlySet<string> = new Set(byId.values());
   const idOfText = new Map([...byId].map(([id, text]) => [text, id]));
-  // Apollo's `__typename`-added texts: a few characters per selection set
-  // more than a trusted text, so anything much longer is not parsed at all.
-  const longest = Math.max(0, ...[...trustedTexts].map((t) => t.length));
-  // Texts found trusted that way (bounded: they are few, and only those are kept).
-  const typenameAdded = new Map<string, string>();
-  // Apollo hashes of such texts, learnt when a client sent hash and text, so
-  // its next request by hash alone finds them (bounded likewise).
-  const apolloIds = new Map<string, string>();
-  const LEARNT_MAX = 1000;
-
-  /** The trusted document's id of a text (exactly a trusted text, or one with Apollo's `__typename` fields added), else undefined. */
-  function trustedId(query: string): string | undefined {
-    const id = idOfText.get(query) ?? typenameAdded.get(query);
-    if (id !== undefined || !query.includes("__typename") || query.length > 2 * longest + 1000) return id;
-    let document: DocumentNode;
-    try {
-      document = parse(query, { noLocation: true, maxTokens: 20_000 });
-    } catch {
-      return undefined; // grafserv reports the syntax error if the policy lets it through
-    }
-    const found = canonical.get(print(withoutAddedTypename(document)));
-    if (found !== undefined && typenameAdded.size < LEARNT_MAX) typenameAdded.set(query, found);
-    return found;
-  }
-
-  function isTrusted(query: string): boolean {
-    return trustedId(query) !== undefined;
-  }
+  /** The id of a text that is exactly one of the manifest's, else undefined. */
+  const trustedId = (query: string) => idOfText.get(query);
+  const isTrusted = (query: string) => trustedTexts.has(query);
 
   function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "PERSISTED_QUERY_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
     onRefusal?.(code, event.request ? "http" : "ws");
     throw new SafeError(message, { code, statusCode: ERROR_STATUS[code] });
   }
 
-  const lookups: TrustedDocuments = { textOf: (id) => byId.get(id), isTrusted, idOf: trustedId, allowsAdHoc: (staff) => policyAllows(policy, staff) };
+  const lookups: TrustedDocuments = {
+    textOf: (id) => byId.get(id),
+    isTrusted,
+    idOf: trustedId,
+    allowsAdHoc: (staff) => policyAllows(policy, staff),
+    bounds: { maxEntries: trustedTexts.size, maxBytes: [...trustedTexts].reduce((sum, text) => sum + parsedTextBytes(text), 0) },
+  };
   const plugin: GraphileConfig.Plugin & { [TRUSTED_DOCUMENTS]: TrustedDocuments } = {
     [TRUSTED_DOCUMENTS]: lookups,
     name: "TrustedDocumentsPlugin",
@@ -205,17 +164,15 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
             if (version !== 1 || !id) refuse(event, "BAD_USER_INPUT", "extensions.persistedQuery needs version 1 and a sha256Hash of 64 hex digits.");
             if (body.documentId != null) refuse(event, "BAD_USER_INPUT", "Send either `documentId` or `extensions.persistedQuery`, not both.");
             if (body.query == null) {
-              const text = byId.get(id) ?? apolloIds.get(id);
+              const text = byId.get(id);
               // Apollo's link matches this message (or the code) and sends the text.
               if (text === undefined) refuse(event, "PERSISTED_QUERY_NOT_FOUND", "PersistedQueryNotFound");
               body.query = text;
-              const trusted = onTrusted && trustedId(text);
-              if (trusted) onTrusted(trusted);
+              onTrusted?.(id);
               return next();
             }
             if (typeof body.query !== "string" || documentId(body.query) !== id) refuse(event, "BAD_USER_INPUT", "extensions.persistedQuery.sha256Hash is not the SHA-256 of `query`.");
-            // The text is checked below like any other; a trusted one is remembered under Apollo's hash.
-            if (isTrusted(body.query) && !byId.has(id) && apolloIds.size < LEARNT_MAX) apolloIds.set(id, body.query);
+            // The text is checked below like any other, and not remembered.
           }
           if (body.documentId != null) {
             if (body.query != null) refuse(event, "BAD_USER_INPUT", "Send either `documentId` or `query`, not both.");
@@ -262,8 +219,16 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
               const errors = validate(schema, document, rules);
               results.set(text, errors.length ? { errors } : { document });
             }
+            // Ad-hoc texts: bounded in entries and bytes (grafserv's own cache is off).
+            const adHoc = boundedCache<string, ParseAndValidateResult>("ad_hoc_documents", { ...options.adHocDocuments, bytesOf: (_result, text) => parsedTextBytes(text) });
             forFunction = fallback;
-            wrapped = (query) => results.get(query) ?? fallback(query);
+            wrapped = (query) => {
+              const known = results.get(query) ?? adHoc.get(query);
+              if (known) return known;
+              const result = fallback(query);
+              adHoc.set(query, result);
+              return result;
+            };
             return wrapped;
           };
           const withPinned = <C extends { schema: GraphQLSchema; parseAndValidate: ParseAndValidate }>(config: C): C => {

@@ -9,7 +9,12 @@
 //   the ids of generated/<client>/ are accepted as they are;
 // - graphql's print() of the operation and the fragments it uses (in order
 //   of first use), which is what Apollo's PersistedQueryLink hashes, and the
-//   form every id had before Codegen.
+//   form every id had before Codegen;
+// - Apollo Client's: that print() after its cache's own transform
+//   (addTypenameToDocument from @apollo/client, a devDependency), the text
+//   and hash an app with an InMemoryCache sends, so its first request by
+//   hash alone is answered.
+// The server trusts exactly these texts and no variant of them.
 //
 // The manifest is append-only: an id once published stays (so app versions
 // in the field keep working after an operation is edited) until it is
@@ -22,7 +27,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { addTypenameToDocument } from "@apollo/client/utilities";
 import { generate } from "@graphql-codegen/cli";
+import { parse, print } from "graphql";
 import { codegenConfig } from "../codegen.ts";
 import { documentId } from "../plugins/TrustedDocumentsPlugin.ts";
 import { operationOf, printedDocuments, type TrustedDocument } from "./operations.ts";
@@ -49,12 +56,20 @@ export async function codegenDocuments(root = ROOT): Promise<TrustedDocument[]> 
   return [...found.values()];
 }
 
-/** Every document the sources make now: print() forms, then Codegen's. */
+/** Each print() form as Apollo Client sends it: `__typename` added by Apollo's own transform, printed again. */
+export function apolloDocuments(printed: TrustedDocument[]): TrustedDocument[] {
+  return printed.map((d) => {
+    const text = print(addTypenameToDocument(parse(d.text)));
+    return { ...d, text, id: documentId(text) };
+  });
+}
+
+/** Every document the sources make now: print() forms, Apollo Client's, then Codegen's (each text once). */
 export async function currentDocuments(root = ROOT): Promise<TrustedDocument[]> {
   const printed = printedDocuments(root);
-  const generated = await codegenDocuments(root);
-  const seen = new Set(printed.map((d) => d.id));
-  return [...printed, ...generated.filter((d) => !seen.has(d.id))];
+  const found = new Map<string, TrustedDocument>();
+  for (const d of [...printed, ...apolloDocuments(printed), ...(await codegenDocuments(root))]) if (!found.has(d.id)) found.set(d.id, d);
+  return [...found.values()];
 }
 
 const readJson = <T>(file: string, fallback: T): T => (existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : fallback);

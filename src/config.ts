@@ -283,7 +283,14 @@ const schema = z.object({
     ),
   GRAPHQL_DOCUMENT_CACHE_SIZE: int(1, 100_000)
     .default(500)
-    .describe("Ad-hoc document texts the HTTP fast path keeps parsed and validated (least recently used dropped first; trusted documents are always kept; docs/performance.md)."),
+    .describe(
+      "Ad-hoc document texts kept parsed and validated (by the server, and again by the HTTP fast path), least recently used dropped first; the manifest's trusted documents are always kept (docs/trusted-documents.md).",
+    ),
+  GRAPHQL_DOCUMENT_CACHE_BYTES: int(0, 1_073_741_824)
+    .default(32 * 1024 * 1024)
+    .describe(
+      "The most bytes (estimated: 64 per character of text) those ad-hoc texts' parsed documents may take together, in each of those caches; a text alone larger than that is parsed for each request (0: none kept).",
+    ),
   MAX_LIST_SIZE: int(1, 10_000)
     .default(100)
     .describe("The most rows a list or connection returns with `first`/`last`/`limit` (a larger value is cut to it, and priced as asked); at least `DEFAULT_LIST_SIZE`. `@pageSize` overrides it too."),

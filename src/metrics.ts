@@ -210,13 +210,6 @@ for (const document of ["trusted", "ad_hoc"]) fastPathRequests.inc({ document },
 export const fastPathTrusted = fastPathRequests.labels({ document: "trusted" });
 export const fastPathAdHoc = fastPathRequests.labels({ document: "ad_hoc" });
 
-/** Ad-hoc document texts the fast path holds (at most GRAPHQL_DOCUMENT_CACHE_SIZE per schema). */
-export const fastPathDocuments = new client.Gauge({
-  name: "cafe_graphql_fast_path_ad_hoc_documents",
-  help: "Ad-hoc document texts the fast path holds, parsed and validated, for the current schema.",
-  registers: [registry],
-});
-
 export const paymentCallbacks = new client.Counter({
   name: "cafe_payment_callbacks_total",
   help: "Payment callbacks by outcome (processed, duplicate, ignored, or the error code).",

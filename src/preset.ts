@@ -151,6 +151,7 @@ export function makePreset({
       makeTrustedDocumentsPlugin({
         documents: TRUSTED_DOCUMENTS,
         adHocQueries: config.adHocQueries,
+        adHocDocuments: { maxEntries: config.GRAPHQL_DOCUMENT_CACHE_SIZE, maxBytes: config.GRAPHQL_DOCUMENT_CACHE_BYTES },
         // The viewer as grafast.context below finds it: verified by server.ts
         // (HTTP), or from the socket's connection_init payload, checked again
         // (a token may have expired since the socket opened).
@@ -190,6 +191,8 @@ export function makePreset({
       websockets: true,
       maskError,
       maxRequestLength: MAX_BODY_BYTES,
+      // Parsed texts are kept by plugins/TrustedDocumentsPlugin.ts instead, bounded in bytes too.
+      parseAndValidateCacheSize: 0,
       watch: Boolean(watch),
     },
     grafast: {

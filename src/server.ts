@@ -179,7 +179,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     limiter,
     cors: cors.handler,
     securityHeaders: makeSecurityHeaders(),
-    fastPath: makeFastPath({ serv, cacheSize: config.GRAPHQL_DOCUMENT_CACHE_SIZE, liveCache }),
+    fastPath: makeFastPath({ serv, adHocDocuments: { maxEntries: config.GRAPHQL_DOCUMENT_CACHE_SIZE, maxBytes: config.GRAPHQL_DOCUMENT_CACHE_BYTES }, liveCache }),
     direct,
     graphqlHandler,
     app,

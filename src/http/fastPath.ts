@@ -6,11 +6,12 @@ import { execute, hookArgs, isAsyncIterable, stringifyPayload } from "postgraphi
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "postgraphile/graphql";
 import { handleErrors, type GrafservBase } from "postgraphile/grafserv";
 import { finishErrors } from "../../plugins/ErrorCodesPlugin.ts";
-import { introspects, trustedDocumentsOf } from "../../plugins/TrustedDocumentsPlugin.ts";
+import { introspects, parsedTextBytes, trustedDocumentsOf } from "../../plugins/TrustedDocumentsPlugin.ts";
+import { boundedCache, type BoundedCache, type CacheBounds } from "../../common/boundedCache.ts";
 import { isStaff, type Viewer } from "../../common/services.ts";
 import { VIEWER } from "./viewer.ts";
 import { logger } from "../logger.ts";
-import { fastPathAdHoc, fastPathDocuments, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
+import { fastPathAdHoc, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
 import { inventoryChange } from "../../common/topics.ts";
 import { cacheKey, documentKey, inventoryShown, publicReadOf, visibilityClassOf, type CachedAnswer, type LiveCache, type PublicReadSpec } from "./liveCache.ts";
@@ -57,8 +58,8 @@ export interface FastDocument {
 
 export interface FastPathOptions {
   serv: GrafservBase;
-  /** Ad-hoc texts kept per schema (GRAPHQL_DOCUMENT_CACHE_SIZE); trusted ones are always kept. */
-  cacheSize: number;
+  /** Ad-hoc texts kept per schema (GRAPHQL_DOCUMENT_CACHE_SIZE and _BYTES); trusted ones are always kept. */
+  adHocDocuments: CacheBounds;
   /** Answers to public reads, kept until a change to their tables (src/http/liveCache.ts). */
   liveCache?: LiveCache;
 }
@@ -149,21 +150,26 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** The pipeline's fast-path step (src/http/router.ts): its `next` is grafserv, for what it does not serve. */
-export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (req: IncomingMessage, res: ServerResponse, next: Handler) => void {
+export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOptions): (req: IncomingMessage, res: ServerResponse, next: Handler) => void {
   const trustedDocuments = trustedDocumentsOf(serv.getPreset());
   if (!trustedDocuments) throw new Error("The fast path needs the TrustedDocumentsPlugin in the preset.");
-  // Per schema (watch mode builds new ones): trusted texts (a fixed set),
-  // and ad-hoc texts, least recently used first (a Map keeps insertion
-  // order; a hit moves its text to the end). null: the text does not
-  // parse or validate (grafserv answers it).
+  // Per schema (watch mode builds new ones): trusted texts (the manifest's:
+  // a fixed set), and ad-hoc texts, both bounded caches (least recently
+  // used dropped first). null: the text does not parse or validate
+  // (grafserv answers it).
   let cachedSchema: GraphQLSchema | null = null;
-  const bySchema = new WeakMap<GraphQLSchema, { trusted: Map<string, FastDocument | null>; adHoc: Map<string, FastDocument | null> }>();
+  type Documents = BoundedCache<string, FastDocument | false>;
+  const bySchema = new WeakMap<GraphQLSchema, { trusted: Documents; adHoc: Documents }>();
+  const bytesOf = (_entry: FastDocument | false, text: string) => parsedTextBytes(text);
 
   function cacheOf(schema: GraphQLSchema) {
     let cache = bySchema.get(schema);
     if (!cache) {
-      bySchema.set(schema, (cache = { trusted: new Map(), adHoc: new Map() }));
-      fastPathDocuments.set(0);
+      cache = {
+        trusted: boundedCache("fast_path_trusted", { ...trustedDocuments!.bounds, bytesOf }),
+        adHoc: boundedCache("fast_path_ad_hoc", { ...adHocDocuments, bytesOf }),
+      };
+      bySchema.set(schema, cache);
     }
     return cache;
   }
@@ -171,14 +177,8 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
   /** The entry of a text seen before (undefined: not seen, or dropped since). */
   function known(schema: GraphQLSchema, text: string): FastDocument | null | undefined {
     const cache = cacheOf(schema);
-    const trusted = cache.trusted.get(text);
-    if (trusted !== undefined) return trusted;
-    const adHoc = cache.adHoc.get(text);
-    if (adHoc !== undefined) {
-      cache.adHoc.delete(text);
-      cache.adHoc.set(text, adHoc);
-    }
-    return adHoc;
+    const entry = cache.trusted.get(text) ?? cache.adHoc.get(text);
+    return entry === false ? null : entry;
   }
 
   /** The entry of a text not seen before, worked out through grafserv's parseAndValidate and kept. */
@@ -188,12 +188,7 @@ export function makeFastPath({ serv, cacheSize, liveCache }: FastPathOptions): (
     const result = config.parseAndValidate(text);
     const entry = result.document ? makeEntry(schema, text, result.document, trusted, trusted ? trustedDocuments!.idOf(text) : undefined) : null;
     const cache = cacheOf(schema);
-    if (trusted) cache.trusted.set(text, entry);
-    else {
-      cache.adHoc.set(text, entry);
-      if (cache.adHoc.size > cacheSize) cache.adHoc.delete(cache.adHoc.keys().next().value!);
-      fastPathDocuments.set(cache.adHoc.size);
-    }
+    (trusted ? cache.trusted : cache.adHoc).set(text, entry ?? false);
     return entry;
   }
 

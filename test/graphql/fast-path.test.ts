@@ -95,9 +95,30 @@ test(`the ad-hoc texts it keeps are bounded (GRAPHQL_DOCUMENT_CACHE_SIZE ${CACHE
   const admin = (await signIn("admin")).token;
   const texts = Array.from({ length: CACHE_SIZE + 3 }, (_, i) => `query Bounded${i}x${Date.now()} { __typename }`);
   for (const text of texts) expect((await post({ query: text }, bearer(admin))).body.data).toEqual({ __typename: "Query" });
-  expect((await scrape()).get("cafe_graphql_fast_path_ad_hoc_documents")).toBe(CACHE_SIZE);
+  expect((await scrape()).get(`cafe_cache_entries{cache="fast_path_ad_hoc"}`)).toBe(CACHE_SIZE);
   expect(await counted(async () => expect((await post({ query: texts[0] }, bearer(admin))).body.data).toEqual({ __typename: "Query" }))).toEqual({ trusted: 0, ad_hoc: 1 });
-  expect((await scrape()).get("cafe_graphql_fast_path_ad_hoc_documents")).toBe(CACHE_SIZE);
+  expect((await scrape()).get(`cafe_cache_entries{cache="fast_path_ad_hoc"}`)).toBe(CACHE_SIZE);
+});
+
+test("a variant of a trusted text (whitespace, a comment, a __typename more) is ad hoc: refused to anonymous callers under `staff`, served as ad hoc to staff; the trusted texts kept never grow", async () => {
+  const ping = MANIFEST[PING]!;
+  const variants = Array.from({ length: 40 }, (_, i) => [`${ping}${" ".repeat(i + 1)}`, `# ${i}\n${ping}`, ping.replace("__typename", `__typename${"\n".repeat(i + 1)}__typename`)][i % 3]!);
+  const trustedKept = async () => (await scrape()).get('cafe_cache_entries{cache="fast_path_trusted"}') ?? 0;
+  const before = await trustedKept();
+  const anonymous = await counted(async () => {
+    for (const query of variants) expect((await post({ query })).body.errors?.[0]?.extensions?.code).toBe("TRUSTED_DOCUMENT_REQUIRED");
+  });
+  expect(anonymous).toEqual({ trusted: 0, ad_hoc: 0 });
+  const admin = (await signIn("admin")).token;
+  const staff = await counted(async () => {
+    for (const query of variants) expect((await post({ query }, bearer(admin))).body.data).toEqual({ __typename: "Query" });
+  });
+  expect(staff).toEqual({ trusted: 0, ad_hoc: variants.length });
+  // The exact text is still trusted; what the fast path keeps of trusted texts is at most the manifest.
+  expect(await counted(() => post({ query: ping }))).toEqual({ trusted: 1, ad_hoc: 0 });
+  expect(await trustedKept()).toBeLessThanOrEqual(Math.max(before, 1) + 1);
+  expect(await trustedKept()).toBeLessThanOrEqual(Object.keys(MANIFEST).length);
+  expect((await scrape()).get('cafe_cache_entries{cache="fast_path_ad_hoc"}')).toBeLessThanOrEqual(CACHE_SIZE);
 });
 
 test("a bad, expired or revoked token is 401 UNAUTHENTICATED before anything runs", async () => {

@@ -216,14 +216,16 @@ describe("one miss per key", () => {
   const coffeeStatements = (statements: string[]) => statements.filter((s) => /coffee_inventory/.test(s)).length;
 
   test("concurrent misses of one key wait for the first one's answer: one statement, the same bytes", async () => {
-    const misses = liveCacheEvents.misses;
-    const coalesced = liveCacheEvents.coalesced;
+    const { misses, coalesced, hits } = liveCacheEvents;
     const query = menu(Date.now());
     const { result, statements } = await sql.record(() => Promise.all(Array.from({ length: 8 }, () => post(query))));
     expect(result.every((r) => r.status === 200 && !r.json.errors && r.text === result[0]!.text)).toBe(true);
     expect(coffeeStatements(statements)).toBe(1);
     expect(liveCacheEvents.misses).toBe(misses + 1);
-    expect(liveCacheEvents.coalesced).toBe(coalesced + 7);
+    // The other 7 waited for that answer, or (on a slow machine, arriving
+    // after it was kept) were answered from the cache: none reached SQL.
+    expect(liveCacheEvents.coalesced - coalesced + (liveCacheEvents.hits - hits)).toBe(7);
+    expect(liveCacheEvents.coalesced).toBeGreaterThan(coalesced);
   });
 
   test("an error is shared with that flight only: not cached, the next request computes again", async () => {

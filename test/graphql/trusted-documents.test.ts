@@ -171,18 +171,18 @@ describe("the manifest", () => {
       const published: Record<string, string> = JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"));
       // FeaturedList's `roast }` is the first in kiosk.graphql.
       const oldFeatured = Object.keys(published).filter((id) => /query FeaturedList\b/.test(published[id]!));
-      expect(oldFeatured).toHaveLength(2); // print()'s and Codegen's
+      expect(oldFeatured).toHaveLength(3); // print()'s, Apollo Client's (`__typename` added) and Codegen's
 
-      // Edit an operation: its two old ids stay, two new ones are added.
+      // Edit an operation: its three old ids stay, three new ones are added.
       const kiosk = path.join(dir, "contract/operations/kiosk.graphql");
       writeFileSync(kiosk, readFileSync(kiosk, "utf8").replace("roast }", "roast roaster { name } }"));
       expect(await run()).toBe(0);
       let manifest: Record<string, string> = JSON.parse(readFileSync(path.join(dir, "contract/trusted-documents.json"), "utf8"));
       expect(Object.keys(manifest).slice(0, Object.keys(published).length)).toEqual(Object.keys(published));
       const added = Object.keys(manifest).filter((id) => !(id in published));
-      expect(added).toHaveLength(2);
+      expect(added).toHaveLength(3);
       for (const id of added) expect(manifest[id]).toMatch(/roaster/);
-      expect(lines.join("\n")).toMatch(/2 earlier ids kept and served \(edited or removed operations: FeaturedList\)/);
+      expect(lines.join("\n")).toMatch(/3 earlier ids kept and served \(edited or removed operations: FeaturedList\)/);
       expect(existsSync(path.join(dir, "documents/retired.json"))).toBe(false);
 
       // Dropping an id by hand is refused (exit 1, naming it); nothing is written.
@@ -220,7 +220,7 @@ describe("the manifest", () => {
   }, 120_000);
 
   test("the service refuses to start with a manifest entry whose id is not its text's", () => {
-    const options = { adHocQueries: "none" as const, callerIsStaff: () => false };
+    const options = { adHocQueries: "none" as const, callerIsStaff: () => false, adHocDocuments: { maxEntries: 10, maxBytes: 100_000 } };
     expect(() => makeTrustedDocumentsPlugin({ ...options, documents: { [sha256("{ a }")]: "{ b }" } })).toThrow(/does not match its text/);
     expect(() => makeTrustedDocumentsPlugin({ ...options, documents: { [sha256("{ a }")]: "{ a }" } })).not.toThrow();
     const spy = 'query Spy { coffees { __type(name: "Query") { name } } }';
