@@ -7,7 +7,8 @@ import { ACCOUNT_ROLES, type AccountRole, type Session, type Viewer } from "../c
 // claim picks the Postgres role a request runs as; only the three sign-in
 // roles are accepted, whatever a token says. The `sid` claim names the
 // sign-in (refresh-token family) the token belongs to: a revoked sign-in's
-// tokens are refused (src/db/revocations.ts).
+// tokens are refused (src/db/revocations.ts). During a rotation the previous
+// secret (JWT_SECRET_PREVIOUS) still verifies tokens; only the current one signs.
 
 const ROLES: ReadonlySet<string> = new Set<AccountRole>(ACCOUNT_ROLES);
 const AUDIENCE = "cafe-api";
@@ -43,19 +44,26 @@ export function signToken(secret: string, { userId, role, signInId }: Session, l
 /** Whether a sign-in has been revoked (logout, stolen refresh token, account disabled, ...). */
 export type IsRevoked = (signInId: string) => boolean;
 
-/** Reads an `Authorization` value. No value: anonymous (null). A bad or revoked one throws AuthError. */
-export function viewerFromAuthorization(secret: string, header: string | string[] | undefined, isRevoked?: IsRevoked): Viewer | null {
+/**
+ * Reads an `Authorization` value. No value: anonymous (null). A bad or revoked one throws AuthError.
+ * `secrets`: the current secret, then the previous one while rotating (each verifies; none signs here).
+ */
+export function viewerFromAuthorization(secrets: string | readonly string[], header: string | string[] | undefined, isRevoked?: IsRevoked): Viewer | null {
   if (header === undefined || header === "") return null;
   if (Array.isArray(header)) throw new AuthError("Send one Authorization header.");
   const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
   if (!match) throw new AuthError("The Authorization header must be `Bearer <token>`.");
-  let claims: jwt.JwtPayload;
-  try {
-    claims = jwt.verify(match[1]!, keyFor(secret), { algorithms: ["HS256"], audience: AUDIENCE }) as jwt.JwtPayload;
-  } catch (e) {
-    const expired = e instanceof jwt.TokenExpiredError;
-    throw new AuthError(expired ? "Your token has expired; sign in again." : "Your token is not valid; sign in again.");
+  let claims: jwt.JwtPayload | undefined;
+  for (const secret of typeof secrets === "string" ? [secrets] : secrets) {
+    try {
+      claims = jwt.verify(match[1]!, keyFor(secret), { algorithms: ["HS256"], audience: AUDIENCE }) as jwt.JwtPayload;
+      break;
+    } catch (e) {
+      // Expiry is checked after the signature: this key signed it, and it is too old.
+      if (e instanceof jwt.TokenExpiredError) throw new AuthError("Your token has expired; sign in again.");
+    }
   }
+  if (!claims) throw new AuthError("Your token is not valid; sign in again.");
   const { role, user_id: userId, sid: signInId, exp } = claims as { role?: unknown; user_id?: unknown; sid?: unknown; exp?: unknown };
   if (typeof role !== "string" || !ROLES.has(role) || typeof userId !== "string" || typeof signInId !== "string" || typeof exp !== "number") {
     throw new AuthError("Your token is not valid; sign in again.");

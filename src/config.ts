@@ -141,6 +141,13 @@ const schema = z.object({
     .describe(
       "Signs the bearer tokens (HS256), at least 32 characters. Required in production. Unset otherwise: a random secret is made once and kept (mode 0600) under the data directory (.data/jwt-secret for the embedded database, .data/jwt-secrets/<database> for a DATABASE_URL), so tokens survive restarts and nobody knows it from the source.",
     ),
+  JWT_SECRET_PREVIOUS: z
+    .string()
+    .min(32, "must be at least 32 characters")
+    .optional()
+    .describe(
+      "During a rotation, the previous JWT secret: tokens it signed are still accepted (never signed with it) until they expire. Remove it once JWT_EXPIRES_IN_SECONDS has passed. Production refuses the development value here too.",
+    ),
   JWT_EXPIRES_IN_SECONDS: int(30, 86_400).default(900).describe("Access token lifetime in seconds (default 15 minutes)."),
   WEBHOOK_TOKEN: z
     .string()
@@ -344,6 +351,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     // Rotating away from the development key must not keep accepting it.
     if (cleaned.SIGNING_SECRET_PREVIOUS === DEV_SIGNING_SECRET && !problems.has("SIGNING_SECRET_PREVIOUS")) problems.set("SIGNING_SECRET_PREVIOUS", PRODUCTION_DEFAULT);
+    if (cleaned.JWT_SECRET_PREVIOUS === DEV_SECRET && !problems.has("JWT_SECRET_PREVIOUS")) problems.set("JWT_SECRET_PREVIOUS", PRODUCTION_DEFAULT);
   }
   if (problems.size || !parsed.success) {
     const lines = [...problems].map(([name, why]) => `  ${name}: ${why}`);

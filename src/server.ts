@@ -101,7 +101,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   // definition for every limiter), the bearer token.
   const sources = makeClientAddress(config.TRUST_PROXY, config.TRUSTED_NETWORKS);
   const { trust, clientAddress, sourceOf } = sources;
-  const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(config.JWT_SECRET, authorization, revokedSignIns.has);
+  const jwtSecrets = [config.JWT_SECRET, ...(config.JWT_SECRET_PREVIOUS ? [config.JWT_SECRET_PREVIOUS] : [])];
+  const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(jwtSecrets, authorization, revokedSignIns.has);
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) => viewerFrom(params?.authorization as string | undefined);
 
   // GraphQL: the preset (src/preset.ts, plugins/) served by grafserv.

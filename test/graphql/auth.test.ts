@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { codes, DEMO, type DemoUser, ok } from "../support/client.ts";
-import { useTestService } from "../support/service.ts";
+import { startAnotherService, type TestService, useTestService } from "../support/service.ts";
 
 // Sign-in and bearer tokens: login issues a JWT for each demo account; a
 // wrong password and an unknown e-mail look the same; any token that is not
@@ -40,8 +40,8 @@ function forge(claims: Record<string, unknown>, secret = t.config.JWT_SECRET, al
   return jwt.sign(claims, secret, { algorithm, noTimestamp: "iat" in claims });
 }
 
-async function post(authorization: string, query = PUBLIC_QUERY) {
-  const res = await fetch(`${t.url}/graphql`, {
+async function post(authorization: string, query = PUBLIC_QUERY, url = t.url) {
+  const res = await fetch(`${url}/graphql`, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json", authorization },
     body: JSON.stringify({ query }),
@@ -216,5 +216,44 @@ describe("a correctly signed token for an account that does not exist acts as no
     // A customer's genuine id under an admin's role is not an admin either.
     const wrongRole = `Bearer ${forge({ ...admin, user_id: DEMO.alice.id, sub: DEMO.alice.id })}`;
     expect((await post(wrongRole, "{ allSuppliers { nodes { name } } }")).body.data?.allSuppliers?.nodes ?? []).toEqual([]);
+  });
+});
+
+describe("rotating the JWT secret: JWT_SECRET_PREVIOUS verifies, never signs", () => {
+  const NEXT = `next-jwt-secret-${randomUUID()}`;
+  const OTHER = `another-jwt-secret-${randomUUID()}`;
+  let rotated: TestService;
+  let unrelated: TestService;
+  beforeAll(async () => {
+    // The current secret becomes the previous one; a second service names a different previous secret.
+    rotated = await startAnotherService({ JWT_SECRET: NEXT, JWT_SECRET_PREVIOUS: t.config.JWT_SECRET });
+    unrelated = await startAnotherService({ JWT_SECRET: NEXT, JWT_SECRET_PREVIOUS: OTHER });
+  }, 60_000);
+  afterAll(async () => {
+    await rotated?.stop();
+    await unrelated?.stop();
+  });
+
+  test("a token signed with the previous secret is accepted only where JWT_SECRET_PREVIOUS names it", async () => {
+    const old = `Bearer ${await t.token("alice")}`;
+    const accepted = await post(old, PUBLIC_QUERY, rotated.url);
+    expect({ status: accepted.status, errors: accepted.body.errors }).toEqual({ status: 200, errors: undefined });
+    expect(accepted.body.data.menuItems.length).toBeGreaterThan(0);
+    expect401(await post(old, PUBLIC_QUERY, unrelated.url));
+    // An expired token of the previous secret is refused as expired.
+    const expired = forge({ ...(await genuineClaims("alice")), exp: Math.floor(Date.now() / 1000) - 60 });
+    const r = await post(`Bearer ${expired}`, PUBLIC_QUERY, rotated.url);
+    expect401(r);
+    expect(r.body.errors[0].message).toMatch(/expired/);
+  });
+
+  test("new tokens are signed with the current secret only", async () => {
+    const r = await rotated.gql(LOGIN, { variables: { e: DEMO.bob.email, p: DEMO.password } });
+    const token = ok(r).login.token as string;
+    expect(() => jwt.verify(token, NEXT, { algorithms: ["HS256"] })).not.toThrow();
+    expect(() => jwt.verify(token, t.config.JWT_SECRET, { algorithms: ["HS256"] })).toThrow(/invalid signature/);
+    // So the service still on the old secret (no previous) refuses it, and one that rotated accepts it.
+    expect401(await post(`Bearer ${token}`));
+    expect((await post(`Bearer ${token}`, PUBLIC_QUERY, unrelated.url)).status).toBe(200);
   });
 });
