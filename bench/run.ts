@@ -70,6 +70,7 @@ async function main() {
       JWT_SECRET: `bench-jwt-${randomBytes(24).toString("hex")}`,
       WEBHOOK_TOKEN: `bench-webhook-${randomBytes(12).toString("hex")}`,
       SIGNING_SECRET: `bench-signing-${randomBytes(12).toString("hex")}`,
+      STRIPE_WEBHOOK_SECRET: `whsec_bench${randomBytes(12).toString("hex")}`,
     };
     const production = { NODE_ENV: "production", GRAPHILE_ENV: "production", DATABASE_POOL_SIZE: String(opts.poolSize), ...secrets };
     const serviceEnv: Record<string, string> = {
@@ -98,6 +99,11 @@ async function main() {
       // The callback route's own pool as large as S4's floor's (--pool-size):
       // S4 compares the work per callback, not two pool sizes.
       CALLBACK_POOL_SIZE: String(opts.poolSize),
+      // S4's Stripe row: the webhook route on (its events need no call to
+      // Stripe's API; nothing here calls it, so the URL is never used).
+      STRIPE_SECRET_KEY: "sk_test_bench",
+      STRIPE_TEST_MODE: "true",
+      STRIPE_API_URL: "http://127.0.0.1:9",
     };
     const benchEnv = { ...production, BENCH_AUTHENTICATOR_URL: db.urls.authenticator, BENCH_OWNER_URL: db.urls.owner };
 

@@ -111,6 +111,12 @@ export const ERROR_CATALOGUE = {
     details: true,
     when: "A mutation with a new `Idempotency-Key` from a caller (the account; before sign-in, the source) that already stored `idempotency_keys_per_owner` keys within `idempotency_key_window_seconds`. Nothing ran; `extensions.details.retry_after_seconds` says when the window ends. Only keys of mutations that changed something are stored.",
   },
+  // payments (plugins/PaymentsPlugin.ts: startPayment)
+  PAYMENTS_NOT_CONFIGURED: { status: null, when: "`startPayment` on a server without `STRIPE_SECRET_KEY`: this café takes no card payments in the app (pay at the till)." },
+  PAYMENT_PROVIDER_ERROR: {
+    status: null,
+    when: "`startPayment`: Stripe could not be reached or refused to make the payment (logged); nothing was charged. Retry: the same order gets the same payment.",
+  },
   // refusals of the WebSocket layer (src/http/websocket.ts)
   TOO_MANY_SUBSCRIPTIONS: { status: null, when: "More than `WS_MAX_SUBSCRIPTIONS_PER_SOCKET` operations open at once on one socket (an `error` message)." },
   TOO_MANY_CONNECTIONS: { status: 429, when: "More than `WS_MAX_SOCKETS_PER_SOURCE` open sockets from one source (the upgrade is refused)." },
@@ -132,7 +138,7 @@ export const SQLSTATE_CODES: Record<string, ErrorCode> = Object.fromEntries<Erro
 /**
  * The payment callback's refusals (POST /orders/payment-callback): the
  * provider's contract, answered as `{"error":{"code","message","details"?}}`.
- * `by`: the route itself (src/http/paymentCallback.ts) or
+ * `by`: the route itself (src/payments/generic.ts) or
  * app_private.process_payment_callback (the order's rules, 422; it may also
  * answer the route's VALIDATION_FAILED). A code the GraphQL catalogue has
  * too answers with the same status.
@@ -167,6 +173,25 @@ export const CALLBACK_ERRORS = {
 export type CallbackErrorCode = keyof typeof CALLBACK_ERRORS;
 
 /**
+ * Stripe's webhook route's refusals (POST /payments/stripe/webhook,
+ * src/payments/stripe.ts), answered as `{"error":{"code","message"}}`. A
+ * verified event is always answered 2xx (`processed`, `duplicate`,
+ * `ignored`, or `refused` with the business code of CALLBACK_ERRORS and an
+ * alert): only these make Stripe retry.
+ */
+export const STRIPE_WEBHOOK_ERRORS = {
+  BAD_SIGNATURE: { status: 400, when: "`Stripe-Signature` missing, not matching the body under any of `STRIPE_WEBHOOK_SECRET`'s secrets, or older than 300 s (nothing is written)." },
+  INVALID_JSON: { status: 400, when: "A correctly signed body that is not JSON." },
+  VALIDATION_FAILED: { status: 400, when: "A correctly signed event without `id`, `type` or `data.object`." },
+  PAYLOAD_TOO_LARGE: { status: ERROR_CATALOGUE.PAYLOAD_TOO_LARGE.status, when: "A body over 64 KiB (never read nor written)." },
+  METHOD_NOT_ALLOWED: { status: ERROR_CATALOGUE.METHOD_NOT_ALLOWED.status, when: "Any method but POST." },
+  SERVICE_UNAVAILABLE: { status: ERROR_CATALOGUE.SERVICE_UNAVAILABLE.status, when: "The database cannot be reached; nothing was recorded (Stripe retries)." },
+  SERVICE_BUSY: { status: ERROR_CATALOGUE.SERVICE_BUSY.status, when: "Every connection of the payment routes' pool stayed in use; nothing was recorded (Stripe retries)." },
+  INTERNAL_ERROR: { status: 500, when: "An unexpected failure (logged); Stripe retries." },
+} as const satisfies Record<string, { status: number; when: string }>;
+export type StripeWebhookErrorCode = keyof typeof STRIPE_WEBHOOK_ERRORS;
+
+/**
  * SQLSTATEs of ours that never reach a client under a code of their own
  * (`code`: what the client sees; null: caught inside the database).
  */
@@ -183,7 +208,7 @@ export const UNUSED_SQLSTATES = ["CT005", "CT006", "CT007", "CT008", "CT009", "C
 
 /** The other routes' refusals (`{"error":{"code","message"}}`, as the payment callback answers). */
 export const ROUTE_ERRORS = {
-  NOT_FOUND: { status: 404, when: "A path no route serves (other than `/graphql`)." },
+  NOT_FOUND: { status: 404, when: "A path no route serves (other than `/graphql`); `/payments/stripe/webhook` without `STRIPE_SECRET_KEY`." },
   UNAUTHORIZED: { status: 401, when: "`GET /metrics` without `Authorization: Bearer <METRICS_TOKEN>` (when `METRICS_TOKEN` is set)." },
 } as const satisfies Record<string, { status: number; when: string }>;
 

@@ -46,6 +46,24 @@ export interface PluginLogger {
   debug(fields: object, message: string): void;
 }
 
+/** A payment the customer's app confirms with its client secret (Stripe's PaymentIntent). */
+export interface PaymentIntentView {
+  id: string;
+  clientSecret: string;
+  /** Minor units. */
+  amount: number;
+  /** ISO 4217, upper case. */
+  currency: string;
+  status: string;
+}
+
+/** The payment provider's intents, for startPayment (src/payments/stripeClient.ts). */
+export interface PaymentIntentService {
+  /** Makes the intent for an order; the same key finds the same intent again at the provider. */
+  create(input: { orderId: string; amount: number; currency: string }, idempotencyKey: string): Promise<PaymentIntentView>;
+  retrieve(id: string): Promise<PaymentIntentView>;
+}
+
 export interface CafeServices {
   /** Signs a short-lived access token for a session. */
   signSession(session: Session): { token: string; expiresAt: Date };
@@ -65,6 +83,10 @@ export interface CafeServices {
    * src/passwordChecks.ts).
    */
   passwordCheckTurn(caller: { source: string; account?: string | null; trusted?: boolean }, limits?: () => Promise<unknown>): Promise<(() => void) | null>;
+  /** The payment provider's intents; null without STRIPE_SECRET_KEY (startPayment then answers PAYMENTS_NOT_CONFIGURED). */
+  paymentIntents: PaymentIntentService | null;
+  /** Logs a failure the client sees only as a code. */
+  logError(fields: object, message: string): void;
 }
 
 declare global {

@@ -68,6 +68,17 @@ CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA public;
 COMMENT ON EXTENSION pgcrypto IS 'cryptographic functions';
 
 --
+-- Name: payment_start; Type: TYPE; Schema: app_hidden; Owner: -
+--
+
+CREATE TYPE app_hidden.payment_start AS (
+	order_id uuid,
+	amount_minor bigint,
+	currency text,
+	intent_id text
+);
+
+--
 -- Name: session; Type: TYPE; Schema: app_hidden; Owner: -
 --
 
@@ -167,6 +178,23 @@ CREATE TYPE app_public.payment_method AS ENUM (
     'CASH',
     'CARD_PRESENT'
 );
+
+--
+-- Name: refund_status; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.refund_status AS ENUM (
+    'PENDING',
+    'SENT',
+    'SUCCEEDED',
+    'FAILED'
+);
+
+--
+-- Name: TYPE refund_status; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TYPE app_public.refund_status IS 'PENDING: owed (being sent to the provider, or to settle by hand); SENT: the provider took it; SUCCEEDED: paid back; FAILED: the provider refused it (settle by hand).';
 
 --
 -- Name: roast_level; Type: TYPE; Schema: app_public; Owner: -
@@ -279,6 +307,25 @@ begin
   v_store := app_hidden.store_or_default(p_store_id);
   perform app_hidden.require_store_staff(v_store);
   return v_store;
+end;
+$$;
+
+--
+-- Name: assert_password_check_allowed(text, text, boolean); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.assert_password_check_allowed(p_email text, p_source text, p_registration boolean DEFAULT false) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_source text := app_private.source_key(p_source);
+begin
+  if p_registration then
+    perform app_private.assert_registration_allowed(v_source);
+  end if;
+  perform app_private.assert_login_allowed(
+    coalesce(p_email, (select email::text from app_private.accounts where id = app_public.current_user_id()), ''), v_source);
 end;
 $$;
 
@@ -507,18 +554,35 @@ $_$;
 -- Name: idempotency_committed(text, text, json); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) RETURNS void
+CREATE FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 begin
+  if app_private.transaction_changed_rows() = 0 then
+    perform app_hidden.idempotency_forget(p_key, p_source);
+    return false;
+  end if;
   update app_private.idempotency_keys
      set status = 'committed', mutation_result = p_mutation_result
    where owner = app_private.idempotency_owner(p_source) and key = p_key and status = 'claimed';
   if not found then
     raise exception 'No claimed Idempotency-Key to mark committed.' using errcode = 'P0002';
   end if;
+  return true;
 end;
+$$;
+
+--
+-- Name: idempotency_forget(text, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.idempotency_forget(p_key text, p_source text) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  delete from app_private.idempotency_keys
+   where owner = app_private.idempotency_owner(p_source) and key = p_key and status = 'claimed';
 $$;
 
 --
@@ -530,6 +594,12 @@ CREATE FUNCTION app_hidden.idempotency_store(p_key text, p_source text, p_respon
     SET search_path TO 'pg_catalog'
     AS $$
 begin
+  if app_private.transaction_changed_rows() = 0
+     and exists (select 1 from app_private.idempotency_keys
+                  where owner = app_private.idempotency_owner(p_source) and key = p_key and status = 'claimed') then
+    perform app_hidden.idempotency_forget(p_key, p_source);
+    return;
+  end if;
   update app_private.idempotency_keys
      set status = 'done', response = p_response
    where owner = app_private.idempotency_owner(p_source) and key = p_key and status in ('claimed', 'committed');
@@ -591,11 +661,7 @@ begin
   -- One registration of a source at a time (until its transaction ends):
   -- concurrent tries are counted one after the other.
   perform pg_advisory_xact_lock(hashtextextended('registration source:' || p_source, 0));
-  if (select count(*) from app_private.registration_attempts
-       where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
-     >= app_private.setting('registration_max_per_source') * app_private.source_limit_factor() then
-    raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
-  end if;
+  perform app_private.assert_registration_allowed(p_source);
   insert into app_private.registration_attempts (source) values (p_source);
 end;
 $$;
@@ -754,6 +820,56 @@ end;
 $$;
 
 --
+-- Name: payment_start(uuid); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.payment_start(p_order_id uuid) RETURNS app_hidden.payment_start
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_order app_public.orders;
+  v_currency text := upper(app_private.text_setting('currency'));
+  result app_hidden.payment_start;
+begin
+  perform app_hidden.require_signed_in();
+  select * into v_order from app_public.orders where id = p_order_id;
+  -- Someone else's order does not exist, as far as a customer can tell.
+  if v_order.id is null or (app_public.current_actor() = 'customer' and v_order.customer_id is distinct from app_public.current_user_id()) then
+    raise exception 'No order with id %.', p_order_id using errcode = 'P0002';
+  end if;
+  if not (app_public.is_staff() or app_public.current_actor() = 'customer') then
+    raise exception 'Only the order''s customer or staff may take its payment.' using errcode = '42501';
+  end if;
+  -- Staff at the till of the order's store (000002-stores.sql): another
+  -- store's order is not theirs to see.
+  if app_public.is_staff() and not v_order.store_id = any (app_public.staff_store_ids()) then
+    raise exception 'No order with id %.', p_order_id using errcode = 'P0002';
+  end if;
+  if v_order.status <> 'PENDING' or v_order.expires_at <= now() then
+    raise exception 'The order is %, so it cannot be paid.', case when v_order.status = 'PENDING' then 'past its deadline' else v_order.status::text end
+      using errcode = 'CT001', detail = json_build_object('from', v_order.status, 'to', 'PAID')::text;
+  end if;
+  if v_order.total <= 0 then
+    raise exception 'The order''s total is %: there is nothing to pay.', v_order.total using errcode = '22023';
+  end if;
+  result.order_id := v_order.id;
+  result.amount_minor := app_private.to_minor_units(v_order.total, v_currency);
+  result.currency := v_currency;
+  select i.intent_id into result.intent_id from app_private.payment_intents i
+   where i.order_id = v_order.id and i.amount_minor = result.amount_minor and i.currency = v_currency and i.canceled_at is null
+   order by i.created_at desc limit 1;
+  return result;
+end;
+$$;
+
+--
+-- Name: FUNCTION payment_start(p_order_id uuid); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.payment_start(p_order_id uuid) IS 'startPayment''s rule: the order''s own customer or staff, a PENDING order; what to charge (minor units), and the intent already made for it.';
+
+--
 -- Name: recent_revoked_sign_ins(integer); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
@@ -764,6 +880,22 @@ CREATE FUNCTION app_hidden.recent_revoked_sign_ins(p_seconds integer) RETURNS TA
   select r.sign_in_id, floor(extract(epoch from r.revoked_at) * 1000)::bigint
     from app_private.revoked_sign_ins r
    where r.revoked_at > now() - make_interval(secs => p_seconds);
+$$;
+
+--
+-- Name: record_payment_intent(uuid, text, bigint, text); Type: FUNCTION; Schema: app_hidden; Owner: -
+--
+
+CREATE FUNCTION app_hidden.record_payment_intent(p_order_id uuid, p_intent_id text, p_amount_minor bigint, p_currency text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  perform app_hidden.payment_start(p_order_id);
+  insert into app_private.payment_intents (intent_id, order_id, amount_minor, currency)
+  values (left(p_intent_id, 255), p_order_id, p_amount_minor, upper(p_currency))
+  on conflict (intent_id) do nothing;
+end;
 $$;
 
 --
@@ -1145,6 +1277,23 @@ end;
 $$;
 
 --
+-- Name: assert_registration_allowed(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.assert_registration_allowed(p_source text) RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if (select count(*) from app_private.registration_attempts
+       where source = p_source and attempted_at > now() - make_interval(secs => app_private.setting('registration_window_seconds')))
+     >= app_private.setting('registration_max_per_source') * app_private.source_limit_factor() then
+    raise exception 'Too many registrations from your address; try again later.' using errcode = 'CT004';
+  end if;
+end;
+$$;
+
+--
 -- Name: audit_actor(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1302,6 +1451,27 @@ end;
 $$;
 
 --
+-- Name: currency_exponent(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.currency_exponent(p_currency text) RETURNS integer
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select case
+    when upper(p_currency) in ('BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF') then 0
+    when upper(p_currency) in ('BHD', 'JOD', 'KWD', 'OMR', 'TND') then 3
+    else 2
+  end;
+$$;
+
+--
+-- Name: FUNCTION currency_exponent(p_currency text); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.currency_exponent(p_currency text) IS 'Decimals of a currency''s minor unit as Stripe counts them (0 for JPY and the other zero-decimal currencies, 3 for KWD, 2 otherwise).';
+
+--
 -- Name: ddl_audit_installed(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1360,6 +1530,17 @@ $$;
 --
 
 COMMENT ON FUNCTION app_private.expire_pending_orders(p_limit integer) IS 'Cancels unpaid orders past their expires_at (as the calling role: cafe_system for the worker); returns how many.';
+
+--
+-- Name: from_minor_units(bigint, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.from_minor_units(p_minor bigint, p_currency text) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select p_minor::numeric / power(10::numeric, app_private.currency_exponent(p_currency));
+$$;
 
 --
 -- Name: hash_password(text); Type: FUNCTION; Schema: app_private; Owner: -
@@ -1694,6 +1875,7 @@ begin
          case p_kind when 'payment_received' then format('Thanks! We received %s for your order; it is being prepared.', o.total)
                      when 'ready_for_pickup' then 'Your order is ready for pickup.'
                      when 'refund_owed' then format('Your order was cancelled; %s will be refunded.', o.total)
+                     when 'payment_failed' then 'Your payment did not go through; please try again or use another card.'
                      else app_public.order_status_message(o.status) end
   from app_public.orders o where o.id = p_order_id
   on conflict (order_id, kind) do nothing
@@ -1752,6 +1934,28 @@ exception
     raise exception '% is not a valid date or time: %.', p_name, p_value using errcode = '22023';
 end;
 $_$;
+
+--
+-- Name: payment_intent_canceled(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.payment_intent_canceled(p_intent_id text) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  update app_private.payment_intents set canceled_at = coalesce(canceled_at, now()) where intent_id = p_intent_id and succeeded_at is null;
+$$;
+
+--
+-- Name: payment_intent_to_cancel(text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.payment_intent_to_cancel(p_intent_id text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select i.intent_id from app_private.payment_intents i where i.intent_id = p_intent_id and i.succeeded_at is null and i.canceled_at is null;
+$$;
 
 --
 -- Name: process_payment_callback(text, text, text, text, text, text, text, numeric, jsonb, text); Type: FUNCTION; Schema: app_private; Owner: -
@@ -1905,6 +2109,157 @@ end;
 $_$;
 
 --
+-- Name: process_stripe_event(text, text, text, text, text, jsonb); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.process_stripe_event(p_source text, p_event_id text, p_body_sha256 text, p_type text, p_action text, p_fields jsonb) RETURNS app_private.callback_result
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  v_key text := 'stripe:' || p_event_id;
+  known app_private.processed_payment_keys;
+  v_intent_id text := p_fields ->> 'intentId';
+  v_currency text := upper(p_fields ->> 'currency');
+  v_minor bigint := (p_fields ->> 'amount')::bigint;
+  v_order app_public.orders;
+  v_order_id uuid;
+  v_refund app_public.refunds;
+  v_settled bigint;
+  r app_private.callback_result;
+  result app_private.callback_result;
+begin
+  perform pg_advisory_xact_lock(hashtextextended(v_key, 0));
+  select * into known from app_private.processed_payment_keys where key = v_key;
+  if known.key is not null then
+    if known.body_sha256 <> p_body_sha256 then
+      perform app_private.raise_alert('duplicate_key_different_body', format('Key %s arrived again with a different body.', v_key), p_source, known.order_id);
+    end if;
+    result := row(200, 'duplicate', null, 'Already processed.', known.order_id);
+    perform app_private.log_delivery(p_source, 200, 'duplicate', null, null, v_key, p_body_sha256, p_type, known.order_id);
+    return result;
+  end if;
+
+  if p_fields ->> 'orderRef' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+    v_order_id := (p_fields ->> 'orderRef')::uuid;
+  end if;
+  if v_order_id is null and v_intent_id is not null then
+    select i.order_id into v_order_id from app_private.payment_intents i where i.intent_id = v_intent_id;
+  end if;
+
+  if p_action = 'payment' then
+    -- One intent pays once, whatever the event (a copy, or events out of order).
+    if exists (select 1 from app_private.payment_intents i where i.intent_id = v_intent_id and i.succeeded_at is not null) then
+      result := row(200, 'duplicate', null, 'This payment was processed already.', v_order_id);
+      perform app_private.log_delivery(p_source, 200, 'duplicate', null, null, v_key, p_body_sha256, p_type, v_order_id);
+      return result;
+    end if;
+    -- Paid: its cancellation (if the order is cancelled now) must not be queued.
+    update app_private.payment_intents set succeeded_at = now() where intent_id = v_intent_id;
+    -- The same path as the generic callback's (it logs the delivery).
+    r := app_private.process_payment_callback(p_source, v_key, p_body_sha256, 'payment.completed', null,
+      v_order_id::text, null, app_private.from_minor_units(v_minor, v_currency), null, v_currency);
+    if r.order_id is not null and v_intent_id is not null then
+      insert into app_private.payment_intents (intent_id, order_id, amount_minor, currency, succeeded_at)
+      values (v_intent_id, r.order_id, v_minor, v_currency, now())
+      on conflict (intent_id) do update set succeeded_at = coalesce(app_private.payment_intents.succeeded_at, now());
+    end if;
+    if r.code is null then
+      return r;
+    end if;
+    -- A business refusal: answered 2xx (Stripe must not retry it), recorded
+    -- as processed (a copy changes nothing), an alert, and the money taken
+    -- owed back.
+    insert into app_private.processed_payment_keys (key, body_sha256, order_id, outcome) values (v_key, p_body_sha256, r.order_id, 'refused');
+    if r.order_id is null then
+      perform app_private.raise_alert('unknown_order',
+        format('Stripe payment %s of %s %s names no order of this café (%s): refund it from the Stripe dashboard.', v_intent_id, v_minor, v_currency, coalesce(p_fields ->> 'orderRef', 'no order_id')),
+        p_source, null);
+    elsif v_intent_id is not null then
+      select * into v_order from app_public.orders where id = r.order_id;
+      -- A cancelled order's refund was written by process_payment_callback
+      -- (source_key); any other refusal owes back what was taken.
+      update app_public.refunds set provider = 'stripe', provider_payment_id = v_intent_id, currency = v_currency, amount_minor = v_minor
+       where source_key = v_key and provider is null;
+      if not found then
+        insert into app_public.refunds (order_id, amount, reason, source_key, paid_amount, order_total, above_order_total, provider, provider_payment_id, currency, amount_minor)
+        values (r.order_id, app_private.from_minor_units(v_minor, v_currency), format('Stripe payment refused (%s): %s', r.code, r.message), v_key,
+                app_private.from_minor_units(v_minor, v_currency), v_order.total, false, 'stripe', v_intent_id, v_currency, v_minor)
+        on conflict (source_key) do nothing;
+        if found then
+          perform app_private.raise_alert('refund_needed',
+            format('Stripe payment %s of %s %s for order %s was refused (%s): it is refunded.', v_intent_id, v_minor, v_currency, r.order_id, r.code), p_source, r.order_id);
+        end if;
+      end if;
+    end if;
+    return row(200, 'refused', r.code, r.message, r.order_id)::app_private.callback_result;
+  end if;
+
+  if p_action = 'payment_failed' then
+    select * into v_order from app_public.orders where id = v_order_id;
+    if v_order.id is not null and v_order.status = 'PENDING' then
+      perform app_private.notify_customer(v_order.id, 'payment_failed');
+      result := row(200, 'processed', null, 'The customer is told the payment failed.', v_order.id);
+    else
+      result := row(200, 'ignored', null, 'No PENDING order for this failed payment.', v_order.id);
+    end if;
+  elsif p_action = 'refund_settled' then
+    if p_fields ->> 'refundRef' is not null or p_fields ->> 'providerRefundId' is not null then
+      -- refund.updated: one refund, by our id (its metadata) or the provider's.
+      update app_public.refunds
+         set status = 'SUCCEEDED', settled_at = coalesce(settled_at, now()), provider_refund_id = coalesce(provider_refund_id, left(p_fields ->> 'providerRefundId', 255)), last_error = null
+       where provider = 'stripe' and status <> 'SUCCEEDED'
+         and (id::text = p_fields ->> 'refundRef' or provider_refund_id = p_fields ->> 'providerRefundId')
+      returning * into v_refund;
+      result := row(200, case when v_refund.id is null then 'ignored' else 'processed' end, null, 'Refund settled.', v_refund.order_id);
+    else
+      -- charge.refunded: the payment's refunds, oldest first, as far as the
+      -- amount refunded so far (cumulative) covers them.
+      select coalesce(sum(x.amount_minor), 0) into v_settled from app_public.refunds x
+       where x.provider_payment_id = v_intent_id and x.provider = 'stripe' and x.status = 'SUCCEEDED';
+      for v_refund in
+        select * from app_public.refunds x where x.provider_payment_id = v_intent_id and x.provider = 'stripe' and x.status <> 'SUCCEEDED'
+         order by x.created_at, x.id for update
+      loop
+        exit when v_settled + v_refund.amount_minor > v_minor;
+        v_settled := v_settled + v_refund.amount_minor;
+        update app_public.refunds set status = 'SUCCEEDED', settled_at = coalesce(settled_at, now()), last_error = null where id = v_refund.id;
+        v_order_id := v_refund.order_id;
+      end loop;
+      result := row(200, 'processed', null, 'Refunds settled.', v_order_id);
+    end if;
+  elsif p_action = 'refund_failed' then
+    update app_public.refunds
+       set status = 'FAILED', last_error = left(coalesce(p_fields ->> 'reason', 'refund failed'), 500)
+     where provider = 'stripe' and status in ('PENDING', 'SENT')
+       and (id::text = p_fields ->> 'refundRef' or provider_refund_id = p_fields ->> 'providerRefundId')
+    returning * into v_refund;
+    if v_refund.id is not null then
+      perform app_private.raise_alert('refund_failed',
+        format('Stripe reports refund %s of %s for order %s failed (%s): pay it another way, then settle it.', v_refund.id, v_refund.amount, v_refund.order_id, coalesce(p_fields ->> 'reason', 'no reason given')),
+        p_source, v_refund.order_id);
+    end if;
+    result := row(200, case when v_refund.id is null then 'ignored' else 'processed' end, null, 'Refund failed.', v_refund.order_id);
+  elsif p_action = 'dispute' then
+    perform app_private.raise_alert('payment_dispute',
+      format('Dispute on Stripe payment %s (order %s): %s %s, reason %s. Answer it in the Stripe dashboard.',
+             coalesce(v_intent_id, 'unknown'), coalesce(v_order_id::text, 'unknown'), v_minor, v_currency, coalesce(p_fields ->> 'reason', 'none given')),
+      p_source, v_order_id);
+    result := row(200, 'processed', null, 'Alert raised.', v_order_id);
+  else
+    -- Any other event: acknowledged, nothing done (not recorded as processed).
+    result := row(200, 'ignored', null, 'Not an event this service acts on.', null);
+    perform app_private.log_delivery(p_source, 200, 'ignored', null, result.message, v_key, p_body_sha256, p_type, null);
+    return result;
+  end if;
+
+  insert into app_private.processed_payment_keys (key, body_sha256, order_id, outcome) values (v_key, p_body_sha256, result.order_id, result.status);
+  perform app_private.log_delivery(p_source, 200, result.status, null, null, v_key, p_body_sha256, p_type, result.order_id);
+  return result;
+end;
+$_$;
+
+--
 -- Name: purge_failed_deliveries(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2015,6 +2370,74 @@ begin
   on conflict (store_id) do update set featured_coffee_id = excluded.featured_coffee_id;
   perform pg_notify('public_reads_changed', 'all');
 end;
+$$;
+
+--
+-- Name: refund_failed(uuid, text, boolean); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.refund_failed(p_id uuid, p_error text, p_permanent boolean) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_refund app_public.refunds;
+  v_after integer;
+  v_run_at timestamptz;
+begin
+  update app_public.refunds
+     set attempts = attempts + 1, last_error = left(p_error, 500), status = case when p_permanent then 'FAILED'::app_public.refund_status else status end
+   where id = p_id and status = 'PENDING'
+  returning * into v_refund;
+  if v_refund.id is null then
+    return null;
+  end if;
+  if p_permanent then
+    perform app_private.raise_alert('refund_failed',
+      format('The provider refused refund %s of %s for order %s: %s. Pay it another way, then settle it.', v_refund.id, v_refund.amount, v_refund.order_id, left(p_error, 200)),
+      null, v_refund.order_id);
+    return null;
+  end if;
+  select r.window_seconds into v_after from app_private.alert_rules r where r.kind = 'refund_failing';
+  if v_refund.alerted_at is null and v_refund.created_at <= now() - make_interval(secs => v_after) then
+    update app_public.refunds set alerted_at = now() where id = p_id;
+    perform app_private.raise_alert('refund_failing',
+      format('Refund %s of %s for order %s is owed since %s and still failing (%s attempts): %s', v_refund.id, v_refund.amount, v_refund.order_id, v_refund.created_at, v_refund.attempts, left(p_error, 200)),
+      null, v_refund.order_id);
+  end if;
+  v_run_at := now() + make_interval(secs => least(
+    app_private.setting('refund_backoff_max_seconds'),
+    app_private.setting('refund_backoff_base_seconds') * power(2, least(v_refund.attempts - 1, 30))));
+  perform graphile_worker.add_job('refund__pay', json_build_object('id', p_id), job_key := 'refund__pay:' || p_id, run_at := v_run_at);
+  return v_run_at;
+end;
+$$;
+
+--
+-- Name: refund_payout(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.refund_payout(p_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select jsonb_build_object('id', r.id, 'orderId', r.order_id, 'paymentIntent', r.provider_payment_id, 'amount', r.amount_minor, 'currency', lower(r.currency))
+    from app_public.refunds r
+   where r.id = p_id and r.provider = 'stripe' and r.status = 'PENDING' and r.settled_at is null
+     and r.provider_payment_id is not null and r.amount_minor is not null;
+$$;
+
+--
+-- Name: refund_sent(uuid, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.refund_sent(p_id uuid, p_provider_refund_id text) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  update app_public.refunds
+     set status = 'SENT', provider_refund_id = left(p_provider_refund_id, 255), attempts = attempts + 1, last_error = null
+   where id = p_id and status = 'PENDING';
 $$;
 
 --
@@ -2557,6 +2980,33 @@ end;
 $$;
 
 --
+-- Name: tg_idempotency_keys__limit(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_idempotency_keys__limit() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_max integer := app_private.setting('idempotency_keys_per_owner')
+                   * case when new.owner like 'source:%' then app_private.source_limit_factor() else 1 end;
+begin
+  if exists (select 1 from app_private.idempotency_keys where owner = new.owner and key = new.key) then
+    return new;
+  end if;
+  if (select count(*) from (select 1 from app_private.idempotency_keys
+                             where owner = new.owner
+                               and created_at > now() - make_interval(secs => app_private.setting('idempotency_key_window_seconds'))
+                             limit v_max) mine) >= v_max then
+    raise exception 'Too many Idempotency-Keys from you; try again later, or retry without a new key.'
+      using errcode = 'CT012',
+            detail = json_build_object('retry_after_seconds', app_private.setting('idempotency_key_window_seconds'))::text;
+  end if;
+  return new;
+end;
+$$;
+
+--
 -- Name: tg_jobs__trace_context(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2672,6 +3122,25 @@ begin
       insert into app_public.refunds (order_id, amount, reason)
       values (new.id, new.total, 'order cancelled after payment (' || coalesce(old.payment_method, 'unknown') || ')');
     end if;
+  end if;
+  return null;
+end;
+$$;
+
+--
+-- Name: tg_orders__cancel_payment_intents(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_orders__cancel_payment_intents() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if old.status is distinct from 'CANCELLED' then
+    perform graphile_worker.add_job('payment_intent__cancel', json_build_object('intentId', i.intent_id),
+      job_key := 'payment_intent__cancel:' || i.intent_id)
+      from app_private.payment_intents i
+     where i.order_id = new.id and i.succeeded_at is null and i.canceled_at is null;
   end if;
   return null;
 end;
@@ -2863,6 +3332,49 @@ end;
 $$;
 
 --
+-- Name: tg_refunds__provider(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_refunds__provider() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_intent app_private.payment_intents;
+begin
+  if new.provider is null then
+    select i.* into v_intent from app_private.payment_intents i join app_public.orders o on o.id = i.order_id
+     where i.order_id = new.order_id and i.succeeded_at is not null and o.payment_method = 'provider'
+     order by i.succeeded_at desc limit 1;
+    if v_intent.intent_id is not null then
+      new.provider := v_intent.provider;
+      new.provider_payment_id := v_intent.intent_id;
+      new.currency := v_intent.currency;
+      new.amount_minor := least(app_private.to_minor_units(new.amount, v_intent.currency), v_intent.amount_minor);
+    end if;
+  end if;
+  return new;
+end;
+$$;
+
+--
+-- Name: tg_refunds__queue_payout(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg_refunds__queue_payout() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  if new.provider = 'stripe' and new.status = 'PENDING' and new.provider_refund_id is null
+     and (tg_op = 'INSERT' or old.provider is distinct from new.provider) then
+    perform graphile_worker.add_job('refund__pay', json_build_object('id', new.id), job_key := 'refund__pay:' || new.id);
+  end if;
+  return null;
+end;
+$$;
+
+--
 -- Name: tg_role_limits__announce(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2967,6 +3479,30 @@ begin
   insert into app_private.public_read_changes (what) select c.id::text from app_public.coffees c on conflict do nothing;
   return null;
 end;
+$$;
+
+--
+-- Name: to_minor_units(numeric, text); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.to_minor_units(p_amount numeric, p_currency text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select round(p_amount * power(10::numeric, app_private.currency_exponent(p_currency)))::bigint;
+$$;
+
+--
+-- Name: transaction_changed_rows(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.transaction_changed_rows() RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
+    from pg_catalog.pg_stat_xact_user_tables
+   where relid <> 'app_private.idempotency_keys'::regclass;
 $$;
 
 --
@@ -4137,7 +4673,17 @@ CREATE TABLE app_public.refunds (
     order_total numeric(10,2),
     above_order_total boolean DEFAULT false NOT NULL,
     store_id uuid DEFAULT app_hidden.default_store_id() NOT NULL,
-    CONSTRAINT refunds_amount_check CHECK ((amount >= (0)::numeric))
+    status app_public.refund_status DEFAULT 'PENDING'::app_public.refund_status NOT NULL,
+    provider text,
+    provider_payment_id text,
+    provider_refund_id text,
+    currency text,
+    amount_minor bigint,
+    attempts integer DEFAULT 0 NOT NULL,
+    last_error text,
+    alerted_at timestamp with time zone,
+    CONSTRAINT refunds_amount_check CHECK ((amount >= (0)::numeric)),
+    CONSTRAINT refunds_amount_minor_check CHECK ((amount_minor > 0))
 );
 
 --
@@ -4163,6 +4709,60 @@ COMMENT ON COLUMN app_public.refunds.order_total IS 'The order''s total when the
 --
 
 COMMENT ON COLUMN app_public.refunds.above_order_total IS 'More was paid than the order''s total: check with the provider before settling.';
+
+--
+-- Name: COLUMN refunds.status; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.status IS 'Where the refund stands: PENDING, SENT (taken by the provider), SUCCEEDED (paid back), FAILED (refused by the provider: settle by hand).';
+
+--
+-- Name: COLUMN refunds.provider; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.provider IS 'stripe when the refund is paid back through the provider''s API (the order was paid through it); null: settled by hand (cash, till).';
+
+--
+-- Name: COLUMN refunds.provider_payment_id; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.provider_payment_id IS 'The provider''s payment the refund goes back to (a Stripe PaymentIntent id).';
+
+--
+-- Name: COLUMN refunds.provider_refund_id; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.provider_refund_id IS 'The provider''s refund id, once it took the refund.';
+
+--
+-- Name: COLUMN refunds.currency; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.currency IS 'The currency of amount_minor (the payment''s).';
+
+--
+-- Name: COLUMN refunds.amount_minor; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.amount_minor IS 'What the provider pays back, in the currency''s minor units.';
+
+--
+-- Name: COLUMN refunds.attempts; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.attempts IS 'Calls of the provider''s Refunds API so far.';
+
+--
+-- Name: COLUMN refunds.last_error; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.last_error IS 'Why the latest attempt failed (null after one succeeded).';
+
+--
+-- Name: COLUMN refunds.alerted_at; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.refunds.alerted_at IS '@behavior -*';
 
 --
 -- Name: open_refunds(); Type: FUNCTION; Schema: app_public; Owner: -
@@ -4512,7 +5112,7 @@ begin
   if v_refund.id is null or app_public.current_actor() <> 'dba' and not app_public.is_store_admin(v_refund.store_id) then
     raise exception 'No refund with id %.', p_id using errcode = 'P0002';
   end if;
-  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id())
+  update app_public.refunds set settled_at = coalesce(settled_at, now()), settled_by = coalesce(settled_by, app_public.current_user_id()), status = 'SUCCEEDED'
    where id = p_id returning * into v_refund;
   return v_refund;
 end;
@@ -4993,6 +5593,28 @@ ALTER TABLE app_private.payment_deliveries ALTER COLUMN id ADD GENERATED ALWAYS 
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: payment_intents; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.payment_intents (
+    intent_id text NOT NULL,
+    provider text DEFAULT 'stripe'::text NOT NULL,
+    order_id uuid NOT NULL,
+    amount_minor bigint NOT NULL,
+    currency text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    succeeded_at timestamp with time zone,
+    canceled_at timestamp with time zone,
+    CONSTRAINT payment_intents_amount_minor_check CHECK ((amount_minor > 0))
+);
+
+--
+-- Name: TABLE payment_intents; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.payment_intents IS 'The provider''s payment intents of each order: made by startPayment (or named by a webhook), paid, cancelled.';
 
 --
 -- Name: processed_payment_keys; Type: TABLE; Schema: app_private; Owner: -
@@ -5541,6 +6163,13 @@ ALTER TABLE ONLY app_private.payment_deliveries
     ADD CONSTRAINT payment_deliveries_pkey PRIMARY KEY (id);
 
 --
+-- Name: payment_intents payment_intents_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.payment_intents
+    ADD CONSTRAINT payment_intents_pkey PRIMARY KEY (intent_id);
+
+--
 -- Name: processed_payment_keys processed_payment_keys_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
 --
 
@@ -5772,6 +6401,19 @@ ALTER TABLE ONLY app_public.refunds
     ADD CONSTRAINT refunds_pkey PRIMARY KEY (id);
 
 --
+-- Name: refunds refunds_provider_refund_id_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.refunds
+    ADD CONSTRAINT refunds_provider_refund_id_key UNIQUE (provider_refund_id);
+
+--
+-- Name: CONSTRAINT refunds_provider_refund_id_key ON refunds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT refunds_provider_refund_id_key ON app_public.refunds IS '@behavior -single';
+
+--
 -- Name: refunds refunds_source_key_key; Type: CONSTRAINT; Schema: app_public; Owner: -
 --
 
@@ -5861,6 +6503,12 @@ CREATE INDEX audit_log_at_idx ON app_private.audit_log USING btree (at DESC, id 
 CREATE INDEX idempotency_keys_expires_at_idx ON app_private.idempotency_keys USING btree (expires_at);
 
 --
+-- Name: idempotency_keys_owner_created_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX idempotency_keys_owner_created_idx ON app_private.idempotency_keys USING btree (owner, created_at);
+
+--
 -- Name: login_attempts_email_idx; Type: INDEX; Schema: app_private; Owner: -
 --
 
@@ -5901,6 +6549,12 @@ CREATE INDEX payment_deliveries_rejected_idx ON app_private.payment_deliveries U
 --
 
 CREATE INDEX payment_deliveries_source_idx ON app_private.payment_deliveries USING btree (source, received_at);
+
+--
+-- Name: payment_intents_order_id_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX payment_intents_order_id_idx ON app_private.payment_intents USING btree (order_id);
 
 --
 -- Name: refresh_tokens_account_idx; Type: INDEX; Schema: app_private; Owner: -
@@ -6065,6 +6719,12 @@ CREATE INDEX refunds_open_idx ON app_public.refunds USING btree (created_at) WHE
 CREATE INDEX refunds_order_id_idx ON app_public.refunds USING btree (order_id);
 
 --
+-- Name: refunds_provider_payment_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX refunds_provider_payment_idx ON app_public.refunds USING btree (provider_payment_id) WHERE (provider_payment_id IS NOT NULL);
+
+--
 -- Name: reviews_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
 --
 
@@ -6141,6 +6801,12 @@ CREATE TRIGGER _100_check BEFORE INSERT OR DELETE OR UPDATE ON app_private.setti
 --
 
 CREATE TRIGGER _100_keep BEFORE DELETE ON app_private.role_limits FOR EACH ROW EXECUTE FUNCTION app_private.tg_role_limits__keep();
+
+--
+-- Name: idempotency_keys _100_limit; Type: TRIGGER; Schema: app_private; Owner: -
+--
+
+CREATE TRIGGER _100_limit BEFORE INSERT ON app_private.idempotency_keys FOR EACH ROW EXECUTE FUNCTION app_private.tg_idempotency_keys__limit();
 
 --
 -- Name: blocked_sources _500_notify; Type: TRIGGER; Schema: app_private; Owner: -
@@ -6275,6 +6941,12 @@ CREATE TRIGGER _100_check BEFORE INSERT OR UPDATE ON app_public.stores FOR EACH 
 CREATE TRIGGER _100_keep_store BEFORE UPDATE OF store_id ON app_public.orders FOR EACH ROW WHEN ((new.store_id IS DISTINCT FROM old.store_id)) EXECUTE FUNCTION app_private.tg_orders__keep_store();
 
 --
+-- Name: refunds _100_provider; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _100_provider BEFORE INSERT ON app_public.refunds FOR EACH ROW EXECUTE FUNCTION app_private.tg_refunds__provider();
+
+--
 -- Name: orders _100_timestamps; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -6303,6 +6975,18 @@ CREATE TRIGGER _400_reserve_stock AFTER INSERT ON app_public.order_items REFEREN
 --
 
 CREATE TRIGGER _500_after_status AFTER INSERT OR UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__after_status();
+
+--
+-- Name: refunds _500_queue_payout; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _500_queue_payout AFTER INSERT OR UPDATE OF provider ON app_public.refunds FOR EACH ROW EXECUTE FUNCTION app_private.tg_refunds__queue_payout();
+
+--
+-- Name: orders _550_cancel_payment_intents; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _550_cancel_payment_intents AFTER UPDATE OF status ON app_public.orders FOR EACH ROW WHEN ((new.status = 'CANCELLED'::app_public.order_status)) EXECUTE FUNCTION app_private.tg_orders__cancel_payment_intents();
 
 --
 -- Name: orders _550_release_stock; Type: TRIGGER; Schema: app_public; Owner: -
@@ -6709,6 +7393,13 @@ ALTER TABLE ONLY app_private.notification_webhooks
 
 ALTER TABLE ONLY app_private.payment_deliveries
     ADD CONSTRAINT payment_deliveries_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE RESTRICT;
+
+--
+-- Name: payment_intents payment_intents_order_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.payment_intents
+    ADD CONSTRAINT payment_intents_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
 
 --
 -- Name: public_read_state public_read_state_store_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
@@ -7574,6 +8265,16 @@ GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid) TO caf
 GRANT ALL ON FUNCTION app_hidden.assert_can_follow_queue(p_store_id uuid) TO cafe_admin;
 
 --
+-- Name: FUNCTION assert_password_check_allowed(p_email text, p_source text, p_registration boolean); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.assert_password_check_allowed(p_email text, p_source text, p_registration boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.assert_password_check_allowed(p_email text, p_source text, p_registration boolean) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.assert_password_check_allowed(p_email text, p_source text, p_registration boolean) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.assert_password_check_allowed(p_email text, p_source text, p_registration boolean) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.assert_password_check_allowed(p_email text, p_source text, p_registration boolean) TO cafe_admin;
+
+--
 -- Name: FUNCTION audit_log(p_first integer, p_offset integer); Type: ACL; Schema: app_hidden; Owner: -
 --
 
@@ -7653,6 +8354,16 @@ GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text
 GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) TO cafe_customer;
 GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) TO cafe_barista;
 GRANT ALL ON FUNCTION app_hidden.idempotency_committed(p_key text, p_source text, p_mutation_result json) TO cafe_admin;
+
+--
+-- Name: FUNCTION idempotency_forget(p_key text, p_source text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.idempotency_forget(p_key text, p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.idempotency_forget(p_key text, p_source text) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.idempotency_forget(p_key text, p_source text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.idempotency_forget(p_key text, p_source text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.idempotency_forget(p_key text, p_source text) TO cafe_admin;
 
 --
 -- Name: FUNCTION idempotency_store(p_key text, p_source text, p_response json); Type: ACL; Schema: app_hidden; Owner: -
@@ -7738,11 +8449,30 @@ GRANT SELECT ON TABLE app_public.orders TO cafe_anonymous;
 REVOKE ALL ON FUNCTION app_hidden.order_for_update(p_id uuid) FROM PUBLIC;
 
 --
+-- Name: FUNCTION payment_start(p_order_id uuid); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.payment_start(p_order_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.payment_start(p_order_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_hidden.payment_start(p_order_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.payment_start(p_order_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.payment_start(p_order_id uuid) TO cafe_admin;
+
+--
 -- Name: FUNCTION recent_revoked_sign_ins(p_seconds integer); Type: ACL; Schema: app_hidden; Owner: -
 --
 
 REVOKE ALL ON FUNCTION app_hidden.recent_revoked_sign_ins(p_seconds integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_hidden.recent_revoked_sign_ins(p_seconds integer) TO cafe_system;
+
+--
+-- Name: FUNCTION record_payment_intent(p_order_id uuid, p_intent_id text, p_amount_minor bigint, p_currency text); Type: ACL; Schema: app_hidden; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_hidden.record_payment_intent(p_order_id uuid, p_intent_id text, p_amount_minor bigint, p_currency text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.record_payment_intent(p_order_id uuid, p_intent_id text, p_amount_minor bigint, p_currency text) TO cafe_customer;
+GRANT ALL ON FUNCTION app_hidden.record_payment_intent(p_order_id uuid, p_intent_id text, p_amount_minor bigint, p_currency text) TO cafe_barista;
+GRANT ALL ON FUNCTION app_hidden.record_payment_intent(p_order_id uuid, p_intent_id text, p_amount_minor bigint, p_currency text) TO cafe_admin;
 
 --
 -- Name: FUNCTION refresh_session(p_token text); Type: ACL; Schema: app_hidden; Owner: -
@@ -7889,6 +8619,12 @@ GRANT ALL ON FUNCTION app_private.apply_role_limits() TO cafe_system;
 REVOKE ALL ON FUNCTION app_private.assert_login_allowed(p_email text, p_source text) FROM PUBLIC;
 
 --
+-- Name: FUNCTION assert_registration_allowed(p_source text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.assert_registration_allowed(p_source text) FROM PUBLIC;
+
+--
 -- Name: FUNCTION audit_actor(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7938,6 +8674,12 @@ REVOKE ALL ON FUNCTION app_private.check_password_strength(p_password text, p_em
 REVOKE ALL ON FUNCTION app_private.check_price(p_price numeric) FROM PUBLIC;
 
 --
+-- Name: FUNCTION currency_exponent(p_currency text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.currency_exponent(p_currency text) FROM PUBLIC;
+
+--
 -- Name: FUNCTION ddl_audit_installed(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -7955,6 +8697,12 @@ REVOKE ALL ON FUNCTION app_private.estimate_ready_time(p_items integer, p_store_
 
 REVOKE ALL ON FUNCTION app_private.expire_pending_orders(p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.expire_pending_orders(p_limit integer) TO cafe_system;
+
+--
+-- Name: FUNCTION from_minor_units(p_minor bigint, p_currency text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.from_minor_units(p_minor bigint, p_currency text) FROM PUBLIC;
 
 --
 -- Name: FUNCTION hash_password(p_password text); Type: ACL; Schema: app_private; Owner: -
@@ -8083,11 +8831,32 @@ GRANT ALL ON FUNCTION app_private.ops_counts() TO cafe_system;
 REVOKE ALL ON FUNCTION app_private.parse_report_time(p_value text, p_zone text, p_name text) FROM PUBLIC;
 
 --
+-- Name: FUNCTION payment_intent_canceled(p_intent_id text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.payment_intent_canceled(p_intent_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.payment_intent_canceled(p_intent_id text) TO cafe_system;
+
+--
+-- Name: FUNCTION payment_intent_to_cancel(p_intent_id text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.payment_intent_to_cancel(p_intent_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.payment_intent_to_cancel(p_intent_id text) TO cafe_system;
+
+--
 -- Name: FUNCTION process_payment_callback(p_source text, p_key text, p_body_sha256 text, p_event text, p_status text, p_order_ref text, p_customer_email text, p_amount numeric, p_items jsonb, p_currency text); Type: ACL; Schema: app_private; Owner: -
 --
 
 REVOKE ALL ON FUNCTION app_private.process_payment_callback(p_source text, p_key text, p_body_sha256 text, p_event text, p_status text, p_order_ref text, p_customer_email text, p_amount numeric, p_items jsonb, p_currency text) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.process_payment_callback(p_source text, p_key text, p_body_sha256 text, p_event text, p_status text, p_order_ref text, p_customer_email text, p_amount numeric, p_items jsonb, p_currency text) TO cafe_system;
+
+--
+-- Name: FUNCTION process_stripe_event(p_source text, p_event_id text, p_body_sha256 text, p_type text, p_action text, p_fields jsonb); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.process_stripe_event(p_source text, p_event_id text, p_body_sha256 text, p_type text, p_action text, p_fields jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.process_stripe_event(p_source text, p_event_id text, p_body_sha256 text, p_type text, p_action text, p_fields jsonb) TO cafe_system;
 
 --
 -- Name: FUNCTION purge_failed_deliveries(); Type: ACL; Schema: app_private; Owner: -
@@ -8121,6 +8890,27 @@ REVOKE ALL ON FUNCTION app_private.raise_alert(p_kind text, p_message text, p_so
 --
 
 REVOKE ALL ON FUNCTION app_private.recount_reserved_stock() FROM PUBLIC;
+
+--
+-- Name: FUNCTION refund_failed(p_id uuid, p_error text, p_permanent boolean); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.refund_failed(p_id uuid, p_error text, p_permanent boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.refund_failed(p_id uuid, p_error text, p_permanent boolean) TO cafe_system;
+
+--
+-- Name: FUNCTION refund_payout(p_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.refund_payout(p_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.refund_payout(p_id uuid) TO cafe_system;
+
+--
+-- Name: FUNCTION refund_sent(p_id uuid, p_provider_refund_id text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.refund_sent(p_id uuid, p_provider_refund_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_private.refund_sent(p_id uuid, p_provider_refund_id text) TO cafe_system;
 
 --
 -- Name: FUNCTION release_stock(p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
@@ -8271,6 +9061,12 @@ REVOKE ALL ON FUNCTION app_private.tg_coffees__notify_new() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.tg_coffees__queue_public_reads() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg_idempotency_keys__limit(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_idempotency_keys__limit() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg_jobs__trace_context(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -8299,6 +9095,12 @@ REVOKE ALL ON FUNCTION app_private.tg_order_items__reserve_stock() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_orders__after_status() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_orders__cancel_payment_intents(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_orders__cancel_payment_intents() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_orders__check_transition(); Type: ACL; Schema: app_private; Owner: -
@@ -8337,6 +9139,18 @@ REVOKE ALL ON FUNCTION app_private.tg_orders__release_stock() FROM PUBLIC;
 REVOKE ALL ON FUNCTION app_private.tg_public_read_changes__announce() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg_refunds__provider(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_refunds__provider() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg_refunds__queue_payout(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg_refunds__queue_payout() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg_role_limits__announce(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -8365,6 +9179,18 @@ REVOKE ALL ON FUNCTION app_private.tg_stores__check() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg_stores__queue_inventory() FROM PUBLIC;
+
+--
+-- Name: FUNCTION to_minor_units(p_amount numeric, p_currency text); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.to_minor_units(p_amount numeric, p_currency text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION transaction_changed_rows(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.transaction_changed_rows() FROM PUBLIC;
 
 --
 -- Name: FUNCTION walk_in_customer_id(); Type: ACL; Schema: app_private; Owner: -

@@ -11,7 +11,7 @@ import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { CONFIG_SCHEMA } from "../src/config.ts";
-import { CALLBACK_ERRORS, ERROR_CATALOGUE, INTERNAL_SQLSTATES, ROUTE_ERRORS, UNUSED_SQLSTATES, WS_CLOSE_CODES, type ErrorEntry } from "../common/errorCatalogue.ts";
+import { CALLBACK_ERRORS, ERROR_CATALOGUE, INTERNAL_SQLSTATES, ROUTE_ERRORS, STRIPE_WEBHOOK_ERRORS, UNUSED_SQLSTATES, WS_CLOSE_CODES, type ErrorEntry } from "../common/errorCatalogue.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -87,6 +87,7 @@ export function errorsPage(): string {
     ([code, e]) => `| \`${code}\` | ${e.status ?? "—"} | ${e.sqlstates?.map((s) => `\`${s}\``).join(", ") ?? ""} | ${cell(e.when)} |`,
   );
   const callback = Object.entries(CALLBACK_ERRORS).map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.by === "route" ? "the route" : "the order's rules (SQL)"} | ${cell(e.when)} |`);
+  const stripe = Object.entries(STRIPE_WEBHOOK_ERRORS).map(([code, e]) => `| \`${code}\` | ${e.status} | ${cell(e.when)} |`);
   const routes = Object.entries(ROUTE_ERRORS).map(([code, e]) => `| \`${code}\` | ${e.status} | ${cell(e.when)} |`);
   const closeCodes = Object.entries(WS_CLOSE_CODES).map(([n, e]) => `| ${n} | ${e.by === "ours" ? "the server" : "graphql-ws (protocol)"} | ${cell(e.when)} |`);
   const internal = Object.entries(INTERNAL_SQLSTATES).map(([state, e]) => `| \`${state}\` | ${e.code ? `\`${e.code}\`` : "nothing (caught in SQL)"} | ${cell(e.when)} |`);
@@ -116,6 +117,16 @@ is not recorded as processed: fix and retry. See [payments.md](payments.md).
 | code | HTTP status | decided by | when |
 |---|---|---|---|
 ${callback.join("\n")}
+
+## Stripe webhook (\`POST /payments/stripe/webhook\`)
+
+A verified event is always answered 2xx: \`processed\`, \`duplicate\`,
+\`ignored\`, or \`refused\` with a business code of the table above (and a
+payment alert). Only these refusals make Stripe retry. See [payments.md](payments.md).
+
+| code | HTTP status | when |
+|---|---|---|
+${stripe.join("\n")}
 
 ## WebSocket close codes (\`/graphql\`)
 

@@ -1,6 +1,6 @@
 import type { Config } from "./config.ts";
 import { logger, prettyLines } from "./logger.ts";
-import { CALLBACK_PATH } from "./http/paymentCallback.ts";
+import { CALLBACK_PATH } from "./payments/generic.ts";
 
 // What `npm start` says once it is ready: where to go (GraphQL, Ruru, the
 // payment callback, health) and, where the demo café is loaded, whom to sign

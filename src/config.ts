@@ -194,6 +194,26 @@ const schema = z.object({
       "Signs the notification webhooks (webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>): the Standard Webhooks form whsec_<base64 key>, or a raw string used as the key. Required with NOTIFY_WEBHOOK_URL.",
     ),
 
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, "must be a Stripe secret or restricted key (sk_live_…, sk_test_…, rk_…)")
+    .optional()
+    .describe(
+      "The Stripe account's secret key (or a restricted key allowing PaymentIntents and Refunds), for `startPayment` and the jobs that cancel intents and pay refunds back. Unset: no Stripe (startPayment answers `PAYMENTS_NOT_CONFIGURED`, `/payments/stripe/webhook` 404). Production refuses an `sk_test_`/`rk_test_` key unless `STRIPE_TEST_MODE=true` (docs/payments.md).",
+    ),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/=_-]+(,whsec_[A-Za-z0-9+/=_-]+)*$/, "must be whsec_… secrets, comma-separated")
+    .optional()
+    .describe("The signing secrets of the Stripe webhook endpoint (`whsec_…`), comma-separated: during a rotation both the old and the new one verify. Required with `STRIPE_SECRET_KEY`."),
+  STRIPE_API_URL: z
+    .string()
+    .url()
+    .refine((v) => /^https?:\/\/[^/]+\/?$/.test(v), "must be an http(s) URL without a path")
+    .default("https://api.stripe.com")
+    .describe("Where Stripe's API is (the tests point it at a local server that speaks the few endpoints used)."),
+  STRIPE_TEST_MODE: bool.default(false).describe("Allows a test-mode key (`sk_test_…`) when `NODE_ENV=production`, e.g. for a staging deployment that takes no real money."),
+
   RUN_API: bool.default(true).describe("Run the API in this process (`npm run start:worker` sets it to false)."),
   RUN_WORKER: bool.default(true).describe("Run the worker in this process (`npm run start:api` sets it to false)."),
   WORKER_CONCURRENCY: int(1, 100).default(4).describe("Jobs run at once per worker process."),
@@ -341,6 +361,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A webhook nobody can verify would let anyone who finds the URL forge one.
   if (c.NOTIFY_WEBHOOK_URL && !c.NOTIFY_WEBHOOK_SECRET) {
     throw new ConfigError("Invalid configuration:\n  NOTIFY_WEBHOOK_SECRET: required when NOTIFY_WEBHOOK_URL is set");
+  }
+  if (c.STRIPE_SECRET_KEY && !c.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError("Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required when STRIPE_SECRET_KEY is set (Stripe's webhooks are how a payment is known)");
+  }
+  // A test key in production takes no money: only when said so.
+  if (c.NODE_ENV === "production" && /^(sk|rk)_test_/.test(c.STRIPE_SECRET_KEY ?? "") && !c.STRIPE_TEST_MODE) {
+    throw new ConfigError("Invalid configuration:\n  STRIPE_SECRET_KEY: a test-mode key when NODE_ENV=production (set STRIPE_TEST_MODE=true if that is meant)");
   }
   const isProduction = c.NODE_ENV === "production";
   if (c.HTTP_REQUEST_TIMEOUT_MS < c.HTTP_HEADERS_TIMEOUT_MS) {

@@ -191,7 +191,7 @@ export function observeOperation(operation: string, type: string, seconds: numbe
 }
 
 // Their label values start at 0 where they are counted: src/errors.ts
-// (ERROR_CODES of common/errorCatalogue.ts), src/http/paymentCallback.ts (CALLBACK_OUTCOMES).
+// (ERROR_CODES of common/errorCatalogue.ts), src/payments/generic.ts (CALLBACK_OUTCOMES), src/payments/stripe.ts (STRIPE_OUTCOMES).
 export const graphqlErrors = new client.Counter({
   name: "cafe_graphql_errors_total",
   help: "GraphQL errors by extensions.code.",
@@ -213,6 +213,13 @@ export const fastPathAdHoc = fastPathRequests.labels({ document: "ad_hoc" });
 export const paymentCallbacks = new client.Counter({
   name: "cafe_payment_callbacks_total",
   help: "Payment callbacks by outcome (processed, duplicate, ignored, or the error code).",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const stripeWebhooks = new client.Counter({
+  name: "cafe_stripe_webhooks_total",
+  help: "Stripe webhook deliveries by outcome (processed, duplicate, ignored, refused, or the route's error code).",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });

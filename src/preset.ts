@@ -36,6 +36,8 @@ import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordCheck
 import type { Source } from "./http/clientAddress.ts";
 import type { LiveCache } from "./http/liveCache.ts";
 import { VIEWER, type RequestWithViewer } from "./http/viewer.ts";
+import { makeStripeClient, stripePaymentIntents } from "./payments/stripeClient.ts";
+import { PaymentsPlugin } from "../plugins/PaymentsPlugin.ts";
 
 export interface PresetOptions {
   /** Delivers LISTEN/NOTIFY events to subscriptions. */
@@ -70,6 +72,7 @@ const TRUSTED_DOCUMENTS: Record<string, string> = JSON.parse(readFileSync(path.r
 
 /** What the plugins need from this server (common/services.ts): they import nothing from src/. */
 function servicesFor(config: Config): CafeServices {
+  const stripe = makeStripeClient(config);
   const passwordChecks = makePasswordCheckGate({
     concurrency: passwordCheckConcurrency(config.PASSWORD_CHECK_CONCURRENCY, config.DATABASE_POOL_SIZE),
     queue: config.PASSWORD_CHECK_QUEUE,
@@ -83,6 +86,8 @@ function servicesFor(config: Config): CafeServices {
     // Trusted documents by name, every ad-hoc one as `adhoc` (bounded labels).
     observeOperation: (name, type, seconds) => observeOperation(operationLabel(name, requestScope.getStore()), type, seconds),
     requestScope: () => requestScope.getStore(),
+    paymentIntents: stripe ? stripePaymentIntents(stripe) : null,
+    logError: (fields, message) => logger.error(fields, message),
     ...(tracingOn()
       ? {
           operationSpan: <T>(attributes: Record<string, string | number | undefined>, fn: () => T) =>
@@ -118,6 +123,7 @@ export function makePreset({
       OrderItemsOrderPlugin,
       InventoryPlugin,
       AccountsPlugin,
+      PaymentsPlugin,
       SubscriptionsPlugin,
       ReportsPlugin,
       ComplexityDirectiveDefinitionPlugin,

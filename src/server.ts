@@ -18,7 +18,8 @@ import { openApiPool, openCallbackPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
 import { installConnectionLimit } from "./http/connectionLimit.ts";
 import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
-import { paymentCallbackRouter } from "./http/paymentCallback.ts";
+import { CALLBACK_PATH, genericProvider } from "./payments/generic.ts";
+import { STRIPE_WEBHOOK_PATH, stripeProvider } from "./payments/stripe.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
 import { installLingeringClose } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
@@ -27,9 +28,9 @@ import { makeRateLimiter } from "./http/rateLimiter.ts";
 import { shareRateUsage } from "./db/rateUsage.ts";
 import { makeFastPath } from "./http/fastPath.ts";
 import { makeSecurityHeaders } from "./http/securityHeaders.ts";
-import { installMetricsRoute } from "./http/metricsRoute.ts";
+import { metricsHandler } from "./http/metricsRoute.ts";
 import { ROUTE_ERRORS } from "../common/errorCatalogue.ts";
-import { installHealthRoutes } from "./http/healthRoutes.ts";
+import { healthHandlers } from "./http/healthRoutes.ts";
 import { installHomeRoute } from "./http/homeRoute.ts";
 import { installWebSocket } from "./http/websocket.ts";
 import { makeRequestPipeline } from "./http/router.ts";
@@ -147,9 +148,6 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", trust);
-  app.use(paymentCallbackRouter({ config, pool: callbackPool, health, blocked: blockedSources, sourceOf }));
-  installHealthRoutes(app, health);
-  installMetricsRoute(app, config);
   installHomeRoute(app, config);
   app.use((_req, res) => {
     res.status(ROUTE_ERRORS.NOT_FOUND.status).json({ error: { code: "NOT_FOUND", message: "No such route." } });
@@ -166,6 +164,15 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     logger.warn({ err: (err as Error).message }, "sharing the request counts with the other API processes failed; counting alone meanwhile");
   });
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
+  // Answered straight by their handlers: the payment providers (each its
+  // own module, src/payments/), health and metrics.
+  const metrics = metricsHandler(config);
+  const direct = {
+    [CALLBACK_PATH]: genericProvider({ config, pool: callbackPool, health, blocked: blockedSources, sourceOf }),
+    ...(config.STRIPE_SECRET_KEY ? { [STRIPE_WEBHOOK_PATH]: stripeProvider({ config, pool: callbackPool, health, sourceOf }) } : null),
+    ...healthHandlers(health),
+    ...(metrics ? { "/metrics": metrics } : null),
+  };
   const pipeline = makeRequestPipeline({
     config,
     sourceOf,
@@ -174,6 +181,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     cors: cors.handler,
     securityHeaders: makeSecurityHeaders(),
     fastPath: makeFastPath({ serv, adHocDocuments: { maxEntries: config.GRAPHQL_DOCUMENT_CACHE_SIZE, maxBytes: config.GRAPHQL_DOCUMENT_CACHE_BYTES }, liveCache }),
+    direct,
     graphqlHandler,
     app,
   });

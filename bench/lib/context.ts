@@ -47,6 +47,8 @@ export interface Secrets {
   JWT_SECRET: string;
   WEBHOOK_TOKEN: string;
   SIGNING_SECRET: string;
+  /** The service's STRIPE_WEBHOOK_SECRET (S4's Stripe row). */
+  STRIPE_WEBHOOK_SECRET: string;
 }
 
 export interface Ctx {

@@ -8,7 +8,12 @@
 // so the jobs wait for S5. Callbacks (README "Payment callbacks"): shape A
 // with the order's id, the customer's e-mail and the exact total, a distinct
 // event_id per order, the bearer token and the HMAC-SHA256 signature.
+// The `extra` row is the same service's Stripe webhook
+// (/payments/stripe/webhook): a payment_intent.succeeded per order, signed
+// with the stripe package's generateTestHeaderString at sending time, for
+// its own distinct PENDING orders, at the same fixed rate in the latency run.
 import { createHmac } from "node:crypto";
+import Stripe from "stripe";
 import { base, type Ctx, type Row, type ScenarioResult, type Secrets } from "../lib/context.ts";
 import { peakThenLatency } from "../lib/measureVariants.ts";
 import { captureSql, countSql } from "../lib/proc.ts";
@@ -27,23 +32,38 @@ export function signedCallback(secrets: Secrets, o: PendingOrder): { body: strin
   return { body, headers: { authorization: `Bearer ${secrets.WEBHOOK_TOKEN}`, "x-signature": signature, "content-type": "application/json" } };
 }
 
+/** A Stripe payment_intent.succeeded for the order, signed now as Stripe signs it. */
+export function signedStripeEvent(secrets: Secrets, o: PendingOrder): { body: string; headers: Record<string, string> } {
+  const minor = Math.round(Number(o.total) * 100);
+  const body = JSON.stringify({
+    id: `evt_bench_${o.id}`,
+    object: "event",
+    type: "payment_intent.succeeded",
+    data: {
+      object: { id: `pi_bench_${o.id.replaceAll("-", "")}`, object: "payment_intent", amount: minor, amount_received: minor, currency: "eur", status: "succeeded", metadata: { order_id: o.id } },
+    },
+  });
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: secrets.STRIPE_WEBHOOK_SECRET });
+  return { body, headers: { "stripe-signature": signature, "content-type": "application/json" } };
+}
+
 /**
  * A request spec that pays the next order of `orders` with each request and
  * records which orders were sent and which the server accepted ({status:
  * "processed"}), with when (performance.now()) the answer arrived.
  */
-export function callbackStream(secrets: Secrets, orders: PendingOrder[]) {
+export function callbackStream(secrets: Secrets, orders: PendingOrder[], stripe = false) {
   let next = 0;
   const sent: string[] = [];
   const accepted = new Map<string, number>();
   const refused: string[] = [];
   const spec: RequestSpec = {
-    path: "/orders/payment-callback",
+    path: stripe ? "/payments/stripe/webhook" : "/orders/payment-callback",
     setup: () => {
       // Past the end the last order repeats: its duplicates answer "duplicate" and count as bad.
       const o = orders[Math.min(next++, orders.length - 1)]!;
       sent.push(o.id);
-      return signedCallback(secrets, o);
+      return stripe ? signedStripeEvent(secrets, o) : signedCallback(secrets, o);
     },
     check: (status, body) => {
       const parsed = status === 200 && body.startsWith("{") ? JSON.parse(body) : null;
@@ -89,10 +109,11 @@ export async function checkIntegrity(ctx: Ctx, sent: string[], accepted: string[
 
 export async function s4(ctx: Ctx): Promise<ScenarioResult> {
   const n = ctx.opts.s4Orders;
-  const all = await makePendingOrders(ctx.root, n * 2 + 2, "bench s4");
+  const all = await makePendingOrders(ctx.root, n * 3 + 3, "bench s4");
   const svcOrders: PendingOrder[] = all.slice(0, n);
   const floorOrders: PendingOrder[] = all.slice(n, 2 * n);
-  const probe = all.slice(2 * n);
+  const stripeOrders: PendingOrder[] = all.slice(2 * n, 3 * n);
+  const probe = all.slice(3 * n);
   const svc = base(ctx.service.port);
   const floor = base(ctx.floorSql.port);
 
@@ -106,8 +127,16 @@ export async function s4(ctx: Ctx): Promise<ScenarioResult> {
   const fcap = await captureSql(ctx.floorSql, () => post(floor, probe[1]!));
   if (fcap.result.status !== 200 || !fcap.result.text.includes("processed")) throw new Error(`floor callback failed: ${fcap.result.status} ${fcap.result.text.slice(0, 300)}`);
 
+  const stripePost = (o: PendingOrder) => {
+    const { body, headers } = signedStripeEvent(ctx.secrets, o);
+    return fetch(svc + "/payments/stripe/webhook", { method: "POST", body, headers }).then(async (r) => ({ status: r.status, text: await r.text() }));
+  };
+  const scap = await captureSql(ctx.service, () => stripePost(probe[2]!));
+  if (scap.result.status !== 200 || !scap.result.text.includes("processed")) throw new Error(`stripe webhook failed: ${scap.result.status} ${scap.result.text.slice(0, 300)}`);
+
   const svcStream = callbackStream(ctx.secrets, svcOrders);
   const floorStream = callbackStream(ctx.secrets, floorOrders);
+  const stripeStream = callbackStream(ctx.secrets, stripeOrders, true);
   const rows: Row[] = await peakThenLatency(
     ctx,
     "S4",
@@ -129,18 +158,30 @@ export async function s4(ctx: Ctx): Promise<ScenarioResult> {
         request: floorStream.spec,
         sql: countSql(fcap.queries),
       },
+      {
+        variant: "extra",
+        label: "cafe-api POST /payments/stripe/webhook (Stripe-signed payment_intent.succeeded)",
+        baseUrl: svc,
+        pid: ctx.service.proc.pid,
+        request: stripeStream.spec,
+        sql: countSql(scap.queries),
+      },
     ],
     "callbacks/s",
   );
   const integrity = {
     service: await checkIntegrity(ctx, svcStream.sent, [...svcStream.accepted.keys()]),
     floor: await checkIntegrity(ctx, floorStream.sent, [...floorStream.accepted.keys()]),
+    stripe: await checkIntegrity(ctx, stripeStream.sent, [...stripeStream.accepted.keys()]),
   };
+  const streams = { service: svcStream, floor: floorStream, extra: stripeStream };
+  const orderLists = { service: svcOrders, floor: floorOrders, extra: stripeOrders };
   for (const r of rows) {
-    const i = integrity[r.variant as "service" | "floor"];
+    const variant = r.variant as "service" | "floor" | "extra";
+    const i = integrity[variant === "extra" ? "stripe" : variant];
     r.notes = [...(r.notes ?? []), `sent ${i.sent}, accepted ${i.accepted}, lost ${i.lost}, duplicated ${i.duplicated}`];
-    if (svcStream.used() >= svcOrders.length || floorStream.used() >= floorOrders.length) r.notes.push("ran out of distinct orders: raise s4Orders in bench/lib/options.ts");
-    const refused = (r.variant === "service" ? svcStream : floorStream).refused;
+    if (streams[variant].used() >= orderLists[variant].length) r.notes.push("ran out of distinct orders: raise s4Orders in bench/lib/options.ts");
+    const refused = streams[variant].refused;
     if (refused.length) r.notes.push(`${refused.length} refused, e.g. ${refused.slice(0, 2).join(" | ")}`);
   }
   const { rows: deliveries } = await ctx.root.query("select count(*)::int as n from app_private.payment_deliveries where received_at > now() - interval '60 seconds'");
@@ -155,7 +196,7 @@ export async function s4(ctx: Ctx): Promise<ScenarioResult> {
     rows,
     integrity,
     notes: [
-      `integrity: service ${JSON.stringify(integrity.service)}; floor ${JSON.stringify(integrity.floor)}`,
+      `integrity: service ${JSON.stringify(integrity.service)}; floor ${JSON.stringify(integrity.floor)}; stripe ${JSON.stringify(integrity.stripe)}`,
       `payment_deliveries rows in the last 60 s at the end: ${deliveries[0].n} (the burst rule counts them on every delivery)`,
       "the service answers only after its transaction commits, so an accepted callback is durable",
     ],

@@ -1,5 +1,5 @@
---! Previous: sha1:3a060cfbfa2aa7f14a4811b063a4eb5facd10491
---! Hash: sha1:10eeffbafa152660797aeb28da9b3806911827e9
+--! Previous: sha1:a1846a5fdcd8434ef27328a706ceb2f645a92a1e
+--! Hash: sha1:8f9a0c91bc53626ba268cc1a2c17341a2c41d1b2
 
 --------------------------------------------------------------------------------
 -- 905 live reads: what changed, as precisely as a public read can see it

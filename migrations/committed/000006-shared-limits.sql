@@ -1,5 +1,5 @@
---! Previous: sha1:10eeffbafa152660797aeb28da9b3806911827e9
---! Hash: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
+--! Previous: sha1:8f9a0c91bc53626ba268cc1a2c17341a2c41d1b2
+--! Hash: sha1:b87dc40b807d6fc7c97c1972338187ba92007c17
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

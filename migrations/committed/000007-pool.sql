@@ -1,5 +1,5 @@
---! Previous: sha1:daa20abf7034925931e8dd991273adb0f56cf3ab
---! Hash: sha1:1c3dcfda2991257207ccd64242e8648d8cbe52ad
+--! Previous: sha1:b87dc40b807d6fc7c97c1972338187ba92007c17
+--! Hash: sha1:461778b0c4d53a5ef6a90f4b80d45703f66851e8
 
 --------------------------------------------------------------------------------
 -- 907 login roles a deployment owns

@@ -1,5 +1,5 @@
---! Previous: sha1:1c3dcfda2991257207ccd64242e8648d8cbe52ad
---! Hash: sha1:c27358c6230361dc59dd0302f07be3bdb5b343e2
+--! Previous: sha1:461778b0c4d53a5ef6a90f4b80d45703f66851e8
+--! Hash: sha1:007f42ce9593ec66c72c9e5aa543e014537255f6
 --! Message: ops
 
 --------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type express from "express";
 import type { Config } from "../config.ts";
-import { CALLBACK_PATH } from "./paymentCallback.ts";
+import { CALLBACK_PATH } from "../payments/generic.ts";
+import { STRIPE_WEBHOOK_PATH } from "../payments/stripe.ts";
 
 // The obvious URLs: GET / names the service's URLs (a short HTML page for a
 // browser, JSON otherwise), and a browser opening /graphql (GET, accepting
@@ -13,6 +14,7 @@ function links(config: Config): Array<[string, string]> {
     ["/graphql", "GraphQL over HTTP (POST, or GET for queries) and graphql-ws"],
     ...(config.graphiql ? [["/graphiql", "Ruru, the GraphQL IDE"] as [string, string]] : []),
     [CALLBACK_PATH, "the payment provider's signed callbacks (POST)"],
+    ...(config.STRIPE_SECRET_KEY ? [[STRIPE_WEBHOOK_PATH, "Stripe's signed webhooks (POST)"] as [string, string]] : []),
     ["/healthz", "liveness"],
     ["/readyz", "readiness (the database)"],
   ];

@@ -1,26 +1,36 @@
-import type express from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
 import { registry } from "../metrics.ts";
 import { bearerToken, sameSecret } from "./bearer.ts";
 import { ROUTE_ERRORS } from "../../common/errorCatalogue.ts";
+import { sendJson } from "../payments/delivery.ts";
 
 // GET /metrics (Prometheus). With METRICS_TOKEN set, only for a scraper
 // that sends it as a bearer token; in production, off (404) without one, so
-// no deployment shows its traffic to the world by default.
+// no deployment shows its traffic to the world by default. The router
+// (src/http/router.ts) calls the handler straight.
 
-export function installMetricsRoute(app: express.Express, config: Config): void {
+/** The /metrics handler, or null when /metrics is off. */
+export function metricsHandler(config: Config): ((req: IncomingMessage, res: ServerResponse) => void) | null {
   const token = config.METRICS_TOKEN;
-  if (!config.METRICS || (config.isProduction && !token)) return;
-  app.get("/metrics", async (req, res) => {
+  if (!config.METRICS || (config.isProduction && !token)) return null;
+  return (req, res) => {
     if (token) {
       const given = bearerToken(req.headers.authorization);
       if (given === undefined || !sameSecret(given, token)) {
         res.setHeader("www-authenticate", 'Bearer realm="metrics"');
-        res.status(ROUTE_ERRORS.UNAUTHORIZED.status).json({ error: { code: "UNAUTHORIZED", message: "A valid Authorization: Bearer <metrics token> is required." } });
-        return;
+        return sendJson(res, ROUTE_ERRORS.UNAUTHORIZED.status, { error: { code: "UNAUTHORIZED", message: "A valid Authorization: Bearer <metrics token> is required." } });
       }
     }
-    res.setHeader("content-type", registry.contentType);
-    res.send(await registry.metrics());
-  });
+    void registry.metrics().then(
+      (text) => {
+        res.setHeader("content-type", registry.contentType);
+        res.end(text);
+      },
+      () => {
+        res.statusCode = 500;
+        res.end();
+      },
+    );
+  };
 }

@@ -4,7 +4,6 @@ import type { Viewer } from "../../common/services.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope, type RequestScope } from "../requestScope.ts";
 import { refusedConnection } from "./connectionLimit.ts";
 import { pathOf, trackRequest } from "./accessLog.ts";
-import { CALLBACK_PATH } from "./paymentCallback.ts";
 import { closeAfter413, declaredLength, MAX_BODY_BYTES, noteRequest, refuseTooLarge, sendRefusal } from "./bodyLimit.ts";
 import { isBrowserVisit, redirectToIde } from "./homeRoute.ts";
 import type { SecurityHeaders } from "./securityHeaders.ts";
@@ -19,8 +18,10 @@ import { VIEWER, type RequestWithViewer } from "./viewer.ts";
 //   2. request id        the caller's X-Request-Id made safe, or a new one: echoed, and carried by every log line written for it;
 //   3. access log        one line per request and the request counter (src/http/accessLog.ts);
 //   4. routes            /graphql goes on (a browser's visit goes to the IDE); every other route is answered here, with its
-//                        security headers and the body limit: grafserv (/graphiql, Ruru's files), then Express (health,
-//                        metrics, the payment callback, 404);
+//                        security headers: the direct routes straight by their handlers (the payment providers, each
+//                        a module of src/payments/ that reads and limits its own body; /healthz, /readyz, /metrics),
+//                        the rest with the body limit by grafserv (/graphiql, Ruru's files), then Express (the home
+//                        page, 404);
 //   5. CORS              browsers only (they always send Origin on a cross-origin request and on every preflight);
 //   6. body              over MAX_BODY_BYTES: 413, before a byte of it is read;
 //   7. token             a bad, expired or revoked bearer token is a 401 (spending its source's budget), never a silent
@@ -50,6 +51,8 @@ export interface PipelineParts {
   cors: Middleware;
   securityHeaders: SecurityHeaders;
   fastPath: Step;
+  /** Paths answered straight by their handler (the payment providers, health, metrics). */
+  direct: Record<string, Handler>;
   /** grafserv's handler, falling through to `next`. */
   graphqlHandler: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   /** Everything else: the Express app. */
@@ -61,8 +64,9 @@ function chain(steps: Step[], end: Handler): Handler {
   return steps.reduceRight<Handler>((next, step) => (req, res) => step(req, res, next), end);
 }
 
-export function makeRequestPipeline({ config, sourceOf, viewerFrom, limiter, cors, securityHeaders, fastPath, graphqlHandler, app }: PipelineParts) {
+export function makeRequestPipeline({ config, sourceOf, viewerFrom, limiter, cors, securityHeaders, fastPath, direct, graphqlHandler, app }: PipelineParts) {
   let draining = false;
+  const directRoutes = new Map(Object.entries(direct));
   const grafservThenExpress: Handler = (req, res) => graphqlHandler(req, res, () => app(req, res));
   const rateLimited = (res: ServerResponse) => {
     res.setHeader("retry-after", "1");
@@ -93,8 +97,9 @@ export function makeRequestPipeline({ config, sourceOf, viewerFrom, limiter, cor
       for (const [name, value] of securityHeaders.api) res.setHeader(name, value);
       return next(req, res);
     }
-    // The payment callback reads (and logs) its own body, up to its own limit.
-    const tooLarge = path !== CALLBACK_PATH && declaredLength(req) > MAX_BODY_BYTES;
+    const handler = directRoutes.get(path);
+    if (handler) return securityHeaders.page(req, res, () => handler(req, res));
+    const tooLarge = declaredLength(req) > MAX_BODY_BYTES;
     const headers = path === "/graphiql" || path.startsWith("/ruru-static") ? securityHeaders.ide : securityHeaders.page;
     headers(req, res, () => (tooLarge ? refuseTooLarge(res, MAX_BODY_BYTES, "rest") : grafservThenExpress(req, res)));
   };

@@ -6,6 +6,9 @@ import type { DatabaseUrls } from "../db/database.ts";
 import { graphileLogFactory, logger } from "../logger.ts";
 import { crontab, taskList } from "./tasks/index.ts";
 import { notification__send_webhook } from "./tasks/notification__send_webhook.ts";
+import { payment_intent__cancel } from "./tasks/payment_intent__cancel.ts";
+import { refund__pay } from "./tasks/refund__pay.ts";
+import { makeStripeClient } from "../payments/stripeClient.ts";
 import { supervisedRunner } from "./supervise.ts";
 import { observedTasks } from "./job.ts";
 import { startHeartbeat } from "./heartbeat.ts";
@@ -38,9 +41,15 @@ export async function startWorker(config: Config, urls: DatabaseUrls): Promise<W
   });
   events.on("worker:release", ({ worker }) => workerIds.delete(worker.workerId));
 
+  const stripe = makeStripeClient(config);
   const supervisor = await supervisedRunner({
     pgPool: pool,
-    taskList: observedTasks({ ...taskList, notification__send_webhook: notification__send_webhook(config) }),
+    taskList: observedTasks({
+      ...taskList,
+      notification__send_webhook: notification__send_webhook(config),
+      payment_intent__cancel: payment_intent__cancel(stripe),
+      refund__pay: refund__pay(stripe),
+    }),
     concurrency: config.WORKER_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 1000,

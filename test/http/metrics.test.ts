@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import express from "express";
 import { loadConfig } from "../../src/config.ts";
-import { installMetricsRoute } from "../../src/http/metricsRoute.ts";
+import { metricsHandler } from "../../src/http/metricsRoute.ts";
 import { operationsOf } from "../support/contract.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { useTestService } from "../support/service.ts";
@@ -88,10 +87,12 @@ describe("METRICS_TOKEN", () => {
   /** The metrics route as the service installs it, with these settings, on a real HTTP server. */
   async function metricsServer(env: Record<string, string>) {
     const config = loadConfig({ DATABASE_URL: testDatabaseUrl(), ...env });
-    const app = express();
-    installMetricsRoute(app, config);
-    app.use((_req, res) => res.status(404).end());
-    const server = http.createServer(app);
+    const handler = metricsHandler(config);
+    const server = http.createServer((req, res) => {
+      if (handler && req.url === "/metrics") return handler(req, res);
+      res.statusCode = 404;
+      res.end();
+    });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/metrics`;
     const get = (authorization?: string) => fetch(url, { headers: authorization ? { authorization } : {} }).then((r) => r.status);

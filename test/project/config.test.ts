@@ -132,6 +132,18 @@ describe("loadConfig", () => {
     expect(named(previous)).toEqual(["SIGNING_SECRET_PREVIOUS"]);
   });
 
+  test("Stripe: the webhook secret is required with the key, its secrets are whsec_ values, and production refuses a test key unless STRIPE_TEST_MODE=true", () => {
+    const key = { STRIPE_SECRET_KEY: "sk_test_abc123", STRIPE_WEBHOOK_SECRET: "whsec_one,whsec_two" };
+    expect(loadConfig(key)).toMatchObject({ ...key, STRIPE_API_URL: "https://api.stripe.com", STRIPE_TEST_MODE: false });
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: "sk_test_abc123" })).toThrow(/STRIPE_WEBHOOK_SECRET: required/);
+    expect(named(refusal({ ...key, STRIPE_WEBHOOK_SECRET: "not-a-secret" }))).toEqual(["STRIPE_WEBHOOK_SECRET"]);
+    expect(named(refusal({ ...key, STRIPE_SECRET_KEY: "pk_test_publishable" }))).toEqual(["STRIPE_SECRET_KEY"]);
+    const production = { NODE_ENV: "production", DATABASE_URL: PRODUCTION_DB, ...STRONG, ...key };
+    expect(() => loadConfig(production)).toThrow(/STRIPE_SECRET_KEY: a test-mode key/);
+    expect(loadConfig({ ...production, STRIPE_TEST_MODE: "true" }).STRIPE_SECRET_KEY).toBe("sk_test_abc123");
+    expect(() => loadConfig({ ...production, STRIPE_SECRET_KEY: "sk_live_abc123" })).not.toThrow();
+  });
+
   test("production's refusals and malformed values come in the same message", () => {
     const e = refusal({ NODE_ENV: "production", PORT: "abc", LOG_LEVEL: "verbose", JWT_SECRET: "short" });
     expect(named(e)).toEqual(["DATABASE_ROLE_PASSWORD", "DATABASE_URL", "JWT_SECRET", "LOG_LEVEL", "PORT", "SIGNING_SECRET", "WEBHOOK_TOKEN"]);

@@ -159,7 +159,7 @@ test("the payment callback: every code the SQL answers is on the list with the s
       .filter(([code, e]) => e.by === "database" && !fromSql.has(code))
       .map(([code]) => code),
   ).toEqual([]);
-  const route = read("src/http/paymentCallback.ts");
+  const route = read("src/payments/generic.ts");
   expect(
     Object.entries(callback)
       .filter(([code, e]) => e.by === "route" && !route.includes(`"${code}"`))

@@ -16,7 +16,7 @@ export function operationsOf(client: ClientName): string {
 }
 
 /** The text of a dashboard's documents beyond the contract (documents/, docs/api.md "The café's day"). */
-export function documentsOf(client: "admin" | "barista"): string {
+export function documentsOf(client: "admin" | "barista" | "mobile"): string {
   return readFileSync(path.join(CONTRACT_DIR, "..", "documents", `${client}.graphql`), "utf8");
 }
 
