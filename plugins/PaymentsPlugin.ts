@@ -48,12 +48,13 @@ export const PaymentsPlugin = extendSchema((build) => {
         plans: {
           startPayment(_: unknown, fieldArgs: FieldArgs) {
             return sideEffect({ pg: executor.context(), orderId: fieldArgs.getRaw("orderId") }, async ({ pg, orderId }) => {
-              const intents = services?.paymentIntents;
-              if (!intents) throw new SafeError("This café takes no card payments in the app: pay at the till.", { code: "PAYMENTS_NOT_CONFIGURED" });
-              // The rule, in its own transaction, committed before the provider is called.
+              // The rule, in its own transaction, committed before the provider is called
+              // (and asked first: who may pay which order does not depend on Stripe's set-up).
               const start = await pg.withPgClient(pg.pgSettings, (client) =>
                 client.withTransaction(async (tx) => (await tx.query<PaymentStartRow>({ text: "select (s).* from (select app_hidden.payment_start($1::uuid) as s) x", values: [orderId] })).rows[0]!),
               );
+              const intents = services?.paymentIntents;
+              if (!intents) throw new SafeError("This café takes no card payments in the app: pay at the till.", { code: "PAYMENTS_NOT_CONFIGURED" });
               await pg.withPgClient(pg.pgSettings, async () => undefined);
               const amount = Number(start.amount_minor);
               let intent: PaymentIntentView;

@@ -27,6 +27,7 @@ const ALICE = "00000000-0000-4000-8000-00000000a11c";
 const BOB = "00000000-0000-4000-8000-000000000b0b";
 const SAM = "00000000-0000-4000-8000-0000000ba415"; // barista on alice's orders
 const MORGAN = "00000000-0000-4000-8000-0000000ad314"; // admin, on none of alice's orders
+const DEFAULT_STORE = "5707e000-0000-4000-8000-000000000001"; // the store every order without a storeId goes to
 
 interface Ctx {
   t: TestService;
@@ -197,6 +198,29 @@ const RULES: Record<string, Rule> = {
   "Query.lowStockItems": { doc: "{ lowStockItems { currentStock } }", access: STAFF, refuseWithError: true, expectData: true },
   "Query.stockItemByIngredientId": { doc: "query($id: ID!) { stockItemByIngredientId(ingredientId: $id) { currentStock } }", vars: (c) => ({ id: c.ingredient.id }), access: STAFF, expectData: true },
   "Query.allStockItems": { doc: "{ allStockItems { nodes { currentStock } } }", access: STAFF, expectData: true },
+  "Query.stockItemByStoreIdAndIngredientId": {
+    doc: "query($s: ID!, $i: ID!) { stockItemByStoreIdAndIngredientId(storeId: $s, ingredientId: $i) { currentStock } }",
+    vars: (c) => ({ s: DEFAULT_STORE, i: c.ingredient.id }),
+    access: STAFF,
+    expectData: true,
+  },
+
+  // --- stores (000002-stores.sql): open stores are public, staff rows are staff's, the chain's admin changes them ---
+  "Query.stores": { doc: "{ stores { id name } }", access: ALL, expectData: true },
+  "Query.allStores": { doc: "{ allStores { nodes { id name } } }", access: ALL, expectData: true },
+  "Query.storeById": { doc: "query($id: ID!) { storeById(id: $id) { name } }", vars: () => ({ id: DEFAULT_STORE }), access: ALL, expectData: true },
+  "Query.allStoreCoffees": { doc: "{ allStoreCoffees { nodes { storeId coffeeId } } }", access: ALL },
+  "Query.storeCoffeeByStoreIdAndCoffeeId": {
+    doc: "query($s: ID!, $c: ID!) { storeCoffeeByStoreIdAndCoffeeId(storeId: $s, coffeeId: $c) { storeId } }",
+    vars: (c) => ({ s: DEFAULT_STORE, c: c.coffeeId }),
+    access: ALL,
+  },
+  "Query.allStoreStaffs": { doc: "{ allStoreStaffs { nodes { storeId staffId } } }", access: STAFF, expectData: true },
+  "Query.storeStaffByStoreIdAndStaffId": {
+    doc: "query($s: ID!, $id: ID!) { storeStaffByStoreIdAndStaffId(storeId: $s, staffId: $id) { storeId } }",
+    vars: () => ({ s: DEFAULT_STORE, id: SAM }),
+    access: STAFF,
+  },
   "Query.stockMovementById": { doc: "query($id: BigInt!) { stockMovementById(id: $id) { delta } }", vars: (c) => ({ id: c.stockMovementId }), access: STAFF, expectData: true },
   "Query.allStockMovements": { doc: "{ allStockMovements(first: 5) { nodes { delta } } }", access: STAFF, expectData: true },
   "Query.orderStatusTransitionByFromStatusAndToStatusAndRole": {
@@ -307,6 +331,23 @@ const RULES: Record<string, Rule> = {
     refuseWithError: true,
     expectData: true,
   },
+  "Mutation.addStore": {
+    doc: "mutation($n: String!, $tz: String!) { addStore(name: $n, timeZone: $tz) { id } }",
+    vars: (_c, role) => ({ n: `Drill store (${role}) ${Date.now()}`, tz: "Europe/Lisbon" }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
+  "Mutation.assignStaff": { doc: "mutation($a: ID!, $s: ID!) { assignStaff(accountId: $a, storeId: $s) }", vars: () => ({ a: SAM, s: DEFAULT_STORE }), access: ADMIN, refuseWithError: true },
+  "Mutation.updateStore": {
+    doc: "mutation($id: ID!, $p: StoreSettingsPatch!) { updateStore(id: $id, patch: $p) { id } }",
+    vars: () => ({ id: DEFAULT_STORE, p: { address: "Rua Augusta 1, Lisboa" } }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
+  // Without Stripe (this service has no key) an allowed caller gets PAYMENTS_NOT_CONFIGURED; the rule is asked first.
+  "Mutation.startPayment": { doc: "mutation($o: ID!) { startPayment(orderId: $o) { amount } }", vars: async (c) => ({ o: await c.freshOrder() }), access: OWN, refuseWithError: true },
   "Mutation.settleRefund": { doc: "mutation($id: ID!) { settleRefund(id: $id) { id } }", vars: async (c) => ({ id: await c.freshRefund() }), access: ADMIN, refuseWithError: true, expectData: true },
   "Mutation.restockIngredient": {
     doc: "mutation($id: ID!, $r: String) { restockIngredient(ingredientId: $id, amount: 1, reason: $r) { currentStock } }",
