@@ -43,7 +43,9 @@ interface Orphan {
 test(
   `crash during payment: ${N} callbacks while the worker is SIGKILLed at random moments and the API once`,
   async () => {
-    const { rows: stockBefore } = await d.db.query<{ ingredient_id: string; current_stock: number }>("select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items");
+    const { rows: stockBefore } = await d.db.query<{ ingredient_id: string; current_stock: number }>(
+      "select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items where store_id = app_hidden.default_store_id()",
+    );
 
     let api = await ChildService.start({ name: "api", mode: "api", databaseUrl: d.url, env: { DATABASE_POOL_SIZE: "6" } });
     let worker = await ChildService.start({ name: "worker", mode: "worker", databaseUrl: d.url, waitReady: false });
@@ -203,7 +205,9 @@ test(
     const slow = waits.filter((w) => w.wait_s === null || w.wait_s > 5).sort((a, b) => (b.wait_s ?? 1e9) - (a.wait_s ?? 1e9));
 
     // Stock: each ingredient went down by exactly what the paid orders need, once.
-    const { rows: stockAfter } = await d.db.query<{ ingredient_id: string; current_stock: number }>("select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items");
+    const { rows: stockAfter } = await d.db.query<{ ingredient_id: string; current_stock: number }>(
+      "select ingredient_id, current_stock::float8 as current_stock from app_public.stock_items where store_id = app_hidden.default_store_id()",
+    );
     const need = new Map<string, number>();
     for (const e of effects.values()) for (const x of e.expected) need.set(x.ingredient, (need.get(x.ingredient) ?? 0) + x.amount);
     const stockProblems = stockBefore

@@ -397,7 +397,8 @@ describe("menu and stock upkeep", () => {
   const available = async (id: string) => (await t.db.query("select available from app_public.coffees where id = $1", [id])).rows[0].available as boolean;
   const menuIds = async () => ok(await gqlAs(t, "anonymous", MENU)).menuItems.map((c: any) => c.id) as string[];
   const stockRow = async (id: string) =>
-    (await t.db.query("select current_stock::float8 as stock, alert_level::float8 as alert from app_public.stock_items where ingredient_id = $1", [id])).rows[0] as {
+    (await t.db.query("select current_stock::float8 as stock, alert_level::float8 as alert from app_public.stock_items where ingredient_id = $1 and store_id = app_hidden.default_store_id()", [id]))
+      .rows[0] as {
       stock: number;
       alert: number;
     };

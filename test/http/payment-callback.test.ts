@@ -81,7 +81,7 @@ async function state(orderId: string): Promise<OrderState> {
 }
 
 async function stockOf(c: StockedCoffee): Promise<number> {
-  const { rows } = await t.db.query("select current_stock from app_public.stock_items where ingredient_id = $1", [c.ingredientId]);
+  const { rows } = await t.db.query("select current_stock from app_public.stock_items where ingredient_id = $1 and store_id = app_hidden.default_store_id()", [c.ingredientId]);
   return Number(rows[0].current_stock);
 }
 
@@ -1053,7 +1053,7 @@ describe("throughput", () => {
       250,
     );
     console.log(`[payments] the worker ran the 900 jobs of those 300 payments in ${((performance.now() - drainStart) / 1000).toFixed(2)} s after the last answer`);
-    const { rows: stock } = await t.db.query("select current_stock::float8 as s from app_public.stock_items where ingredient_id = $1", [c.ingredientId]);
+    const { rows: stock } = await t.db.query("select current_stock::float8 as s from app_public.stock_items where ingredient_id = $1 and store_id = app_hidden.default_store_id()", [c.ingredientId]);
     expect(stock[0].s).toBe(10_000_000 - 300);
   });
 

@@ -155,7 +155,9 @@ export async function removeIngredients(t: Owned, ids: string[]): Promise<void> 
 
 /** current_stock of each ingredient, as numbers, keyed by id. */
 export async function stockOf(t: Owned, ids: string[]): Promise<Record<string, number>> {
-  const { rows } = await t.db.query("select ingredient_id, current_stock::float8 as s from app_public.stock_items where ingredient_id = any($1::uuid[])", [ids]);
+  const { rows } = await t.db.query("select ingredient_id, current_stock::float8 as s from app_public.stock_items where ingredient_id = any($1::uuid[]) and store_id = app_hidden.default_store_id()", [
+    ids,
+  ]);
   return Object.fromEntries(rows.map((r) => [r.ingredient_id, r.s]));
 }
 
