@@ -49,13 +49,18 @@ function isDocumented(r: RawResponse): boolean {
   return true;
 }
 
-/** Every table of the service's schemas, as a digest, but for those hostile input may change. */
+/**
+ * Every table of the service's schemas, as a digest, but for those hostile
+ * input may change, and the processes' shared rate-limit counts
+ * (app_private.rate_usage: each process's heartbeat row moves on every sync).
+ */
 async function snapshot(db: pg.Pool): Promise<Record<string, string>> {
   const { rows: tables } = await db.query<{ name: string }>(
     `select format('%I.%I', schemaname, tablename) as name from pg_tables
       where schemaname in ('app_public', 'app_private', 'app_hidden', 'graphile_worker')
         and format('%I.%I', schemaname, tablename) not in
-            ('app_private.payment_deliveries', 'app_public.payment_alerts', 'app_private.blocked_sources', 'app_private.alert_windows', 'app_private.worker_heartbeats')
+            ('app_private.payment_deliveries', 'app_public.payment_alerts', 'app_private.blocked_sources', 'app_private.alert_windows', 'app_private.worker_heartbeats',
+             'app_private.rate_usage')
       order by 1`,
   );
   const out: Record<string, string> = {};
