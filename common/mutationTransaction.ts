@@ -179,7 +179,10 @@ export const oneTransactionPerMutation = {
     const ctx = args.contextValue as { withPgClient?: WithPgClient; afterCommit?: Array<() => unknown>; onCommit?: () => void | Promise<void>; mutationTransaction?: MutationTransaction } | undefined;
     if (field === null || !ctx?.withPgClient) return next();
     const tx = oneTransaction(ctx.withPgClient);
-    (ctx as { withPgClientOutside?: WithPgClient }).withPgClientOutside = ctx.withPgClient;
+    // Outside the held transaction: the pool itself (plugins/OneConnectionPlugin.ts
+    // leaves it here unserialised: a statement waiting for the held
+    // transaction's turn would wait for ever).
+    (ctx as { withPgClientOutside?: WithPgClient }).withPgClientOutside ??= ctx.withPgClient;
     ctx.withPgClient = tx.withPgClient;
     ctx.mutationTransaction = tx;
     // What must follow the commit before the answer (e.g. waiting until this

@@ -2991,6 +2991,8 @@ declare
   v_max integer := app_private.setting('idempotency_keys_per_owner')
                    * case when new.owner like 'source:%' then app_private.source_limit_factor() else 1 end;
 begin
+  -- The claim: what this connection's counters say before the mutation runs (transaction_changed_rows).
+  perform set_config('cafe.changed_rows_at_claim', app_private.xact_changed_rows_so_far()::text, true);
   if exists (select 1 from app_private.idempotency_keys where owner = new.owner and key = new.key) then
     return new;
   end if;
@@ -3500,9 +3502,7 @@ CREATE FUNCTION app_private.transaction_changed_rows() RETURNS bigint
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
-  select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
-    from pg_catalog.pg_stat_xact_user_tables
-   where relid <> 'app_private.idempotency_keys'::regclass;
+  select app_private.xact_changed_rows_so_far() - coalesce(nullif(current_setting('cafe.changed_rows_at_claim', true), '')::bigint, 0);
 $$;
 
 --
@@ -3558,6 +3558,19 @@ begin
   delete from app_private.worker_heartbeats where last_seen < now() - dead_after * 10;
   return coalesce(dead, '{}');
 end;
+$$;
+
+--
+-- Name: xact_changed_rows_so_far(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.xact_changed_rows_so_far() RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
+    from pg_catalog.pg_stat_xact_user_tables
+   where relid <> 'app_private.idempotency_keys'::regclass;
 $$;
 
 --
@@ -9203,6 +9216,12 @@ REVOKE ALL ON FUNCTION app_private.walk_in_customer_id() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.worker_heartbeat(p_process text, p_worker_ids text[]) FROM PUBLIC;
+
+--
+-- Name: FUNCTION xact_changed_rows_so_far(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.xact_changed_rows_so_far() FROM PUBLIC;
 
 --
 -- Name: TABLE stores; Type: ACL; Schema: app_public; Owner: -

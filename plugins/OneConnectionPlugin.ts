@@ -38,6 +38,10 @@ function serialise(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {
   if (!ctx?.withPgClient || serialised.has(ctx)) return args;
   if (operationOf(args.document, args.operationName)?.operation === "subscription") return args;
   serialised.add(ctx);
+  // A mutation's short transactions outside its held one (the password-check
+  // gate's, common/mutationTransaction.ts) take the pool directly: queued
+  // behind the held transaction, which waits for them, they would never run.
+  (ctx as { withPgClientOutside?: WithPgClient }).withPgClientOutside = ctx.withPgClient;
   ctx.withPgClient = oneAtATime(ctx.withPgClient);
   return args;
 }

@@ -1,5 +1,5 @@
 --! Previous: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
---! Hash: sha1:3a060cfbfa2aa7f14a4811b063a4eb5facd10491
+--! Hash: sha1:1cdf536dee744e3e2ad400ec5d72dd6cbb8b4b49
 --! Message: fair-share
 
 -- Fair share of what callers fill (issue 30): a password check's limits are
@@ -77,15 +77,25 @@ insert into app_private.settings (key, value, text_value, description) values
 -- The owner's keys in the window (idempotency_claim counts them).
 create index idempotency_keys_owner_created_idx on app_private.idempotency_keys (owner, created_at);
 
--- Rows this transaction inserted, updated or deleted so far, the
--- Idempotency-Key claim aside (pg_stat_xact_user_tables counts them as they
--- happen, in subtransactions too): 0 when a mutation changed nothing (a
+-- Rows inserted, updated or deleted since this transaction claimed its
+-- Idempotency-Key, the claim aside (pg_stat_xact_user_tables counts them as
+-- they happen, in subtransactions too): 0 when a mutation changed nothing (a
 -- refusal, a logout with an unknown token), whose key is then not stored.
-create function app_private.transaction_changed_rows() returns bigint
+-- On PostgreSQL 15 and later those counters also hold earlier transactions
+-- of the same connection not yet flushed to the statistics (a pooled
+-- connection's last second), so the count is taken relative to the figure
+-- the claim noted (app_private.tg_idempotency_keys__limit, the claim's
+-- BEFORE INSERT trigger), which stays put while this transaction runs.
+create function app_private.xact_changed_rows_so_far() returns bigint
 language sql stable security definer set search_path = pg_catalog as $$
   select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
     from pg_catalog.pg_stat_xact_user_tables
    where relid <> 'app_private.idempotency_keys'::regclass;
+$$;
+
+create function app_private.transaction_changed_rows() returns bigint
+language sql stable security definer set search_path = pg_catalog as $$
+  select app_private.xact_changed_rows_so_far() - coalesce(nullif(current_setting('cafe.changed_rows_at_claim', true), '')::bigint, 0);
 $$;
 
 -- A new key is refused ('CT012', IDEMPOTENCY_KEY_LIMIT) when its owner
@@ -99,6 +109,8 @@ declare
   v_max integer := app_private.setting('idempotency_keys_per_owner')
                    * case when new.owner like 'source:%' then app_private.source_limit_factor() else 1 end;
 begin
+  -- The claim: what this connection's counters say before the mutation runs (transaction_changed_rows).
+  perform set_config('cafe.changed_rows_at_claim', app_private.xact_changed_rows_so_far()::text, true);
   if exists (select 1 from app_private.idempotency_keys where owner = new.owner and key = new.key) then
     return new;
   end if;

@@ -1,5 +1,5 @@
---! Previous: sha1:3a060cfbfa2aa7f14a4811b063a4eb5facd10491
---! Hash: sha1:a1846a5fdcd8434ef27328a706ceb2f645a92a1e
+--! Previous: sha1:1cdf536dee744e3e2ad400ec5d72dd6cbb8b4b49
+--! Hash: sha1:4d0f4b7cab4b4b103434ec89d14e3f61df40e681
 --! Message: stripe
 
 -- Payments through Stripe (docs/payments.md): the PaymentIntents an order is

@@ -1,5 +1,5 @@
---! Previous: sha1:a1846a5fdcd8434ef27328a706ceb2f645a92a1e
---! Hash: sha1:8f9a0c91bc53626ba268cc1a2c17341a2c41d1b2
+--! Previous: sha1:4d0f4b7cab4b4b103434ec89d14e3f61df40e681
+--! Hash: sha1:750e792c036c04feb73ca9a8cd81b793357db941
 
 --------------------------------------------------------------------------------
 -- 905 live reads: what changed, as precisely as a public read can see it

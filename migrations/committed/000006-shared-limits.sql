@@ -1,5 +1,5 @@
---! Previous: sha1:8f9a0c91bc53626ba268cc1a2c17341a2c41d1b2
---! Hash: sha1:b87dc40b807d6fc7c97c1972338187ba92007c17
+--! Previous: sha1:750e792c036c04feb73ca9a8cd81b793357db941
+--! Hash: sha1:77477ff08a54023e3bedd842dfc10e29e825a099
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

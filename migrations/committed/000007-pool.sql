@@ -1,5 +1,5 @@
---! Previous: sha1:b87dc40b807d6fc7c97c1972338187ba92007c17
---! Hash: sha1:461778b0c4d53a5ef6a90f4b80d45703f66851e8
+--! Previous: sha1:77477ff08a54023e3bedd842dfc10e29e825a099
+--! Hash: sha1:9908213886b186df93ba3462c7ff41df800427aa
 
 --------------------------------------------------------------------------------
 -- 907 login roles a deployment owns

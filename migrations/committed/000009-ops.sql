@@ -1,5 +1,5 @@
---! Previous: sha1:461778b0c4d53a5ef6a90f4b80d45703f66851e8
---! Hash: sha1:007f42ce9593ec66c72c9e5aa543e014537255f6
+--! Previous: sha1:9908213886b186df93ba3462c7ff41df800427aa
+--! Hash: sha1:b8fb73875d4ac3abfe40809ffbe309c432c49fdf
 --! Message: ops
 
 --------------------------------------------------------------------------------
