@@ -149,7 +149,9 @@ test("BaristaQueue: 20 more orders with lines, customers and baristas cost no mo
 test("KioskMenu and AdminDashboard: 10 more coffees with recipes cost no more statements", async () => {
   const kioskBefore = await measure("kiosk", "KioskMenu");
   const adminBefore = await measure("admin", "AdminDashboard");
-  const { rows: ingredients } = await t.db.query<{ id: string }>("select ingredient_id as id from app_public.stock_items where store_id = app_hidden.default_store_id() order by ingredient_id limit 3");
+  const { rows: ingredients } = await t.db.query<{ id: string }>(
+    "select ingredient_id as id from app_public.stock_items where store_id = app_hidden.default_store_id() order by ingredient_id limit 3",
+  );
   const { rows } = await t.db.query<{ id: string }>(
     `insert into app_public.coffees (name, price, category, limited_time_offer, roaster_id)
      select 'N+1 Brew ' || n || ' ${process.pid}', 3 + n / 10.0, 'SEASONAL', true, (select id from app_public.roasters order by name limit 1)
