@@ -21,7 +21,7 @@ import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
 import { CALLBACK_PATH, genericProvider } from "./payments/generic.ts";
 import { STRIPE_WEBHOOK_PATH, stripeProvider } from "./payments/stripe.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
-import { installLingeringClose } from "./http/bodyLimit.ts";
+import { installLingeringClose, withBodyLimit } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
 import { makeClientAddress } from "./http/clientAddress.ts";
 import { makeRateLimiter } from "./http/rateLimiter.ts";
@@ -170,8 +170,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   const direct = {
     [CALLBACK_PATH]: genericProvider({ config, pool: callbackPool, health, blocked: blockedSources, sourceOf }),
     ...(config.STRIPE_SECRET_KEY ? { [STRIPE_WEBHOOK_PATH]: stripeProvider({ config, pool: callbackPool, health, sourceOf }) } : null),
-    ...healthHandlers(health),
-    ...(metrics ? { "/metrics": metrics } : null),
+    ...Object.fromEntries(Object.entries(healthHandlers(health)).map(([path, handler]) => [path, withBodyLimit(handler)])),
+    ...(metrics ? { "/metrics": withBodyLimit(metrics) } : null),
   };
   const pipeline = makeRequestPipeline({
     config,

@@ -95,3 +95,12 @@ export function closeAfter413(res: ServerResponse): void {
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
   } as typeof res.writeHead;
 }
+
+/**
+ * A route that reads no body (health, metrics): a body declared over
+ * MAX_BODY_BYTES is refused 413 before the handler, as on every other route
+ * but /graphql's and the payment providers' (which limit their own).
+ */
+export function withBodyLimit(handler: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => (declaredLength(req) > MAX_BODY_BYTES ? refuseTooLarge(res, MAX_BODY_BYTES, "rest") : handler(req, res));
+}
