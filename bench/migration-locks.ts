@@ -1,5 +1,5 @@
 // How long the migrations after the baseline hold locks on app_public.orders,
-// on a baseline database holding many orders (issue 33: on 200,000 orders
+// on a baseline database holding many orders (on 200,000 orders
 // 000002-stores.sql runs within a minute and the longest lock on orders is
 // at most 1 s).
 //

@@ -1,5 +1,5 @@
 --! Previous: sha1:b970d177da223fa4c941678923fde001132fe62c
---! Hash: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
+--! Hash: sha1:d21993d730cebb96f7b4e9766e4642bf11ba1820
 --! Message: stores
 
 --! no-transaction
@@ -12,7 +12,7 @@
 -- committed and the VALIDATE statements may be run again by hand.
 begin;
 
--- A chain of cafés (issue 33): stores on one database.
+-- A chain of cafés: stores on one database.
 --
 -- Everything that happens in a café (orders, order events, stock items,
 -- reservations, stock movements, payment deliveries, refunds,

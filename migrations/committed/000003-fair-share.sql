@@ -1,8 +1,8 @@
---! Previous: sha1:293016ef5b73c89afe9851995c3f7b24c6cfb5cc
---! Hash: sha1:1cdf536dee744e3e2ad400ec5d72dd6cbb8b4b49
+--! Previous: sha1:d21993d730cebb96f7b4e9766e4642bf11ba1820
+--! Hash: sha1:3ea2b4836e0b661f00336377daa47f7b44ed503e
 --! Message: fair-share
 
--- Fair share of what callers fill (issue 30): a password check's limits are
+-- Fair share of what callers fill: a password check's limits are
 -- asked before its turn, idempotency keys are stored only for effects and
 -- bounded per account and source, and scarce stock is shared per source and
 -- kept from brand-new accounts. Sections are numbered as the baseline's

@@ -1,5 +1,5 @@
---! Previous: sha1:1cdf536dee744e3e2ad400ec5d72dd6cbb8b4b49
---! Hash: sha1:4d0f4b7cab4b4b103434ec89d14e3f61df40e681
+--! Previous: sha1:3ea2b4836e0b661f00336377daa47f7b44ed503e
+--! Hash: sha1:34747be257cb0ee4a82ffa2bfc260dcc19837063
 --! Message: stripe
 
 -- Payments through Stripe (docs/payments.md): the PaymentIntents an order is

@@ -1,5 +1,5 @@
---! Previous: sha1:4d0f4b7cab4b4b103434ec89d14e3f61df40e681
---! Hash: sha1:750e792c036c04feb73ca9a8cd81b793357db941
+--! Previous: sha1:34747be257cb0ee4a82ffa2bfc260dcc19837063
+--! Hash: sha1:cb4cb621c0d217bb971754d13f50d79325170d91
 
 --------------------------------------------------------------------------------
 -- 905 live reads: what changed, as precisely as a public read can see it

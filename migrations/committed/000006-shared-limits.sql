@@ -1,5 +1,5 @@
---! Previous: sha1:750e792c036c04feb73ca9a8cd81b793357db941
---! Hash: sha1:77477ff08a54023e3bedd842dfc10e29e825a099
+--! Previous: sha1:cb4cb621c0d217bb971754d13f50d79325170d91
+--! Hash: sha1:1905bae6fe798ba476d72802f370e4ddb421710e
 --! Message: shared-limits
 
 -- Request limits shared by the API processes (src/http/rateLimiter.ts,

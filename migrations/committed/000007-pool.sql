@@ -1,5 +1,5 @@
---! Previous: sha1:77477ff08a54023e3bedd842dfc10e29e825a099
---! Hash: sha1:9908213886b186df93ba3462c7ff41df800427aa
+--! Previous: sha1:1905bae6fe798ba476d72802f370e4ddb421710e
+--! Hash: sha1:d248d9d6bf28147f31876f36d1129bca1c3cb7f1
 
 --------------------------------------------------------------------------------
 -- 907 login roles a deployment owns

@@ -1,12 +1,12 @@
---! Previous: sha1:9908213886b186df93ba3462c7ff41df800427aa
---! Hash: sha1:b8fb73875d4ac3abfe40809ffbe309c432c49fdf
+--! Previous: sha1:d248d9d6bf28147f31876f36d1129bca1c3cb7f1
+--! Hash: sha1:cefce7f5a1f4e14446b010ddf564fbfb05eeac41
 --! Message: ops
 
 --------------------------------------------------------------------------------
 -- 900 operations: the trace a job carries, the counts /metrics reads
 --------------------------------------------------------------------------------
 
--- A job queued in a traced transaction carries its trace (issue 34): the API
+-- A job queued in a traced transaction carries its trace: the API
 -- sets `cafe.traceparent` (a W3C traceparent) in the transaction while
 -- tracing is on (src/tracing.ts), and every job graphile_worker.add_job
 -- inserts then gets it in its payload as `traceparent`; the worker runs the

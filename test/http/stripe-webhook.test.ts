@@ -18,7 +18,7 @@ import {
 } from "../support/stripe.ts";
 import { sleep, waitUntil } from "../support/wait.ts";
 
-// Stripe end to end (issue 31), against a local server that speaks Stripe's
+// Stripe end to end, against a local server that speaks Stripe's
 // API and records what it was sent, with events signed by the stripe
 // package's own generateTestHeaderString, the real service and the real
 // graphile-worker: startPayment, Stripe's webhooks (signature, dedupe,
