@@ -158,9 +158,12 @@ export async function captureSql<T>(child: Child, fn: () => Promise<T>): Promise
   } finally {
     await stopCapture(child);
   }
-  const queries = readCapture(child, cursor).filter((l) => l.t >= t0 && l.t <= t1 && !/^\s*select 1\s*;?\s*$/i.test(l.text));
+  const queries = readCapture(child, cursor).filter((l) => l.t >= t0 && l.t <= t1 && !/^\s*select 1\s*;?\s*$/i.test(l.text) && !BACKGROUND.test(l.text));
   return { result, queries };
 }
+
+/** What a process sends on its own, whatever the requests: the shared rate-limit sync, the LISTEN probe, the operations gauges. */
+const BACKGROUND = /share_rate_usage|ops_counts\(|listen probe/i;
 
 /** Transaction control and settings (set_config, and SET, e.g. on a new connection). */
 // Also the health probe's `select 1` (its own connection), when it falls in the capture.
