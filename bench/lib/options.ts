@@ -39,7 +39,7 @@ type Sizes = typeof QUICK;
 const PROFILES: Record<ProfileName, Sizes> = {
   smoke: {
     ...{ coffees: 20, customers: 50, orders: 300, queue: 10, pending: 5, reviewsPerCoffee: 3, scales: [1, 2], connections: 4 },
-    ...{ warmupSeconds: 0, peakSeconds: 0.25, latencySeconds: 0.2, latencyLoad: 0.5, s4Orders: 2000, s5Rate: 20, s5Seconds: 0.5, s5Backlog: 60 },
+    ...{ warmupSeconds: 0, peakSeconds: 1, latencySeconds: 0.2, latencyLoad: 0.5, s4Orders: 2000, s5Rate: 20, s5Seconds: 0.5, s5Backlog: 60 },
     ...{ s6Subscribers: [5, 20], s7Iterations: 30, s3OpenOrders: [0, 100], probeCalls: 5 },
   },
   quick: QUICK,
