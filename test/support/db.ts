@@ -48,11 +48,13 @@ async function recreateDatabase(url: string, name: string, notSuperuser: string,
 }
 
 /**
- * The suites place many unpaid orders as alice and bob, and sign the demo
- * accounts in many times from 127.0.0.1; the caps on a customer's unpaid
- * orders and cups, on their share of an ingredient's stock, and on
- * successful sign-ins per account and per source are raised for them.
- * test/sql/unpaid-orders.test.ts, test/sql/fair-stock.test.ts and
+ * The suites place many unpaid orders as alice and bob (and accounts they
+ * have just made), and sign the demo accounts in many times from 127.0.0.1;
+ * the caps on a customer's unpaid orders and cups, on their share (and
+ * their source's) of an ingredient's stock, the wait of new accounts for
+ * scarce stock, and the caps on successful sign-ins per account and per
+ * source are lifted for them. test/sql/unpaid-orders.test.ts,
+ * test/sql/fair-stock.test.ts, test/sql/fair-stock.sources.test.ts and
  * test/sql/sign-in-budget.test.ts set the values they test.
  */
 export async function liftOpenOrderCaps(url: string): Promise<void> {
@@ -60,9 +62,10 @@ export async function liftOpenOrderCaps(url: string): Promise<void> {
   await client.connect();
   try {
     await client.query(
-      `update app_private.settings set value = case key when 'max_stock_share_percent' then 100 when 'stock_share_cooldown_seconds' then 0 else 1000000 end
-        where key in ('max_open_orders_per_customer', 'max_open_cups_per_customer', 'max_stock_share_percent', 'stock_share_cooldown_seconds',
-                      'login_max_successes_per_account', 'login_max_successes_per_source')`,
+      `update app_private.settings
+          set value = case when key like 'max_stock_share_percent%' then 100 when key in ('stock_share_cooldown_seconds', 'new_account_scarce_stock_seconds') then 0 else 1000000 end
+        where key in ('max_open_orders_per_customer', 'max_open_cups_per_customer', 'max_stock_share_percent', 'max_stock_share_percent_per_source',
+                      'stock_share_cooldown_seconds', 'new_account_scarce_stock_seconds', 'login_max_successes_per_account', 'login_max_successes_per_source')`,
     );
   } finally {
     await client.end();
