@@ -20,7 +20,7 @@ import { ComplexityDirectiveDefinitionPlugin } from "../plugins/ComplexityDirect
 import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
-import type { Config } from "./config.ts";
+import { MEMORY_BOUNDS, type Config } from "./config.ts";
 import { maskError } from "./errors.ts";
 import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
@@ -146,6 +146,7 @@ export function makePreset({
         maxCost: config.MAX_QUERY_COST,
         maxCostStaff: config.MAX_QUERY_COST_STAFF,
         defaultListSize: config.DEFAULT_LIST_SIZE,
+        costCache: MEMORY_BOUNDS.queryCosts,
         ...(tableRows ? { tableRows } : null),
       }),
       makeTrustedDocumentsPlugin({
