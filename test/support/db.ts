@@ -259,6 +259,15 @@ const HEALTH_PING = /^select 1;?\s*$/;
 const TABLE_SIZES = /^select n\.nspname \|\| '\.' \|\| c\.relname as name/;
 
 /**
+ * The processes' own periodic statements, never caused by a request: the
+ * health ping, the table sizes, the LISTEN probe and the shared rate-limit sync.
+ */
+export function isBackgroundStatement(text: string): boolean {
+  const h = head(text);
+  return HEALTH_PING.test(h) || TABLE_SIZES.test(h) || text === LISTEN_PROBE_SQL || /app_hidden\.share_rate_usage\(/.test(h);
+}
+
+/**
  * Counts the statements the API's login role sends while recording (the
  * server runs in this process, so pg.Client.prototype.query sees every
  * statement): every statement except begin/commit/set_config (and the
@@ -285,7 +294,7 @@ export class SqlRecorder {
       const text = textOf(args[0]);
       if (self.current && text !== undefined && this.user === self.user) {
         const h = head(text);
-        if (!OVERHEAD.test(h) && !HEALTH_PING.test(h) && !TABLE_SIZES.test(h) && text !== LISTEN_PROBE_SQL) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
+        if (!OVERHEAD.test(h) && !isBackgroundStatement(text)) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
       }
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof pg.Client.prototype.query;
