@@ -213,6 +213,11 @@ export function makePreset({
         // (app_private.source_limit_factor() reads this setting).
         const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
+        // A signed-in caller's source (the key, as app_private.source_key writes
+        // it): orders record it and their stock share per source counts by it
+        // (migration 000010-fair-stock.sql). Not before sign-in: anonymous
+        // subscribers' identical settings share their re-reads (common/sharedReads.ts).
+        if (viewer && source) pgSettings["cafe.source"] = source.key;
         // Jobs a mutation queues carry the request's trace (migration 000009-ops.sql).
         const trace = traceparent();
         if (trace) pgSettings["cafe.traceparent"] = trace;
