@@ -1,4 +1,5 @@
 import type { DocumentNode, GraphQLSchema } from "postgraphile/graphql";
+import type { CacheBounds } from "../../common/boundedCache.ts";
 import { isStaff, servicesOf, type AccountRole } from "../../common/services.ts";
 import { makeCostCache } from "./cache.ts";
 import { MAX_PRICED_NODES, queryCost, SUBSCRIPTION_EVENTS } from "./pricing.ts";
@@ -54,6 +55,8 @@ export interface QueryLimits extends DocumentLimits {
   tableRows?: { rows(table: string): number; generation(): number };
   /** What one subscription is priced for: its selection times this many re-reads. */
   subscriptionEvents?: number;
+  /** The bounds of the cache of prices (absent: the cache's own default). */
+  costCache?: CacheBounds;
 }
 
 export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
@@ -63,6 +66,7 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
   const cachedCost = makeCostCache(
     (schema, document, variables, operationName) => queryCost(schema, document, variables, operationName, limits.defaultListSize, rowsOf),
     limits.tableRows ? () => limits.tableRows!.generation() : undefined,
+    limits.costCache,
   );
   const events = limits.subscriptionEvents ?? SUBSCRIPTION_EVENTS;
 
