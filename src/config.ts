@@ -264,6 +264,11 @@ const schema = z.object({
     .min(16, "must be at least 16 characters")
     .optional()
     .describe("When set (16+ characters), `/metrics` answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). In production `/metrics` is off (404) unless it is set."),
+  WORKER_METRICS_PORT: int(0, 65535)
+    .default(5679)
+    .describe(
+      "A process that runs the worker without the API (`npm run start:worker`) serves `/metrics` on this port (on `HOST`): the jobs' queue wait and run time, the time from payment to PREPARING, the process's own. `METRICS` and `METRICS_TOKEN` apply as to the API's `/metrics`; 0: no listener. Each worker process on one machine needs its own.",
+    ),
   WS_PING_INTERVAL_MS: int(100, 600_000)
     .default(15_000)
     .describe("WebSockets (graphql-ws on `/graphql`): a ping every this many ms; a peer that has not answered the previous one is closed (so within two intervals)."),
