@@ -1,5 +1,5 @@
---! Previous: sha1:cefce7f5a1f4e14446b010ddf564fbfb05eeac41
---! Hash: sha1:df08777d43d4e9661f91ee27f988f6f7582c4552
+--! Previous: sha1:7d4c0cb17f5c324558cd0ab60bcafba05b02134b
+--! Hash: sha1:ccc375af47e8b8b028b65e11473048d711398666
 --! Message: featured-kept
 
 --------------------------------------------------------------------------------
