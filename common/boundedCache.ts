@@ -18,6 +18,8 @@ export interface BoundedCacheOptions<K, V> extends CacheBounds {
   bytesOf(value: V, key: K): number;
   /** Milliseconds after which an entry is dropped even if used (none: kept until evicted). */
   ttl?: number;
+  /** Called for every entry that leaves (evicted, deleted, replaced, expired, cleared): what the owner keeps beside it goes too. */
+  onRemove?(value: V, key: K, reason: "evict" | "delete" | "set" | "expire" | "fetch"): void;
 }
 
 /** An LRUCache bounded in entries and bytes whose size /metrics reports under `name`. */
@@ -41,8 +43,9 @@ export function boundedCache<K extends NonNullable<unknown>, V extends NonNullab
     // An entry over maxEntrySize is not kept: when off, every entry is.
     sizeCalculation: off ? () => 2 : (value, key) => Math.max(1, Math.ceil(options.bytesOf(value, key))),
     ...(options.ttl ? { ttl: options.ttl, ttlAutopurge: false } : {}),
-    dispose: (_value, _key, reason) => {
+    dispose: (value, key, reason) => {
       if (reason === "evict") evictions.set(name, evictions.get(name)! + 1);
+      options.onRemove?.(value, key, reason);
     },
   });
   live.add({ name, cache: new WeakRef(cache) });

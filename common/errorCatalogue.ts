@@ -52,13 +52,13 @@ export const ERROR_CATALOGUE = {
     status: 429,
     sqlstates: ["CT004"],
     details: true,
-    when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`; `extensions.details` holds `retry_after_seconds` for sign-ins).",
+    when: "Too many requests from one source (`GRAPHQL_RATE_LIMIT`), or too many failed sign-ins or registrations (`app_private.settings`; `extensions.details` holds `retry_after_seconds` for sign-ins), or an account younger than `new_account_scarce_stock_seconds` ordering scarce stock (`extensions.details`: `retry_after_seconds` until it may, `ingredient`).",
   },
   TOO_MANY_OPEN_ORDERS: {
     status: null,
     sqlstates: ["CT011"],
     details: true,
-    when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`); `extensions.details` holds the counts and caps.",
+    when: "A customer's unpaid orders or their cups are at the cap (`max_open_orders_per_customer`, `max_open_cups_per_customer`), or the order would hold more of an ingredient than one customer's share (`max_stock_share_percent`) or one source's, across its accounts (`max_stock_share_percent_per_source`); `extensions.details` holds the counts and caps.",
   },
   QUERY_TIMEOUT: {
     status: null,

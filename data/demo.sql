@@ -188,13 +188,15 @@ insert into app_public.stock_items (ingredient_id, current_stock, alert_level, u
 -- People: accounts, customers and their profiles, staff
 --------------------------------------------------------------------------------
 
-insert into app_private.accounts (id, email, password_hash, role) values
-  ('00000000-0000-4000-8000-00000000a11c', 'alice@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer'),
-  ('00000000-0000-4000-8000-000000000b0b', 'bob@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer'),
-  ('00000000-0000-4000-8000-0000000ba415', 'barista@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'barista'),
-  ('00000000-0000-4000-8000-0000000ad314', 'admin@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin'),
-  ('00000000-0000-4000-8000-0000000ba417', 'ribeira.barista@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'barista'),
-  ('00000000-0000-4000-8000-0000000ad315', 'ribeira.manager@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin');
+-- Regulars, registered long ago (a new account may not order scarce stock
+-- for new_account_scarce_stock_seconds).
+insert into app_private.accounts (id, email, password_hash, role, created_at) values
+  ('00000000-0000-4000-8000-00000000a11c', 'alice@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer', now() - interval '1 year'),
+  ('00000000-0000-4000-8000-000000000b0b', 'bob@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'customer', now() - interval '1 year'),
+  ('00000000-0000-4000-8000-0000000ba415', 'barista@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'barista', now() - interval '1 year'),
+  ('00000000-0000-4000-8000-0000000ad314', 'admin@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin', now() - interval '1 year'),
+  ('00000000-0000-4000-8000-0000000ba417', 'ribeira.barista@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'barista', now() - interval '1 year'),
+  ('00000000-0000-4000-8000-0000000ad315', 'ribeira.manager@example.com', public.crypt('coffee', public.gen_salt('bf', 8)), 'admin', now() - interval '1 year');
 
 insert into app_public.customers (id, name, points, is_walk_in) values
   ('00000000-0000-4000-8000-00000000a11c', 'Alice Martin', 42, false),

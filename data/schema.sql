@@ -2316,6 +2316,11 @@ begin
    where attempted_at < now() - greatest(keep, make_interval(secs => app_private.setting('registration_window_seconds')));
   get diagnostics n = row_count;
   total := total + n;
+  delete from app_private.order_sources os
+   where os.placed_at < now() - keep
+     and not exists (select 1 from app_private.stock_reservations r where r.order_id = os.order_id);
+  get diagnostics n = row_count;
+  total := total + n;
   delete from app_private.refresh_tokens
    where expires_at < now() - keep or revoked_at < now() - keep;
   get diagnostics n = row_count;
@@ -2337,6 +2342,39 @@ begin
   perform pg_notify('payment_alert', json_build_object('kind', p_kind, 'message', p_message, 'source', p_source, 'order_id', p_order_id)::text);
 end;
 $$;
+
+--
+-- Name: rank_featured_coffee(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.rank_featured_coffee(p_store_id uuid) RETURNS uuid
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  with st as materialized (select app_hidden.store_or_default(p_store_id) as id),
+  sold as (
+    select oi.coffee_id, sum(oi.quantity) as sold
+    from st
+    join app_public.orders o on o.store_id = st.id
+    cross join lateral (select i.coffee_id, i.quantity from app_public.order_items i where i.order_id = o.id offset 0) oi
+    where o.time_ordered >= now() - interval '7 days'
+      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
+    group by oi.coffee_id
+  )
+  select c.id from app_public.coffees c
+  cross join st
+  left join sold s on s.coffee_id = c.id
+  where c.category = 'FEATURED' and c.available
+    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
+  order by coalesce(s.sold, 0) desc, c.name
+  limit 1;
+$$;
+
+--
+-- Name: FUNCTION rank_featured_coffee(p_store_id uuid); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.rank_featured_coffee(p_store_id uuid) IS 'The FEATURED coffee on sale at the store that sold most there in the last 7 days (ties: by name), ranked now: featured_coffee() reads it as last kept.';
 
 --
 -- Name: recount_reserved_stock(); Type: FUNCTION; Schema: app_private; Owner: -
@@ -2366,7 +2404,7 @@ begin
   order by i.store_id, i.coffee_id
   on conflict (store_id, coffee_id) do update set servings = excluded.servings;
   insert into app_private.public_read_state (store_id, featured_coffee_id)
-  select st.id, (select f.id from app_public.featured_coffee(st.id) f) from app_public.stores st order by st.id
+  select st.id, app_private.rank_featured_coffee(st.id) from app_public.stores st order by st.id
   on conflict (store_id) do update set featured_coffee_id = excluded.featured_coffee_id;
   perform pg_notify('public_reads_changed', 'all');
 end;
@@ -2459,6 +2497,18 @@ begin
   select g.store_id, g.ingredient_id, -g.amount from gone g order by g.store_id, g.ingredient_id
   on conflict (store_id, ingredient_id) do update set amount = app_private.stock_reserved.amount + excluded.amount;
 end;
+$$;
+
+--
+-- Name: request_source(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.request_source() RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select case when coalesce(current_setting('cafe.source', true), '') = '' then null
+              else app_private.source_key(current_setting('cafe.source', true)) end;
 $$;
 
 --
@@ -3318,7 +3368,7 @@ begin
      order by s.store_id for update;
     with moved as (
       update app_private.public_read_state s set featured_coffee_id = f.id
-        from (select st.id as store_id, (select x.id from app_public.featured_coffee(st.id) x) as id
+        from (select st.id as store_id, app_private.rank_featured_coffee(st.id) as id
                 from app_public.stores st
                where 'featured' = any(v_featured) or 'featured:' || st.id = any(v_featured)) f
        where s.store_id = f.store_id and s.featured_coffee_id is distinct from f.id
@@ -4154,6 +4204,12 @@ declare
   hog record;
   v_items jsonb := '[]';
   v_ready timestamptz;
+  v_source text := app_private.request_source();
+  v_source_share numeric := app_private.setting('max_stock_share_percent_per_source') * app_private.source_limit_factor();
+  v_new_account_seconds integer := app_private.setting('new_account_scarce_stock_seconds');
+  v_registered_at timestamptz;
+  v_wait integer;
+  scarce record;
 begin
   perform app_hidden.require_signed_in();
 
@@ -4270,6 +4326,10 @@ begin
   values (v_customer_id, nullif(v_notes, ''), v_total, v_ready, app_public.current_user_id(),
           now() + make_interval(secs => v_expiry), v_store.id)
   returning * into v_order;
+  -- Which source placed it (the per-source share below counts by it).
+  if v_source is not null then
+    insert into app_private.order_sources (order_id, source) values (v_order.id, v_source);
+  end if;
   insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
   select v_order.id, (l ->> 'position')::integer, (l ->> 'coffee_id')::uuid, (l ->> 'quantity')::integer,
          (l ->> 'unit_price')::numeric, l ->> 'special_instructions'
@@ -4290,6 +4350,31 @@ begin
   limit 1;
   if shortage.ingredient is not null then
     raise exception 'Not enough % in stock for %.', shortage.ingredient, shortage.coffee using errcode = 'CT002';
+  end if;
+
+  -- A new account (registered less than new_account_scarce_stock_seconds
+  -- ago) reserves no scarce stock: an ingredient this order would leave at
+  -- or below its alert level unreserved at this store (shelf less what open
+  -- orders hold, this one included: low stock, or the last units when the
+  -- level is 0). RATE_LIMITED, with the seconds until the account may.
+  if actor = 'customer' and v_new_account_seconds > 0 then
+    select a.created_at into v_registered_at from app_private.accounts a where a.id = v_customer_id;
+    if v_registered_at > now() - make_interval(secs => v_new_account_seconds) then
+      select i.name as ingredient into scarce
+      from app_private.stock_reservations n
+      join app_public.stock_items s on s.store_id = n.store_id and s.ingredient_id = n.ingredient_id
+      join app_private.stock_reserved r on r.store_id = n.store_id and r.ingredient_id = n.ingredient_id
+      join app_public.ingredients i on i.id = n.ingredient_id
+      where n.order_id = v_order.id and s.current_stock - r.amount <= s.alert_level
+      order by n.ingredient_id
+      limit 1;
+      if scarce.ingredient is not null then
+        v_wait := greatest(ceil(extract(epoch from v_registered_at + make_interval(secs => v_new_account_seconds) - now())), 1);
+        raise exception 'Your account is new: % is scarce, so you may order it in % minutes (or at the counter).', scarce.ingredient, ceil(v_wait / 60.0)
+          using errcode = 'CT004', detail = json_build_object('retry_after_seconds', v_wait, 'ingredient', scarce.ingredient,
+            'new_account_scarce_stock_seconds', v_new_account_seconds)::text;
+      end if;
+    end if;
   end if;
 
   -- Fair share of this store's stock (its max_stock_share_percent and
@@ -4325,6 +4410,50 @@ begin
         ceil(v_cooldown / 60)
         using errcode = 'CT011', detail = json_build_object('ingredient', hog.ingredient, 'held', hog.held, 'max_held', round(hog.allowed, 3),
           'max_stock_share_percent', v_share)::text;
+    end if;
+  end if;
+
+  -- Fair share per source: what customers' own orders placed from this
+  -- order's source (an address, an IPv6 /64), across all their accounts,
+  -- hold of an ingredient at this store is bounded as one customer's is,
+  -- by max_stock_share_percent_per_source (times TRUSTED_NETWORK_FACTOR
+  -- inside TRUSTED_NETWORKS: 100% or more is no bound), counting the same
+  -- orders (open, and unpaid ones cancelled within the cool-down). The
+  -- stock rows locked above count concurrent orders one after the other.
+  if actor = 'customer' and v_source is not null and v_source_share < 100 then
+    select i.name as ingredient, s.unit, h.held, a.allowed into hog
+    from (select n.ingredient_id from app_private.stock_reservations n where n.order_id = v_order.id) mine
+    join app_public.stock_items s on s.store_id = v_store.id and s.ingredient_id = mine.ingredient_id
+    join app_public.ingredients i on i.id = mine.ingredient_id
+    cross join lateral (
+      select coalesce((select sum(r.amount) from app_private.stock_reservations r
+                        join app_private.order_sources os on os.order_id = r.order_id
+                        join app_public.orders o on o.id = r.order_id
+                       where r.store_id = v_store.id and r.ingredient_id = mine.ingredient_id
+                         and os.source = v_source and o.created_by = o.customer_id), 0)
+           + coalesce((select sum(oi.quantity * rl.quantity) from app_private.order_sources os
+                        join app_public.orders o on o.id = os.order_id
+                        join app_public.order_items oi on oi.order_id = o.id
+                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
+                       where os.source = v_source and o.created_by = o.customer_id and o.store_id = v_store.id
+                         and o.status = 'CANCELLED' and o.paid_at is null and o.inventory_taken_at is null
+                         and o.updated_at > now() - make_interval(secs => v_cooldown)), 0) as held
+    ) h
+    cross join lateral (
+      select greatest(s.current_stock * v_source_share / 100,
+                      (select max(rl.quantity) from app_public.order_items oi
+                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
+                       where oi.order_id = v_order.id)) as allowed
+    ) a
+    where h.held > a.allowed
+    order by mine.ingredient_id
+    limit 1;
+    if hog.ingredient is not null then
+      raise exception 'Orders from your address would hold % % of %; one address may hold at most % (% percent of the stock; cancelled orders count for % minutes).',
+        trim_scale(hog.held), hog.unit, hog.ingredient, trim_scale(round(hog.allowed, 3)), trim_scale(v_source_share),
+        ceil(v_cooldown / 60)
+        using errcode = 'CT011', detail = json_build_object('ingredient', hog.ingredient, 'held_by_source', hog.held, 'max_held_by_source', round(hog.allowed, 3),
+          'max_stock_share_percent_per_source', v_source_share)::text;
     end if;
   end if;
   return v_order;
@@ -4478,19 +4607,10 @@ CREATE FUNCTION app_public.featured_coffee(store_id uuid DEFAULT NULL::uuid) RET
     SET search_path TO 'pg_catalog'
     AS $$
   select c.* from app_public.coffees c
-  cross join (select app_hidden.store_or_default(featured_coffee.store_id) as id) st
-  left join (
-    select oi.coffee_id, sum(oi.quantity) as sold
-    from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
-    where o.store_id = app_hidden.store_or_default(featured_coffee.store_id)
-      and o.time_ordered >= now() - interval '7 days'
-      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
-    group by oi.coffee_id
-  ) s on s.coffee_id = c.id
-  where c.category = 'FEATURED' and c.available
-    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
-  order by coalesce(s.sold, 0) desc, c.name
-  limit 1;
+  where c.id = (
+    select case when s.store_id is null then app_private.rank_featured_coffee(st.id) else s.featured_coffee_id end
+    from (select app_hidden.store_or_default(featured_coffee.store_id) as id) st
+    left join app_private.public_read_state s on s.store_id = st.id);
 $$;
 
 --
@@ -5576,6 +5696,22 @@ CREATE TABLE app_private.notification_webhooks (
 COMMENT ON TABLE app_private.notification_webhooks IS 'The outgoing webhook of each customer notification: attempts, last error, when it was delivered (or given up after notify_webhook_max_attempts).';
 
 --
+-- Name: order_sources; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.order_sources (
+    order_id uuid NOT NULL,
+    source text NOT NULL,
+    placed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: TABLE order_sources; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.order_sources IS 'Which source (app_private.source_key: an address, an IPv6 /64) placed each order made through the API; the per-source stock share counts by it.';
+
+--
 -- Name: payment_deliveries; Type: TABLE; Schema: app_private; Owner: -
 --
 
@@ -6169,6 +6305,13 @@ ALTER TABLE ONLY app_private.notification_webhooks
     ADD CONSTRAINT notification_webhooks_pkey PRIMARY KEY (notification_id);
 
 --
+-- Name: order_sources order_sources_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.order_sources
+    ADD CONSTRAINT order_sources_pkey PRIMARY KEY (order_id);
+
+--
 -- Name: payment_deliveries payment_deliveries_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
 --
 
@@ -6538,6 +6681,18 @@ CREATE INDEX login_attempts_email_source_idx ON app_private.login_attempts USING
 --
 
 CREATE INDEX login_attempts_source_idx ON app_private.login_attempts USING btree (source, attempted_at);
+
+--
+-- Name: order_sources_placed_at_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX order_sources_placed_at_idx ON app_private.order_sources USING btree (placed_at);
+
+--
+-- Name: order_sources_source_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX order_sources_source_idx ON app_private.order_sources USING btree (source, placed_at);
 
 --
 -- Name: payment_deliveries_order_id_idx; Type: INDEX; Schema: app_private; Owner: -
@@ -7399,6 +7554,13 @@ ALTER TABLE ONLY app_private.coffee_costs
 
 ALTER TABLE ONLY app_private.notification_webhooks
     ADD CONSTRAINT notification_webhooks_notification_id_fkey FOREIGN KEY (notification_id) REFERENCES app_public.notifications(id) ON DELETE CASCADE;
+
+--
+-- Name: order_sources order_sources_order_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.order_sources
+    ADD CONSTRAINT order_sources_order_id_fkey FOREIGN KEY (order_id) REFERENCES app_public.orders(id) ON DELETE CASCADE;
 
 --
 -- Name: payment_deliveries payment_deliveries_store_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
@@ -8899,6 +9061,12 @@ GRANT ALL ON FUNCTION app_private.purge_sign_in_logs() TO cafe_system;
 REVOKE ALL ON FUNCTION app_private.raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid) FROM PUBLIC;
 
 --
+-- Name: FUNCTION rank_featured_coffee(p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.rank_featured_coffee(p_store_id uuid) FROM PUBLIC;
+
+--
 -- Name: FUNCTION recount_reserved_stock(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -8930,6 +9098,12 @@ GRANT ALL ON FUNCTION app_private.refund_sent(p_id uuid, p_provider_refund_id te
 --
 
 REVOKE ALL ON FUNCTION app_private.release_stock(p_order_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION request_source(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.request_source() FROM PUBLIC;
 
 --
 -- Name: FUNCTION reserved_stock(p_ingredient_id uuid, p_store_id uuid); Type: ACL; Schema: app_private; Owner: -

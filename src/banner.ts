@@ -11,6 +11,8 @@ export interface BannerFacts {
   /** The API's port (null: this process runs only the worker). */
   port: number | null;
   worker: boolean;
+  /** A worker-only process's /metrics port (null: none). */
+  workerMetricsPort?: number | null;
   demoAccounts: Array<{ email: string; role: string }>;
 }
 
@@ -32,6 +34,7 @@ export function bannerText(config: Config, facts: BannerFacts): string {
     for (const [key, url] of Object.entries(urls)) lines.push(`  ${label[key]!.padEnd(18)} ${url}`);
     lines.push("");
   }
+  if (facts.workerMetricsPort) lines.push(`  ${"Metrics".padEnd(18)} http://localhost:${facts.workerMetricsPort}/metrics`, "");
   if (facts.demoAccounts.length) {
     lines.push("  Demo accounts (password: coffee)");
     for (const a of facts.demoAccounts) lines.push(`    ${a.email.padEnd(22)} ${a.role}`);
@@ -46,6 +49,7 @@ export function printBanner(config: Config, facts: BannerFacts): void {
     logger.info(
       {
         ...(facts.port !== null ? { urls: bannerUrls(config, facts.port) } : {}),
+        ...(facts.workerMetricsPort ? { urls: { metrics: `http://localhost:${facts.workerMetricsPort}/metrics` } } : {}),
         ...(facts.demoAccounts.length ? { demoAccounts: facts.demoAccounts.map((a) => ({ ...a, password: "coffee" })) } : {}),
       },
       "ready",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { CacheBounds } from "../common/boundedCache.ts";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
 import { parseNetworks } from "./networks.ts";
 
@@ -263,6 +264,11 @@ const schema = z.object({
     .min(16, "must be at least 16 characters")
     .optional()
     .describe("When set (16+ characters), `/metrics` answers only requests with `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). In production `/metrics` is off (404) unless it is set."),
+  WORKER_METRICS_PORT: int(0, 65535)
+    .default(5679)
+    .describe(
+      "A process that runs the worker without the API (`npm run start:worker`) serves `/metrics` on this port (on `HOST`): the jobs' queue wait and run time, the time from payment to PREPARING, the process's own. `METRICS` and `METRICS_TOKEN` apply as to the API's `/metrics`; 0: no listener. Each worker process on one machine needs its own.",
+    ),
   WS_PING_INTERVAL_MS: int(100, 600_000)
     .default(15_000)
     .describe("WebSockets (graphql-ws on `/graphql`): a ping every this many ms; a peer that has not answered the previous one is closed (so within two intervals)."),
@@ -308,6 +314,30 @@ const schema = z.object({
     .default(16 * 1024 * 1024)
     .describe("The most bytes those answers may take together (0: no cache)."),
 });
+
+/**
+ * The bounds of the maps callers fill that have no setting of their own
+ * (the document caches and the live cache have theirs above). Each is a
+ * common/boundedCache.ts: entries AND bytes, least recently used dropped
+ * first, its size in /metrics (cafe_cache_entries{cache=...}). Far above
+ * what honest traffic fills: they bound what a flood can make the process
+ * hold, not what a café uses.
+ */
+export const MEMORY_BOUNDS = {
+  /**
+   * A rate limiter's windows (one per source, sign-in or account that sent
+   * in the window), per limiter. Dropping the least recently used gives that
+   * key a fresh window: only a flood of more distinct keys than this within
+   * one window could do it, and it then spends its own.
+   */
+  rateLimitWindows: { maxEntries: 100_000, maxBytes: 32 * 1024 * 1024 },
+  /** The payment callback's blocked sources held in memory (the database keeps them all; one dropped is learnt again at its next refused delivery). */
+  blockedSources: { maxEntries: 10_000, maxBytes: 2 * 1024 * 1024 },
+  /** Sources and reasons whose refusals are being counted for the next summary line (src/http/refusalLog.ts). */
+  refusalLog: { maxEntries: 10_000, maxBytes: 4 * 1024 * 1024 },
+  /** Requests' prices, by document, operation and the variables a price depends on (plugins/QueryCostPlugin/cache.ts). */
+  queryCosts: { maxEntries: 20_000, maxBytes: 8 * 1024 * 1024 },
+} as const satisfies Record<string, CacheBounds>;
 
 /** The schema itself, for docs/configuration.md (scripts/docs.ts). */
 export const CONFIG_SCHEMA = schema;

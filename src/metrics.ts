@@ -164,6 +164,23 @@ export const callbackToPreparing = new client.Histogram({
   registers: [registry],
 });
 
+/**
+ * What a worker-only process serves (src/worker/metricsListener.ts): the
+ * process's own (memory, CPU, event loop) and the jobs'. The API's families
+ * (requests, pools, subscriptions, LISTEN) are an API process's: a worker's
+ * zeros would only mislead (cafe_listen_connected at 0 would page), and the
+ * database-wide gauges (cafe_jobs, cafe_workers) come from the API.
+ */
+export function workerRegistry(): client.Registry {
+  const worker = new client.Registry();
+  const jobs: ReadonlySet<string> = new Set(["cafe_job_queue_wait_seconds", "cafe_job_run_seconds", "cafe_order_paid_to_preparing_seconds"]);
+  for (const { name } of registry.getMetricsAsArray()) {
+    const metric = registry.getSingleMetric(name);
+    if (metric && (!name.startsWith("cafe_") || jobs.has(name))) worker.registerMetric(metric);
+  }
+  return worker;
+}
+
 export const listenLag = new client.Histogram({
   name: "cafe_listen_lag_seconds",
   help: "Time from a NOTIFY (a probe sent every few seconds) to its delivery on this process's LISTEN connection.",

@@ -20,7 +20,7 @@ import { ComplexityDirectiveDefinitionPlugin } from "../plugins/ComplexityDirect
 import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
-import type { Config } from "./config.ts";
+import { MEMORY_BOUNDS, type Config } from "./config.ts";
 import { maskError } from "./errors.ts";
 import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
@@ -28,7 +28,7 @@ import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
 import { inSpan, traceparent, tracingOn } from "./tracing.ts";
 import { logger } from "./logger.ts";
-import { requestScope } from "./requestScope.ts";
+import { refusedFor, requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
 import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
@@ -86,6 +86,7 @@ function servicesFor(config: Config): CafeServices {
     // Trusted documents by name, every ad-hoc one as `adhoc` (bounded labels).
     observeOperation: (name, type, seconds) => observeOperation(operationLabel(name, requestScope.getStore()), type, seconds),
     requestScope: () => requestScope.getStore(),
+    refused: refusedFor,
     paymentIntents: stripe ? stripePaymentIntents(stripe) : null,
     logError: (fields, message) => logger.error(fields, message),
     ...(tracingOn()
@@ -146,6 +147,7 @@ export function makePreset({
         maxCost: config.MAX_QUERY_COST,
         maxCostStaff: config.MAX_QUERY_COST_STAFF,
         defaultListSize: config.DEFAULT_LIST_SIZE,
+        costCache: MEMORY_BOUNDS.queryCosts,
         ...(tableRows ? { tableRows } : null),
       }),
       makeTrustedDocumentsPlugin({
@@ -164,7 +166,11 @@ export function makePreset({
           }
         },
         // On a socket, maskError (which counts errors) sees the refusal too.
-        onRefusal: (code, transport) => void (transport === "http" && graphqlErrors.inc({ code })),
+        onRefusal(code, transport) {
+          if (transport !== "http") return;
+          graphqlErrors.inc({ code });
+          refusedFor(code);
+        },
         // The request's log scope learns the trusted document's id (metrics, traces).
         onTrusted(id) {
           const scope = requestScope.getStore();
@@ -207,6 +213,11 @@ export function makePreset({
         // (app_private.source_limit_factor() reads this setting).
         const pgSettings = pgSettingsFor(viewer, limitsOf);
         if (source?.trusted) pgSettings["cafe.source_limit_factor"] = String(config.TRUSTED_NETWORK_FACTOR);
+        // A signed-in caller's source (the key, as app_private.source_key writes
+        // it): orders record it and their stock share per source counts by it
+        // (migration 000010-fair-stock.sql). Not before sign-in: anonymous
+        // subscribers' identical settings share their re-reads (common/sharedReads.ts).
+        if (viewer && source) pgSettings["cafe.source"] = source.key;
         // Jobs a mutation queues carry the request's trace (migration 000009-ops.sql).
         const trace = traceparent();
         if (trace) pgSettings["cafe.traceparent"] = trace;

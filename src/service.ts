@@ -6,6 +6,7 @@ import { printBanner } from "./banner.ts";
 import { stopTracing } from "./tracing.ts";
 import { startApi, type ApiServer } from "./server.ts";
 import { startWorker, type WorkerHandle } from "./worker/worker.ts";
+import { startWorkerMetrics, type WorkerMetricsListener } from "./worker/metricsListener.ts";
 import { Lifecycle, StartupStopped } from "./shutdown.ts";
 
 // The service (`npm start`, through src/main.ts): prepare the database, then serve the API and run the worker in
@@ -20,6 +21,8 @@ export interface Service {
   config: Config;
   api: ApiServer | null;
   worker: WorkerHandle | null;
+  /** A worker-only process's /metrics listener (WORKER_METRICS_PORT). */
+  workerMetrics: WorkerMetricsListener | null;
   /** The demo accounts in the database (demo data on), for the banner. */
   demoAccounts: Array<{ email: string; role: string }>;
   stop(): Promise<void>;
@@ -53,7 +56,7 @@ export async function startService(config: Config, argv: readonly string[] = [],
   const { demoAccounts } = await lifecycle.step("migrations", () => prepareDatabase(urls, config, { demoData: config.demoData, resetRolePasswords }));
   if (argv.some((a) => ONE_SHOT.includes(a))) {
     await lifecycle.stop();
-    return { config, api: null, worker: null, demoAccounts, stop: async () => {} };
+    return { config, api: null, worker: null, workerMetrics: null, demoAccounts, stop: async () => {} };
   }
   if (!config.JWT_SECRET) {
     // Outside production (loadConfig requires it there): this data directory's own random secret.
@@ -76,7 +79,16 @@ export async function startService(config: Config, argv: readonly string[] = [],
           (w) => w.stop(),
         )
       : null;
-  return { config, api, worker, demoAccounts, stop: () => lifecycle.stop() };
+  // Without the API, nothing else serves /metrics: the worker's own listener.
+  const workerMetrics =
+    worker && !api
+      ? await lifecycle.step(
+          "worker metrics",
+          () => startWorkerMetrics(config),
+          (m) => m?.close(),
+        )
+      : null;
+  return { config, api, worker, workerMetrics, demoAccounts, stop: () => lifecycle.stop() };
 }
 
 /**
@@ -138,5 +150,5 @@ export async function main(envFile: string | null, takeOverSignals: () => void =
     throw err;
   }
   if (process.argv.some((a) => ONE_SHOT.includes(a))) return;
-  printBanner(config, { port: service.api?.port ?? null, worker: service.worker !== null, demoAccounts: service.demoAccounts });
+  printBanner(config, { port: service.api?.port ?? null, worker: service.worker !== null, workerMetricsPort: service.workerMetrics?.port ?? null, demoAccounts: service.demoAccounts });
 }

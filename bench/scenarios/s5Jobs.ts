@@ -55,7 +55,7 @@ export async function s5(ctx: Ctx): Promise<ScenarioResult> {
 
   // (a) the service's worker drains the backlog.
   ctx.log(`S5: the service's worker drains ${backlog} jobs`);
-  const worker = await startChild({ name: "service-worker", script: path.join(ROOT, "src/main.ts"), args: ["--worker"], env: ctx.serviceEnv, logDir: ctx.logDir });
+  const worker = await startChild({ name: "service-worker", script: path.join(ROOT, "src/main.ts"), args: ["--worker"], env: { ...ctx.serviceEnv, WORKER_METRICS_PORT: "0" }, logDir: ctx.logDir });
   let serviceDrain: Awaited<ReturnType<typeof drain>>;
   const serviceLatency: number[] = [];
   let missing = 0;

@@ -1,3 +1,4 @@
+import { boundedCache, textBytes, type CacheBounds } from "../../common/boundedCache.ts";
 import { getVariableValues, Kind, visit, type ASTNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "postgraphile/graphql";
 
 // The cost cache: a request's price, remembered per parsed document.
@@ -36,8 +37,11 @@ function coerces(schema: GraphQLSchema, operation: OperationDefinitionNode | nul
   return !getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}).errors;
 }
 
-/** Distinct (operation, variables) pairs whose cost is kept per parsed document. */
-const COST_CACHE_PER_DOCUMENT = 64;
+/** Operation names (beyond the document's own) whose price-relevant variables are kept per document. */
+const OPERATION_NAMES_KEPT = 8;
+
+/** What the cache holds when its owner gives no bounds (the server gives src/config.ts MEMORY_BOUNDS.queryCosts). */
+const DEFAULT_BOUNDS: CacheBounds = { maxEntries: 20_000, maxBytes: 8 * 1024 * 1024 };
 
 type Price = (schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined) => number;
 
@@ -46,12 +50,14 @@ type Price = (schema: GraphQLSchema, document: DocumentNode, variables: Record<s
  * operation and the variables it can depend on; and `generation` (the table
  * size estimates it was priced with: a new estimate prices anew).
  */
-export function makeCostCache(price: Price, generation: () => number = () => 0): Price {
+export function makeCostCache(price: Price, generation: () => number = () => 0, bounds: CacheBounds = DEFAULT_BOUNDS): Price {
   // A document's cost depends only on the schema, the operation and the
   // variables: priced once per distinct (operation, variables) of a parsed
   // document (grafserv reuses the parsed document of a repeated query text),
-  // at most COST_CACHE_PER_DOCUMENT of them, so a client that repeats a
-  // request does not pay the pricing walk again.
+  // so a client that repeats a request does not pay the pricing walk again.
+  // The prices are one bounded cache (in /metrics as cache="query_costs"),
+  // keyed by a number given to each schema and parsed document (held
+  // weakly: a document its own cache dropped is forgotten here too).
   //
   // Only the variables the price can depend on are in the key (those in a
   // `first`, `last` or `limit` argument, or in a directive's arguments: see
@@ -59,19 +65,26 @@ export function makeCostCache(price: Price, generation: () => number = () => 0):
   // not make every request a miss. A hit still coerces all the variables,
   // and a request whose variables do not coerce is priced in full, failing
   // as it always did.
-  const costCache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number | Error>>>();
+  const prices = boundedCache<string, number | Error>("query_costs", { ...bounds, bytesOf: (_price, key) => textBytes(key) + 64 });
+  const ids = new WeakMap<GraphQLSchema | DocumentNode, number>();
+  let lastId = 0;
+  const idOf = (o: GraphQLSchema | DocumentNode) => {
+    let id = ids.get(o);
+    if (id === undefined) ids.set(o, (id = ++lastId));
+    return id;
+  };
   const variablesOfDocument = new WeakMap<DocumentNode, Map<string, { names: string[]; operation: OperationDefinitionNode | null }>>();
   return function cachedCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): number {
-    let byDocument = costCache.get(schema);
-    if (!byDocument) costCache.set(schema, (byDocument = new WeakMap()));
-    let entries = byDocument.get(document);
-    if (!entries) byDocument.set(document, (entries = new Map()));
     let byOperation = variablesOfDocument.get(document);
     if (!byOperation) variablesOfDocument.set(document, (byOperation = new Map()));
     let relevant = byOperation.get(operationName ?? "");
-    if (!relevant) byOperation.set(operationName ?? "", (relevant = costVariables(document, operationName)));
-    const key = `${generation()}\u0000${operationName ?? ""}\u0000${variables ? JSON.stringify(relevant.names.map((n) => (Object.hasOwn(variables, n) ? [variables[n]] : []))) : ""}`;
-    let priced = entries.get(key);
+    if (!relevant) {
+      relevant = costVariables(document, operationName);
+      // Kept for the names a document's operations may have (a caller's other names are looked at anew).
+      if (relevant.operation || byOperation.size < OPERATION_NAMES_KEPT) byOperation.set(operationName ?? "", relevant);
+    }
+    const key = `${idOf(schema)}\u0000${idOf(document)}\u0000${generation()}\u0000${operationName ?? ""}\u0000${variables ? JSON.stringify(relevant.names.map((n) => (Object.hasOwn(variables, n) ? [variables[n]] : []))) : ""}`;
+    let priced = prices.get(key);
     // What the key leaves out may still be wrong: only variables that
     // coerce may use the entry; others are priced in full (and fail as they
     // always did), and that failure, about those variables, is not kept.
@@ -82,10 +95,7 @@ export function makeCostCache(price: Price, generation: () => number = () => 0):
       } catch (e) {
         priced = e as Error;
       }
-      if (coerced) {
-        if (entries.size >= COST_CACHE_PER_DOCUMENT) entries.clear();
-        entries.set(key, priced);
-      }
+      if (coerced) prices.set(key, priced);
     }
     if (priced instanceof Error) throw priced;
     return priced;

@@ -1,4 +1,5 @@
 import type { DocumentNode, GraphQLSchema } from "postgraphile/graphql";
+import type { CacheBounds } from "../../common/boundedCache.ts";
 import { isStaff, servicesOf, type AccountRole } from "../../common/services.ts";
 import { makeCostCache } from "./cache.ts";
 import { MAX_PRICED_NODES, queryCost, SUBSCRIPTION_EVENTS } from "./pricing.ts";
@@ -54,6 +55,8 @@ export interface QueryLimits extends DocumentLimits {
   tableRows?: { rows(table: string): number; generation(): number };
   /** What one subscription is priced for: its selection times this many re-reads. */
   subscriptionEvents?: number;
+  /** The bounds of the cache of prices (absent: the cache's own default). */
+  costCache?: CacheBounds;
 }
 
 export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin {
@@ -63,6 +66,7 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
   const cachedCost = makeCostCache(
     (schema, document, variables, operationName) => queryCost(schema, document, variables, operationName, limits.defaultListSize, rowsOf),
     limits.tableRows ? () => limits.tableRows!.generation() : undefined,
+    limits.costCache,
   );
   const events = limits.subscriptionEvents ?? SUBSCRIPTION_EVENTS;
 
@@ -115,7 +119,9 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
           const operationName = event.args.operationName;
           const services = servicesOf(event.args.resolvedPreset);
           if (refusal) {
-            services?.logger.info({ operationName, cost, maximumCost: maximum }, "query refused: too complex");
+            // Counted by source in the access log's refusal lines, not logged one by one.
+            services?.refused?.("QUERY_TOO_COMPLEX");
+            services?.logger.debug({ operationName, cost, maximumCost: maximum }, "query refused: too complex");
             return refusal as any;
           }
           services?.logger.debug({ operationName, cost }, "query cost");

@@ -23,18 +23,23 @@ export function createHttpServer(config: Config, handle: (req: IncomingMessage, 
   return http.createServer(timeouts, handle);
 }
 
-/** Listens on config's PORT and HOST; resolves with the port (PORT=0 picks one). A port in use is a one-line ConfigError naming PORT. */
-export async function listen(server: http.Server, config: Config): Promise<number> {
+/**
+ * Listens on config's PORT (or the port variable named) and HOST; resolves
+ * with the port (0 picks one). A port in use is a one-line ConfigError
+ * naming its variable.
+ */
+export async function listen(server: http.Server, config: Config, variable: "PORT" | "WORKER_METRICS_PORT" = "PORT"): Promise<number> {
+  const port = config[variable];
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE") reject(new ConfigError(`PORT ${config.PORT} on ${config.HOST} is in use (another instance is running?): stop it or set PORT to a free port.`));
-      else if (err.code === "EACCES") reject(new ConfigError(`PORT ${config.PORT} on ${config.HOST} may not be used by this user: set PORT to 1024 or above.`));
+      if (err.code === "EADDRINUSE") reject(new ConfigError(`${variable} ${port} on ${config.HOST} is in use (another instance is running?): stop it or set ${variable} to a free port.`));
+      else if (err.code === "EACCES") reject(new ConfigError(`${variable} ${port} on ${config.HOST} may not be used by this user: set ${variable} to 1024 or above.`));
       else reject(err);
     });
-    server.listen(config.PORT, config.HOST, () => resolve());
+    server.listen(port, config.HOST, () => resolve());
   });
   const address = server.address();
-  return typeof address === "object" && address ? address.port : config.PORT;
+  return typeof address === "object" && address ? address.port : port;
 }
 
 /** Stops accepting connections and waits for the open ones: idle keep-alive ones close at once, any left after FORCE_CLOSE_AFTER_MS are cut. */

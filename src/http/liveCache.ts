@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { boundedCache, textBytes, type BoundedCache } from "../../common/boundedCache.ts";
 import { getOperationAST, Kind, TypeInfo, visit, visitWithTypeInfo, BREAK, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode } from "postgraphile/graphql";
 import { ALL_CHANGED, FEATURED_CHANGE, publicReadChanges, PUBLIC_READS_TOPIC } from "../../common/topics.ts";
 import type { Viewer } from "../../common/services.ts";
@@ -30,7 +31,9 @@ import { liveCacheEvents } from "../metrics.ts";
 //   answer (errors included) instead of computing it again; it is shared
 //   only with those who asked before a change was heard.
 // - Bounds: LIVE_CACHE_MAX_ENTRIES and LIVE_CACHE_MAX_BYTES (src/config.ts),
-//   least recently used dropped first.
+//   least recently used dropped first: a common/boundedCache.ts, in
+//   /metrics as cache="live_cache". The index by token holds only keys of
+//   answers held; answers being computed are one per request in flight.
 
 /** The request roles whose members share answers, each with its own. */
 export type VisibilityClass = "cafe_anonymous" | "cafe_customer";
@@ -271,13 +274,14 @@ interface Flight {
 const ANY_INVENTORY = "inventory:*";
 const isInventory = (token: string) => token.startsWith("inventory:");
 
+type Entry = CachedAnswer & { madeOf: readonly string[] };
+
 /** The store: LRU, bounded in entries and bytes; `changed` drops the answers made of what changed. */
 export class LiveCache {
-  private readonly entries = new Map<string, CachedAnswer & { size: number; madeOf: readonly string[] }>();
+  private readonly entries: BoundedCache<string, Entry>;
   /** token -> the keys of the answers made of it. */
   private readonly byToken = new Map<string, Set<string>>();
   private readonly flights = new Map<string, Flight>();
-  private used = 0;
   /** Moves on at every change heard. */
   private seq = 0;
   /** token -> the seq at which it last changed; everything: `allAt`. */
@@ -293,6 +297,18 @@ export class LiveCache {
 
   constructor(limits: LiveCacheLimits) {
     this.limits = limits;
+    this.entries = boundedCache("live_cache", {
+      ...limits,
+      bytesOf: (entry, key) => entry.body.length + textBytes(key),
+      // However an answer leaves (dropped by a change, evicted, replaced), its key leaves the index.
+      onRemove: (entry, key) => {
+        for (const token of entry.madeOf) {
+          const keys = this.byToken.get(token);
+          keys?.delete(key);
+          if (keys?.size === 0) this.byToken.delete(token);
+        }
+      },
+    });
   }
 
   /** Whether the limits let anything be kept (LIVE_CACHE_MAX_ENTRIES=0 or LIVE_CACHE_MAX_BYTES=0: never). */
@@ -315,15 +331,11 @@ export class LiveCache {
   }
 
   get bytes(): number {
-    return this.used;
+    return this.entries.calculatedSize;
   }
 
   lookup(key: string): CachedAnswer | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry;
+    return this.entries.get(key);
   }
 
   /** Whether something of `madeOf` changed after `generation`. */
@@ -340,33 +352,19 @@ export class LiveCache {
    */
   store(key: string, generation: number, answer: CachedAnswer, madeOf: readonly string[] = [ALL_CHANGED]): boolean {
     if (!this.enabled || this.changedSince(generation, madeOf)) return false;
-    const size = answer.body.length + key.length;
-    if (size > this.limits.maxBytes) return false;
-    this.drop(key);
-    this.entries.set(key, { ...answer, size, madeOf });
+    if (answer.body.length + textBytes(key) > this.limits.maxBytes) return false;
+    this.entries.set(key, { ...answer, madeOf });
+    if (!this.entries.has(key)) return false;
     for (const token of madeOf) {
       let keys = this.byToken.get(token);
       if (!keys) this.byToken.set(token, (keys = new Set()));
       keys.add(key);
     }
-    this.used += size;
-    for (const oldest of this.entries.keys()) {
-      if (this.entries.size <= this.limits.maxEntries && this.used <= this.limits.maxBytes) break;
-      this.drop(oldest);
-    }
     return true;
   }
 
   private drop(key: string) {
-    const entry = this.entries.get(key);
-    if (!entry) return;
     this.entries.delete(key);
-    this.used -= entry.size;
-    for (const token of entry.madeOf) {
-      const keys = this.byToken.get(token);
-      keys?.delete(key);
-      if (keys?.size === 0) this.byToken.delete(token);
-    }
   }
 
   /** The answer to `key` being computed, to wait for, unless what it may be made of changed since it began (undefined: none). */
@@ -408,7 +406,6 @@ export class LiveCache {
     this.changedAt.clear();
     this.entries.clear();
     this.byToken.clear();
-    this.used = 0;
     liveCacheEvents.invalidations += 1;
   }
 

@@ -1,4 +1,5 @@
-import type { Config } from "../config.ts";
+import { boundedCache, textBytes, type BoundedCache, type CacheBounds } from "../../common/boundedCache.ts";
+import { MEMORY_BOUNDS, type Config } from "../config.ts";
 import type { KeyCount, ShareCounts } from "../db/rateUsage.ts";
 
 // The request limits of /graphql, its WebSockets and the payment callback:
@@ -19,6 +20,10 @@ import type { KeyCount, ShareCounts } from "../db/rateUsage.ts";
 // reserve for it; a client of one process alone gets the rest at the next
 // sync (docs/security.md, Limits over several processes). One process
 // alone behaves as without sharing.
+//
+// The windows are a bounded cache (MEMORY_BOUNDS.rateLimitWindows, in
+// /metrics as cache="rate_limit_windows"): a flood of distinct keys drops
+// the least recently used windows, never grows the process.
 
 /** What a process may spend on a key before its first sync of it, in percent of the budget (split among the live processes). */
 export const UNKNOWN_KEY_PERCENT = 10;
@@ -32,7 +37,7 @@ interface Window {
 }
 
 export class RateLimiter {
-  private readonly windows = new Map<string, Window>();
+  private readonly windows: BoundedCache<string, Window>;
   private readonly sweeper: NodeJS.Timeout;
   private readonly syncer: NodeJS.Timeout | null = null;
   /** Keys asked for since the last sync. */
@@ -43,13 +48,17 @@ export class RateLimiter {
   readonly points: number;
   readonly durationMs: number;
 
-  constructor(points: number, durationMs: number, options: { share?: ShareCounts; syncMs?: number; onSyncError?: (err: unknown) => void } = {}) {
+  constructor(points: number, durationMs: number, options: { share?: ShareCounts; syncMs?: number; onSyncError?: (err: unknown) => void; bounds?: CacheBounds } = {}) {
     this.points = points;
     this.durationMs = durationMs;
-    // Forgets the keys whose window is over (memory stays bounded by the keys of one window).
+    // A window: its key, four numbers and the object around them.
+    this.windows = boundedCache("rate_limit_windows", { ...(options.bounds ?? MEMORY_BOUNDS.rateLimitWindows), bytesOf: (_w, key) => textBytes(key) + 96 });
+    // Forgets the keys whose window is over.
     this.sweeper = setInterval(() => {
       const now = Date.now();
-      for (const [key, w] of this.windows) if (w.resetAt <= now) this.windows.delete(key);
+      const over: string[] = [];
+      for (const [key, w] of this.windows.entries()) if (w.resetAt <= now) over.push(key);
+      for (const key of over) this.windows.delete(key);
     }, durationMs);
     this.sweeper.unref();
     const { share, syncMs, onSyncError } = options;
@@ -96,7 +105,7 @@ export class RateLimiter {
     const sent: Window[] = [];
     const counts: KeyCount[] = [];
     for (const key of this.asked) {
-      const w = this.windows.get(key);
+      const w = this.windows.peek(key);
       if (!w || w.resetAt <= now) continue;
       sent.push(w);
       counts.push({ key, used: w.used, budget: w.budget, windowEndMs: w.resetAt });
@@ -106,13 +115,14 @@ export class RateLimiter {
     this.live = live;
     counts.forEach((c, i) => {
       // A window that ended meanwhile is not this one.
-      if (this.windows.get(c.key) === sent[i]) sent[i]!.ceiling = ceilings.get(c.key) ?? null;
+      if (this.windows.peek(c.key) === sent[i]) sent[i]!.ceiling = ceilings.get(c.key) ?? null;
     });
   }
 
   stop(): void {
     clearInterval(this.sweeper);
     if (this.syncer) clearInterval(this.syncer);
+    this.windows.clear();
   }
 }
 

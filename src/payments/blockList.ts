@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { boundedCache, textBytes } from "../../common/boundedCache.ts";
+import { MEMORY_BOUNDS } from "../config.ts";
 import type { ReconnectingPgSubscriber } from "../subscriber.ts";
 import { PAYMENT_SOURCE_BLOCKED_TOPIC } from "../../common/topics.ts";
 import { asSystem } from "../db/asSystem.ts";
@@ -11,9 +13,12 @@ import { logger } from "../logger.ts";
 // may have been missed), then kept up to date by each change's notification
 // (tg_blocked_sources__notify: other processes' decisions, a DBA's unblock)
 // and by this process's own decisions (log_delivery's answer), at once.
+// Held in a bounded cache (MEMORY_BOUNDS.blockedSources, in /metrics as
+// cache="blocked_sources"): a source dropped from it is still blocked in
+// the database, and its next refused delivery learns it again.
 
 export class BlockedSources {
-  private readonly until = new Map<string, number>();
+  private readonly until = boundedCache<string, number>("blocked_sources", { ...MEMORY_BOUNDS.blockedSources, bytesOf: (_at, source) => textBytes(source) + 32 });
   private readonly stream: AsyncIterableIterator<string>;
   /** Resolved once the list is first loaded. */
   readonly ready: Promise<void>;

@@ -1,11 +1,14 @@
 import Stripe from "stripe";
 import type { Config } from "../config.ts";
+import { annotateSpan, outgoingCall } from "../tracing.ts";
 import type { PaymentIntentService, PaymentIntentView } from "../../common/services.ts";
 
 // The official Stripe client, made once from the configuration: the API's
 // startPayment (through common/services.ts) and the worker's jobs
 // (payment_intent__cancel, refund__pay) use it. STRIPE_API_URL points it
-// elsewhere (the tests' local server that speaks Stripe's API).
+// elsewhere (the tests' local server that speaks Stripe's API). Its requests
+// go through fetch, each in a client span that sends `traceparent` while
+// tracing is on (src/tracing.ts).
 
 export type StripeClient = Stripe;
 
@@ -23,8 +26,37 @@ export function makeStripeClient(config: Pick<Config, "STRIPE_SECRET_KEY" | "STR
     maxNetworkRetries: 1,
     timeout: 20_000,
     telemetry: false,
+    httpClient: Stripe.createFetchHttpClient(tracedFetch),
   });
 }
+
+/** A path's ids as `{id}` (`/v1/payment_intents/pi_3Mt…/cancel` is `/v1/payment_intents/{id}/cancel`): span names stay few. */
+function stripePathTemplate(path: string): string {
+  return path
+    .split("?")[0]!
+    .split("/")
+    .map((segment) => (/\d/.test(segment) && !/^v\d+$/.test(segment) ? "{id}" : segment))
+    .join("/");
+}
+
+/** fetch in a client span (one per attempt: a retry is a span of its own), until Stripe's answer's headers arrive. */
+const tracedFetch: typeof fetch = (input, init) => {
+  const url = new URL(input instanceof Request ? input.url : input);
+  const method = (init?.method ?? "GET").toUpperCase();
+  const template = stripePathTemplate(url.pathname);
+  const attributes = { "http.request.method": method, "server.address": url.hostname, "server.port": Number(url.port) || undefined, "url.template": template };
+  return outgoingCall(`${method} stripe ${template}`, attributes, async (traceHeaders) => {
+    let headers = init?.headers;
+    if (Object.keys(traceHeaders).length) {
+      const withTrace = new Headers(headers);
+      for (const [name, value] of Object.entries(traceHeaders)) withTrace.set(name, value);
+      headers = withTrace;
+    }
+    const res = await fetch(input, { ...init, headers });
+    annotateSpan({ "http.response.status_code": res.status });
+    return res;
+  });
+};
 
 /** Whether Stripe refused the request for good (a 4xx other than 409 and 429): sending it again cannot help. */
 export function isPermanentStripeError(err: unknown): boolean {

@@ -243,17 +243,15 @@ describe("against the service", () => {
         const { rows } = await t.db.query("select status from app_private.idempotency_keys where key = $1", [`payload-locks-alice-${stamp}`]);
         expect(rows).toEqual([{ status: "committed" }]);
       }
-      const started = Date.now();
+      // Bob is answered while the DBA still holds the lock Alice's payload waits on.
       const bobs = order(bob, "{ id }");
       const first = await within(
         bobs.then(() => "answered"),
         2_500,
         "still waiting",
       ).catch((e: Error) => e.message);
-      const bobMs = Date.now() - started;
       await dba.query("rollback");
       expect(first).toBe("answered");
-      expect(bobMs).toBeLessThan(900);
       const b = await bobs;
       expect(b.body.errors).toBeUndefined();
       // Alice's order was saved before her payload was read; the payload shows it.

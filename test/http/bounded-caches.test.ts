@@ -44,3 +44,11 @@ test("a bound at 0 keeps nothing", () => {
   cache.set("a", "a");
   expect(cache.size).toBe(0);
 });
+
+test("the maps callers fill are bounded caches, each reported in /metrics by name", async () => {
+  // The service under test has made each of them by now (its rate limiters, block list, live cache, cost cache).
+  await fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
+  for (const name of ["rate_limit_windows", "blocked_sources", "live_cache", "query_costs", "fast_path_ad_hoc", "ad_hoc_documents", "password_check_callers"]) {
+    expect(await sample(`cafe_cache_entries{cache="${name}"}`)).toEqual(expect.any(Number));
+  }
+});

@@ -3,19 +3,32 @@ import http from "node:http";
 import path from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { metricsHandler } from "../../src/http/metricsRoute.ts";
+import { startWorkerMetrics } from "../../src/worker/metricsListener.ts";
 import { operationsOf } from "../support/contract.ts";
 import { testDatabaseUrl } from "../support/db.ts";
-import { useTestService } from "../support/service.ts";
+import { freePort } from "../support/ports.ts";
+import { ChildService, useTestService, withLogsOnFailure } from "../support/service.ts";
+import { waitUntil } from "../support/wait.ts";
 
 // GET /metrics: every labelled family the docs name starts with its
 // known label values at 0 (a dashboard's rate() sees a series before its
 // first event), and who may read it: open outside production unless
 // METRICS_TOKEN is set; in production only with the token, off without one.
+// A worker-only process (`--worker`) serves its own /metrics on
+// WORKER_METRICS_PORT, with the same rules: the jobs' histograms and the
+// process's metrics, none of the API's.
 
 const doc = (page: string) => readFileSync(path.resolve(__dirname, "../../docs", page), "utf8");
 const TOKEN = "metrics-scraper-token-0123456789";
 
 const t = useTestService();
+const production = {
+  NODE_ENV: "production",
+  JWT_SECRET: "a-production-jwt-secret-of-at-least-32-chars",
+  WEBHOOK_TOKEN: "a-production-webhook-token",
+  SIGNING_SECRET: "a-production-signing-secret",
+  DATABASE_ROLE_PASSWORD: "a-production-role-password",
+};
 /** Every sample of a scrape, as `name{labels}` -> value. */
 function samples(text: string): Map<string, number> {
   const out = new Map<string, number>();
@@ -98,13 +111,6 @@ describe("METRICS_TOKEN", () => {
     const get = (authorization?: string) => fetch(url, { headers: authorization ? { authorization } : {} }).then((r) => r.status);
     return { get, close: () => new Promise<void>((r) => server.close(() => r())) };
   }
-  const production = {
-    NODE_ENV: "production",
-    JWT_SECRET: "a-production-jwt-secret-of-at-least-32-chars",
-    WEBHOOK_TOKEN: "a-production-webhook-token",
-    SIGNING_SECRET: "a-production-signing-secret",
-    DATABASE_ROLE_PASSWORD: "a-production-role-password",
-  };
 
   test("in production without METRICS_TOKEN, /metrics is off (404), even with some bearer token", async () => {
     const s = await metricsServer(production);
@@ -142,5 +148,69 @@ describe("METRICS_TOKEN", () => {
 
   test("a METRICS_TOKEN shorter than 16 characters stops the configuration", () => {
     expect(() => loadConfig({ METRICS_TOKEN: "short" })).toThrow(/METRICS_TOKEN/);
+  });
+});
+
+describe("a worker-only process", () => {
+  test("serves /metrics on WORKER_METRICS_PORT: the jobs' histograms, counted as jobs run, the process's metrics, none of the API's; METRICS_TOKEN applies; every other path 404", async () => {
+    const worker = await ChildService.start({ name: "worker", mode: "worker", databaseUrl: testDatabaseUrl(), env: { DEMO_DATA: "false", METRICS_TOKEN: TOKEN }, waitReady: false });
+    try {
+      await withLogsOnFailure(
+        () => [worker],
+        async () => {
+          const scrape = async () => {
+            const res = await fetch(`${worker.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+            expect(res.status).toBe(200);
+            return samples(await res.text());
+          };
+          await waitUntil(
+            "the worker's /metrics",
+            () =>
+              fetch(`${worker.url}/metrics`).then(
+                (r) => r.status === 401,
+                () => false,
+              ),
+            60_000,
+          );
+          expect((await fetch(`${worker.url}/healthz`)).status).toBe(404);
+
+          const task = "purge_idempotency_keys";
+          const runs = `cafe_job_run_seconds_count{task="${task}",outcome="success"}`;
+          const waits = `cafe_job_queue_wait_seconds_count{task="${task}"}`;
+          const before = await scrape();
+          expect(before.get(runs)).toBe(0);
+          expect(before.get(waits)).toBe(0);
+          expect(before.has("cafe_order_paid_to_preparing_seconds_count")).toBe(true);
+          expect(before.has("process_resident_memory_bytes")).toBe(true);
+          // The API's families are an API process's: a worker's zeros would mislead (and LISTEN at 0 would page).
+          const names = [...before.keys()].map((k) => k.split("{")[0]!);
+          expect(names.filter((n) => /^cafe_(http|graphql|db_pool|listen|subscriptions|live_cache|payment|stripe|jobs$|workers$)/.test(n))).toEqual([]);
+
+          await t.db.query("select graphile_worker.add_job($1, '{}'::json)", [task]);
+          await waitUntil("the job counted", async () => ((await scrape()).get(runs) ?? 0) >= 1, 30_000);
+          expect((await scrape()).get(waits)).toBeGreaterThanOrEqual(1);
+        },
+      );
+    } finally {
+      await worker.stop();
+    }
+    // Stopped with the worker.
+    await expect(fetch(`${worker.url}/metrics`)).rejects.toThrow();
+  }, 120_000);
+
+  test("no listener with WORKER_METRICS_PORT=0, with METRICS=false, or in production without METRICS_TOKEN; a port in use names WORKER_METRICS_PORT", async () => {
+    const config = (env: Record<string, string>) => loadConfig({ DATABASE_URL: testDatabaseUrl(), HOST: "127.0.0.1", ...env });
+    expect(await startWorkerMetrics(config({ WORKER_METRICS_PORT: "0" }))).toBeNull();
+    expect(await startWorkerMetrics(config({ METRICS: "false" }))).toBeNull();
+    expect(await startWorkerMetrics(config(production))).toBeNull();
+
+    const port = await freePort();
+    const first = await startWorkerMetrics(config({ WORKER_METRICS_PORT: String(port) }));
+    try {
+      expect(first?.port).toBe(port);
+      await expect(startWorkerMetrics(config({ WORKER_METRICS_PORT: String(port) }))).rejects.toThrow(new RegExp(`^WORKER_METRICS_PORT ${port} on 127.0.0.1 is in use`));
+    } finally {
+      await first?.close();
+    }
   });
 });

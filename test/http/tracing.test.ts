@@ -6,16 +6,19 @@ import { login, request } from "../support/client.ts";
 import { paymentBody, sendCallback } from "../support/paymentProvider.ts";
 import { freePort } from "../support/ports.ts";
 import { ChildService, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { startStripeServer, stripeEnv, type StripeServer } from "../support/stripe.ts";
 import { waitUntil } from "../support/wait.ts";
 
 // Traces (src/tracing.ts, src/tracingSdk.ts): the real service as `npm
 // start` runs it (API and worker, a child process), OTEL_* pointing at a
 // local OTLP/HTTP receiver (JSON), follows one paid order end to end. The
-// client and the provider send one W3C traceparent with the order and the
-// payment; every span (both requests, the GraphQL operation, the SQL of
-// PostGraphile's adaptor and of the service's own pools, the callback's
-// steps, the jobs the payment queued, the webhook telling the customer)
-// has that trace id, the webhook receives it, and the access log names it.
+// client and the provider send one W3C traceparent with the order, the
+// start of its payment and the payment; every span (the requests, the
+// GraphQL operations, the SQL of PostGraphile's adaptor and of the service's
+// own pools, the call to Stripe's API (a local server speaking it), the
+// callback's steps, the jobs the payment queued, the webhook telling the
+// customer) has that trace id, Stripe and the webhook receive it, and the
+// access log names it.
 
 interface OtlpSpan {
   traceId: string;
@@ -31,6 +34,7 @@ const spans: OtlpSpan[] = [];
 const webhooks: http.IncomingHttpHeaders[] = [];
 let receiver: http.Server;
 let hooks: http.Server;
+let stripe: StripeServer;
 let api: ChildService | undefined;
 
 function listen(handler: http.RequestListener): Promise<{ server: http.Server; url: string }> {
@@ -64,15 +68,17 @@ beforeAll(async () => {
     req.resume();
     req.on("end", () => res.writeHead(204).end());
   }));
+  stripe = await startStripeServer();
 });
 
 afterAll(async () => {
   await api?.stop();
   receiver?.close();
   hooks?.close();
+  await stripe?.close();
 });
 
-test("one paid order is one trace: request, operation, SQL, callback steps, jobs, webhook; the access log carries its id", async () => {
+test("one paid order is one trace: requests, operations, SQL, the Stripe call, callback steps, jobs, webhook; the access log carries its id", async () => {
   api = await ChildService.start({
     name: "traced",
     mode: "all",
@@ -84,6 +90,7 @@ test("one paid order is one trace: request, operation, SQL, callback steps, jobs
       NOTIFY_WEBHOOK_URL: `${hookUrl}/hook`,
       NOTIFY_WEBHOOK_SECRET: "a-tracing-test-webhook-secret-0123",
       LOG_LEVEL: "info",
+      ...stripeEnv(stripe.url),
     },
   });
   await withLogsOnFailure(
@@ -95,7 +102,8 @@ test("one paid order is one trace: request, operation, SQL, callback steps, jobs
 
       // The order, as the mobile app sends it: the trusted document by id.
       const documents: Record<string, string> = JSON.parse(readFileSync(path.join(ROOT, "contract", "trusted-documents.json"), "utf8"));
-      const [documentId] = Object.entries(documents).find(([, text]) => /mutation PlaceOrder\b/.test(text))!;
+      const documentIdOf = (operation: string) => Object.entries(documents).find(([, text]) => new RegExp(`mutation ${operation}\\b`).test(text))![0];
+      const documentId = documentIdOf("PlaceOrder");
       const coffeeId = "40000000-0000-4000-8000-000000000003";
       const specialInstructions = `extra hot ${randomBytes(4).toString("hex")}`;
       const placed = await request(`${api!.url}/graphql`, {
@@ -105,6 +113,14 @@ test("one paid order is one trace: request, operation, SQL, callback steps, jobs
       });
       const order = placed.json?.data?.createOrder;
       expect(order?.status).toBe("PENDING");
+
+      // The app starts its payment: the service asks Stripe for an intent.
+      const started = await request(`${api!.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}`, traceparent: traceparent() },
+        body: JSON.stringify({ documentId: documentIdOf("StartPayment"), variables: { orderId: order.id } }),
+      });
+      expect(started.json?.data?.startPayment?.paymentIntentId).toMatch(/^pi_/);
 
       // Paid, as the provider would, with the same trace.
       const paid = await sendCallback(api!.url, paymentBody({ id: order.id, email: "alice@example.com", total: String(order.total), lines: [] }, "A", "event"), {
@@ -154,6 +170,20 @@ test("one paid order is one trace: request, operation, SQL, callback steps, jobs
       expect(attrs(hookCall!)["http.response.status_code"]).toBe(204);
       const sent = webhooks.find((h) => String(h.traceparent).includes(traceId))!;
       expect(String(sent.traceparent).split("-")[2]).toBe(hookCall!.spanId);
+
+      // The call to Stripe's API is a client span under StartPayment's
+      // operation, and Stripe received its traceparent.
+      const [startOperation] = named(/^graphql mutation StartPayment$/);
+      const [stripeCall] = named(/^POST stripe \/v1\/payment_intents$/);
+      expect(stripeCall?.kind).toBe(3); // client
+      expect(attrs(stripeCall!)).toMatchObject({ "http.request.method": "POST", "url.template": "/v1/payment_intents", "http.response.status_code": 200 });
+      const ancestors = (s: OtlpSpan): string[] => {
+        const parent = ours().find((p) => p.spanId === s.parentSpanId);
+        return parent ? [parent.spanId, ...ancestors(parent)] : [];
+      };
+      expect(ancestors(stripeCall!)).toContain(startOperation!.spanId);
+      const [intentRequest] = stripe.sent("POST", "/v1/payment_intents");
+      expect(intentRequest!.traceparent?.split("-")).toEqual(["00", traceId, stripeCall!.spanId, "01"]);
 
       // The access log's lines carry the trace id.
       const requestLines = api!.logs.filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));

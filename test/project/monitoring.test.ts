@@ -8,7 +8,8 @@ import { freePort } from "../support/ports.ts";
 import { ChildService, emptyDir, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 
-// ops/prometheus/alerts.yml, unit-tested with `promtool test rules`, and
+// ops/prometheus/alerts.yml, unit-tested with `promtool test rules` (the
+// example scrape configuration beside it checked by promtool too), and
 // ops/grafana/cafe-api.json, whose every panel's query is run against a
 // real Prometheus (Debian's package: `apt-get install prometheus`; .ci/run
 // installs it) scraping the real service (API and worker) every second
@@ -17,7 +18,10 @@ import { waitUntil } from "../support/wait.ts";
 const RULES = path.join(ROOT, "ops", "prometheus");
 const DASHBOARD = path.join(ROOT, "ops", "grafana", "cafe-api.json");
 
-test("promtool: the rules load, and their unit tests pass (each alert fires on a bad day, none on a healthy one)", () => {
+test("promtool: the example scrape configuration and the rules load, and the rules' unit tests pass (each alert fires on a bad day, none on a healthy one)", () => {
+  // Its token file is the operator's: the syntax only.
+  const scrape = spawnSync("promtool", ["check", "config", "--syntax-only", path.join(RULES, "prometheus.yml")], { encoding: "utf8" });
+  expect({ status: scrape.status, out: scrape.stdout + scrape.stderr }).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   const check = spawnSync("promtool", ["check", "rules", path.join(RULES, "alerts.yml")], { encoding: "utf8" });
   expect(check.error).toBeUndefined(); // promtool missing: apt-get install prometheus
   expect(check.stdout).toMatch(/SUCCESS: \d+ rules found/);
@@ -111,9 +115,10 @@ describe("the dashboard against a real Prometheus", () => {
         ).catch(() => {});
         expect(missing).toEqual([]);
 
-        // The latency the order took is there: paid to PREPARING was observed.
-        const prepared = await query("sum(cafe_order_paid_to_preparing_seconds_count)");
-        expect(Number(prepared.data.result[0]?.value[1])).toBeGreaterThanOrEqual(1);
+        // The latency the order took is there: paid to PREPARING was observed
+        // (by the job, just after the order's PREPARING: a scrape or two later).
+        const prepared = async () => Number((await query("sum(cafe_order_paid_to_preparing_seconds_count)")).data.result[0]?.value[1] ?? 0);
+        await waitUntil("paid to PREPARING observed", async () => (await prepared()) >= 1, 15_000, 500);
         // Prometheus loaded the rules file too.
         const rules = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: unknown[] }> } };
         expect(rules.data.groups[0]?.rules.length).toBeGreaterThanOrEqual(15);

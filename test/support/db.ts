@@ -48,11 +48,13 @@ async function recreateDatabase(url: string, name: string, notSuperuser: string,
 }
 
 /**
- * The suites place many unpaid orders as alice and bob, and sign the demo
- * accounts in many times from 127.0.0.1; the caps on a customer's unpaid
- * orders and cups, on their share of an ingredient's stock, and on
- * successful sign-ins per account and per source are raised for them.
- * test/sql/unpaid-orders.test.ts, test/sql/fair-stock.test.ts and
+ * The suites place many unpaid orders as alice and bob (and accounts they
+ * have just made), and sign the demo accounts in many times from 127.0.0.1;
+ * the caps on a customer's unpaid orders and cups, on their share (and
+ * their source's) of an ingredient's stock, the wait of new accounts for
+ * scarce stock, and the caps on successful sign-ins per account and per
+ * source are lifted for them. test/sql/unpaid-orders.test.ts,
+ * test/sql/fair-stock.test.ts, test/sql/fair-stock.sources.test.ts and
  * test/sql/sign-in-budget.test.ts set the values they test.
  */
 export async function liftOpenOrderCaps(url: string): Promise<void> {
@@ -60,9 +62,10 @@ export async function liftOpenOrderCaps(url: string): Promise<void> {
   await client.connect();
   try {
     await client.query(
-      `update app_private.settings set value = case key when 'max_stock_share_percent' then 100 when 'stock_share_cooldown_seconds' then 0 else 1000000 end
-        where key in ('max_open_orders_per_customer', 'max_open_cups_per_customer', 'max_stock_share_percent', 'stock_share_cooldown_seconds',
-                      'login_max_successes_per_account', 'login_max_successes_per_source')`,
+      `update app_private.settings
+          set value = case when key like 'max_stock_share_percent%' then 100 when key in ('stock_share_cooldown_seconds', 'new_account_scarce_stock_seconds') then 0 else 1000000 end
+        where key in ('max_open_orders_per_customer', 'max_open_cups_per_customer', 'max_stock_share_percent', 'max_stock_share_percent_per_source',
+                      'stock_share_cooldown_seconds', 'new_account_scarce_stock_seconds', 'login_max_successes_per_account', 'login_max_successes_per_source')`,
     );
   } finally {
     await client.end();
@@ -256,6 +259,15 @@ const HEALTH_PING = /^select 1;?\s*$/;
 const TABLE_SIZES = /^select n\.nspname \|\| '\.' \|\| c\.relname as name/;
 
 /**
+ * The processes' own periodic statements, never caused by a request: the
+ * health ping, the table sizes, the LISTEN probe and the shared rate-limit sync.
+ */
+export function isBackgroundStatement(text: string): boolean {
+  const h = head(text);
+  return HEALTH_PING.test(h) || TABLE_SIZES.test(h) || text === LISTEN_PROBE_SQL || /app_hidden\.share_rate_usage\(/.test(h);
+}
+
+/**
  * Counts the statements the API's login role sends while recording (the
  * server runs in this process, so pg.Client.prototype.query sees every
  * statement): every statement except begin/commit/set_config (and the
@@ -282,7 +294,7 @@ export class SqlRecorder {
       const text = textOf(args[0]);
       if (self.current && text !== undefined && this.user === self.user) {
         const h = head(text);
-        if (!OVERHEAD.test(h) && !HEALTH_PING.test(h) && !TABLE_SIZES.test(h) && text !== LISTEN_PROBE_SQL) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
+        if (!OVERHEAD.test(h) && !isBackgroundStatement(text)) self.current.push(text.replace(/\s+/g, " ").slice(0, 160));
       }
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof pg.Client.prototype.query;

@@ -297,6 +297,8 @@ export class ChildService {
         DATABASE_URL: options.databaseUrl,
         HOST: "127.0.0.1",
         PORT: String(port),
+        // A worker-only process serves /metrics there instead (PORT is the API's).
+        ...(options.mode === "worker" ? { WORKER_METRICS_PORT: String(port) } : null),
         LOG_LEVEL: "warn",
         DEMO_DATA: "true",
         WEBHOOK_TOKEN: SECRETS.webhookToken,

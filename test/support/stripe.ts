@@ -10,7 +10,7 @@ import { request, type RawResponse } from "./client.ts";
 // The server (startStripeServer): POST /v1/payment_intents, GET
 // /v1/payment_intents/:id, POST /v1/payment_intents/:id/cancel, POST
 // /v1/refunds, form-encoded as Stripe's API is. It records every request
-// (method, path, Idempotency-Key, the parsed form body), can be told to
+// (method, path, Idempotency-Key, traceparent, the parsed form body), can be told to
 // answer 500 to the next N POSTs (failNext: a failure before the endpoint
 // runs, which Stripe does not keep for the key, so a retry with the same
 // key runs), and honours Idempotency-Key as Stripe does: the same key with
@@ -35,6 +35,8 @@ export interface RecordedRequest {
   path: string;
   idempotencyKey: string | undefined;
   authorization: string | undefined;
+  /** The W3C traceparent sent (the service's tracing on). */
+  traceparent: string | undefined;
   params: Record<string, any>;
   /** What was answered. */
   status: number;
@@ -156,7 +158,8 @@ export async function startStripeServer(): Promise<StripeServer> {
       const path = (req.url ?? "/").split("?")[0]!;
       const params = parseForm(method === "GET" ? ((req.url ?? "").split("?")[1] ?? "") : Buffer.concat(chunks).toString("utf8"));
       const idempotencyKey = req.headers["idempotency-key"] as string | undefined;
-      const record = (status: number, replayed: boolean) => requests.push({ method, path, idempotencyKey, authorization: req.headers.authorization, params, status, replayed });
+      const record = (status: number, replayed: boolean) =>
+        requests.push({ method, path, idempotencyKey, authorization: req.headers.authorization, traceparent: req.headers.traceparent as string | undefined, params, status, replayed });
       const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
         res.writeHead(status, { "content-type": "application/json", "request-id": id("req"), ...headers });
         res.end(JSON.stringify(body));
