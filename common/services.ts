@@ -70,6 +70,8 @@ export interface CafeServices {
   logger: PluginLogger;
   /** Counts a GraphQL operation and observes its duration. */
   observeOperation(operationName: string | null | undefined, operationType: string, seconds: number): void;
+  /** Records why the request being served is refused (a code): its access log counts it by source and reason instead of a line of its own. */
+  refused?(code: string): void;
   /** The scope of the request being served (its access log line reads `operationName`), if any. */
   requestScope(): { operationName?: string; documentId?: string } | undefined;
   /** While tracing is on (src/tracing.ts): runs a GraphQL operation in its span. */

@@ -4,7 +4,7 @@ import { defaultMaskError } from "postgraphile/grafserv";
 import { isSafeError } from "postgraphile/grafast";
 import { logger } from "./logger.ts";
 import { graphqlErrors } from "./metrics.ts";
-import { currentRequestId } from "./requestScope.ts";
+import { currentRequestId, requestScope } from "./requestScope.ts";
 import { isDatabaseBusy, isDatabaseUnavailable } from "./db/dbHealth.ts";
 import { ERROR_CATALOGUE, ERROR_CODES, SQLSTATE_CODES, type ErrorCode, type ErrorEntry } from "../common/errorCatalogue.ts";
 
@@ -35,7 +35,10 @@ export function maskError(error: GraphQLError): GraphQLError {
   if (alreadyMasked.has(error)) return error;
   const masked = mask(error);
   alreadyMasked.add(masked);
-  graphqlErrors.inc({ code: String(masked.extensions?.code ?? "GRAPHQL_VALIDATION_FAILED") });
+  const code = String(masked.extensions?.code ?? "GRAPHQL_VALIDATION_FAILED");
+  graphqlErrors.inc({ code });
+  const scope = requestScope.getStore();
+  if (scope) scope.errorCode ??= code;
   return masked;
 }
 

@@ -28,7 +28,7 @@ import { makeTrustedDocumentsPlugin } from "../plugins/TrustedDocumentsPlugin.ts
 import { graphqlErrors, observeOperation, operationLabel } from "./metrics.ts";
 import { inSpan, traceparent, tracingOn } from "./tracing.ts";
 import { logger } from "./logger.ts";
-import { requestScope } from "./requestScope.ts";
+import { refusedFor, requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
 import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
@@ -86,6 +86,7 @@ function servicesFor(config: Config): CafeServices {
     // Trusted documents by name, every ad-hoc one as `adhoc` (bounded labels).
     observeOperation: (name, type, seconds) => observeOperation(operationLabel(name, requestScope.getStore()), type, seconds),
     requestScope: () => requestScope.getStore(),
+    refused: refusedFor,
     paymentIntents: stripe ? stripePaymentIntents(stripe) : null,
     logError: (fields, message) => logger.error(fields, message),
     ...(tracingOn()
@@ -165,7 +166,11 @@ export function makePreset({
           }
         },
         // On a socket, maskError (which counts errors) sees the refusal too.
-        onRefusal: (code, transport) => void (transport === "http" && graphqlErrors.inc({ code })),
+        onRefusal(code, transport) {
+          if (transport !== "http") return;
+          graphqlErrors.inc({ code });
+          refusedFor(code);
+        },
         // The request's log scope learns the trusted document's id (metrics, traces).
         onTrusted(id) {
           const scope = requestScope.getStore();

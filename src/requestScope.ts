@@ -11,6 +11,10 @@ export interface RequestScope {
   operationName?: string;
   /** The trusted document's id, when the request sent one (by id or by its text). */
   documentId?: string;
+  /** Why the request was refused (an error code, a route's own reason), once known: its access log counts it (src/http/refusalLog.ts) instead of a line. */
+  refusal?: string;
+  /** The code of the first GraphQL error of its answer (src/errors.ts), if any: an answer of 4xx is counted under it. */
+  errorCode?: string;
 }
 
 export const requestScope = new AsyncLocalStorage<RequestScope>();
@@ -30,6 +34,12 @@ export function requestIdFrom(header: string | string[] | undefined): string {
     if (safe) return safe;
   }
   return randomUUID();
+}
+
+/** Records why the request this code runs for is refused (the first reason given stands). */
+export function refusedFor(reason: string): void {
+  const scope = requestScope.getStore();
+  if (scope && scope.refusal === undefined) scope.refusal = reason;
 }
 
 /** The id of the request this code runs for, if any. */

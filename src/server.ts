@@ -36,6 +36,7 @@ import { installWebSocket } from "./http/websocket.ts";
 import { makeRequestPipeline } from "./http/router.ts";
 import { closeHttpServer, createHttpServer, listen } from "./http/httpServer.ts";
 import { Shutdown } from "./shutdown.ts";
+import { refusals } from "./http/refusalLog.ts";
 
 // The API process: the database's connections and what follows it over
 // LISTEN/NOTIFY, PostGraphile served by grafserv, an Express app for the
@@ -164,6 +165,8 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
     logger.warn({ err: (err as Error).message }, "sharing the request counts with the other API processes failed; counting alone meanwhile");
   });
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
+  // What the refusal log counted and has not written yet is written at the end.
+  shutdown.add("refusal log's counts", () => refusals.flush(true));
   // Answered straight by their handlers: the payment providers (each its
   // own module, src/payments/), health and metrics.
   const metrics = metricsHandler(config);

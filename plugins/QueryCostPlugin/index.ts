@@ -119,7 +119,9 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
           const operationName = event.args.operationName;
           const services = servicesOf(event.args.resolvedPreset);
           if (refusal) {
-            services?.logger.info({ operationName, cost, maximumCost: maximum }, "query refused: too complex");
+            // Counted by source in the access log's refusal lines, not logged one by one.
+            services?.refused?.("QUERY_TOO_COMPLEX");
+            services?.logger.debug({ operationName, cost, maximumCost: maximum }, "query refused: too complex");
             return refusal as any;
           }
           services?.logger.debug({ operationName, cost }, "query cost");

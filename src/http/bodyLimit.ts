@@ -2,6 +2,7 @@ import type http from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../common/errorCatalogue.ts";
+import { refusedFor } from "../requestScope.ts";
 
 // Bodies over a route's limit are answered 413 with `Connection: close`,
 // and the client must be able to read that answer. Node closes such a
@@ -72,6 +73,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 
 /** A GraphQL refusal answered before grafserv, with its code's HTTP status (common/errorCatalogue.ts). */
 export function sendRefusal(res: ServerResponse, code: ErrorCode, message: string): void {
+  refusedFor(code);
   sendJson(res, ERROR_STATUS[code] ?? 400, refusalBody(code, message));
 }
 

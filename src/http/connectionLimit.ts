@@ -2,7 +2,7 @@ import type http from "node:http";
 import type { Socket } from "node:net";
 import { refusalBody } from "../../common/errorCatalogue.ts";
 import type { ClientAddress } from "./clientAddress.ts";
-import { logger } from "../logger.ts";
+import { refusals } from "./refusalLog.ts";
 
 // At most HTTP_MAX_CONNECTIONS_PER_SOURCE open connections per source
 // (WebSockets included; TRUSTED_NETWORK_FACTOR times more inside
@@ -25,8 +25,6 @@ export function installConnectionLimit(server: http.Server, sources: ClientAddre
   const body = JSON.stringify(refusalBody("TOO_MANY_CONNECTIONS", `At most ${max} open connections per source; close one first.`));
   const answer =
     "HTTP/1.1 429 Too Many Requests\r\nconnection: close\r\nretry-after: 5\r\ncontent-type: application/json; charset=utf-8\r\n" + `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  let refusedSinceLog = 0;
-  let loggedAt = 0;
   server.on("connection", (socket: CountedSocket) => {
     const address = socket.remoteAddress ?? "";
     if (sources.trust(address, 0)) return;
@@ -37,13 +35,7 @@ export function installConnectionLimit(server: http.Server, sources: ClientAddre
       socket.end(answer);
       // Whatever the peer still sends is not read; the socket goes soon.
       setTimeout(() => socket.destroy(), 1000).unref();
-      refusedSinceLog++;
-      const now = Date.now();
-      if (now - loggedAt >= 60_000) {
-        logger.warn({ source: source.key, refused: refusedSinceLog }, "HTTP connections refused: too many open from one source");
-        loggedAt = now;
-        refusedSinceLog = 0;
-      }
+      refusals.note(source.key, "TOO_MANY_CONNECTIONS", { route: "(connection)", status: 429 });
       return;
     }
     open.set(source.key, n + 1);

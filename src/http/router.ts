@@ -85,7 +85,7 @@ export function makeRequestPipeline({ config, sourceOf, viewerFrom, limiter, cor
 
   const accessLog: Step = (req, res, next) => {
     noteRequest(req);
-    trackRequest(req, res, pathOf(req.url), requestScope.getStore()!);
+    trackRequest(req, res, pathOf(req.url), requestScope.getStore()!, sourceOf);
     next(req, res);
   };
 

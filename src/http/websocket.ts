@@ -14,6 +14,7 @@ import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";
 import { refusedConnection } from "./connectionLimit.ts";
+import { refusals } from "./refusalLog.ts";
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "../requestScope.ts";
 
 // graphql-ws on /graphql. The token travels in the connection_init payload
@@ -106,10 +107,17 @@ function untilExpiry<T>(iterable: AsyncIterable<T>, expiresAtMs: number): AsyncI
 }
 
 /** Answers an upgrade request with an HTTP refusal instead of a socket. */
-function refuseUpgrade(req: IncomingMessage, socket: Duplex, code: "ORIGIN_NOT_ALLOWED" | "TOO_MANY_CONNECTIONS" | "RATE_LIMITED", message: string, headers: Record<string, string> = {}): void {
+function refuseUpgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  source: string,
+  code: "ORIGIN_NOT_ALLOWED" | "TOO_MANY_CONNECTIONS" | "RATE_LIMITED",
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const status = ERROR_STATUS[code];
   graphqlErrors.inc({ code });
-  logger.info({ requestId: requestIdFrom(req.headers[REQUEST_ID_HEADER]), method: req.method, route: "/graphql", status, code }, "websocket refused");
+  refusals.note(source, code, { method: req.method, route: "/graphql (upgrade)", status });
   const body = JSON.stringify(refusalBody(code, message));
   const head = Object.entries({ connection: "close", "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...headers })
     .map(([k, v]) => `${k}: ${v}\r\n`)
@@ -223,16 +231,16 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
       socket.destroy();
       return;
     }
+    const from = sourceOf(req);
     if (!options.originAllowed(req.headers.origin) && !sameOrigin(req)) {
-      refuseUpgrade(req, socket, "ORIGIN_NOT_ALLOWED", "This origin may not open a WebSocket here.");
+      refuseUpgrade(req, socket, from.key, "ORIGIN_NOT_ALLOWED", "This origin may not open a WebSocket here.");
       return;
     }
-    const from = sourceOf(req);
     const source = from.key;
     const open = socketsBySource.get(source) ?? 0;
     const max = config.WS_MAX_SOCKETS_PER_SOURCE * (from.trusted ? config.TRUSTED_NETWORK_FACTOR : 1);
     if (open >= max) {
-      refuseUpgrade(req, socket, "TOO_MANY_CONNECTIONS", `At most ${max} WebSockets per source; close one first.`, { "retry-after": "5" });
+      refuseUpgrade(req, socket, source, "TOO_MANY_CONNECTIONS", `At most ${max} WebSockets per source; close one first.`, { "retry-after": "5" });
       return;
     }
     // Counted from now until the TCP connection closes, whatever becomes of the upgrade.
@@ -244,7 +252,7 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
     });
     // Before connection_init there is no token: the upgrade is the source's.
     if (limiter && !limiter.take({ source: from, viewer: null })) {
-      refuseUpgrade(req, socket, "RATE_LIMITED", "Too many requests; slow down.", { "retry-after": "1" });
+      refuseUpgrade(req, socket, source, "RATE_LIMITED", "Too many requests; slow down.", { "retry-after": "1" });
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type pg from "pg";
 import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
+import { refusedFor } from "../requestScope.ts";
 import { PAYMENT_EVENT, parseDelivery, type Delivery } from "./schema.ts";
 import type { BlockedSources } from "./blockList.ts";
 import { paymentCallbacks } from "../metrics.ts";
@@ -31,8 +32,9 @@ import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex
 //
 // What a stranger costs: the first step is answered from memory (the block
 // list is kept in memory, src/payments/blockList.ts), before the body is
-// read and before any transaction; those refusals are counted in memory and
-// in the metric, with one log line per source a minute. A delivery that
+// read and before any transaction; those refusals are counted in the metric
+// and in the refusal log (src/http/refusalLog.ts: one line per source and
+// reason a minute, as every refusal). A delivery that
 // carries the webhook token is still read and its signature checked, and a
 // validly signed one always goes on: the provider is never starved by its
 // own source's limit, nor blocked. What passes reaches the database over the
@@ -77,25 +79,11 @@ export function genericProvider({ config, pool, health, blocked, sourceOf }: Pay
   for (const outcome of CALLBACK_OUTCOMES) paymentCallbacks.inc({ outcome }, 0);
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
-  // A blocked or over-the-limit source's refusals write nothing: they are
-  // counted here, in memory (per process; the number of sources kept is
-  // bounded), and in the cafe_payment_callbacks_total{outcome="RATE_LIMITED"}
-  // metric, with one log line per source per minute.
-  const refusedInMemory = new Map<string, { blocked: number; overLimit: number; loggedAt: number }>();
-  const MAX_SOURCES_KEPT = 10_000;
+  // A blocked or over-the-limit source's refusals write nothing to the
+  // database: they are counted in the cafe_payment_callbacks_total{outcome="RATE_LIMITED"}
+  // metric and in the refusal log, by source and why (the access log's).
   const refuse429 = (req: IncomingMessage, res: ServerResponse, source: string, why: "blocked" | "overLimit") => {
-    const now = Date.now();
-    let entry = refusedInMemory.get(source);
-    if (!entry) {
-      if (refusedInMemory.size >= MAX_SOURCES_KEPT) refusedInMemory.delete(refusedInMemory.keys().next().value!);
-      entry = { blocked: 0, overLimit: 0, loggedAt: 0 };
-      refusedInMemory.set(source, entry);
-    }
-    entry[why]++;
-    if (now - entry.loggedAt >= 60_000) {
-      logger.warn({ source, refusedWhileBlocked: entry.blocked, refusedOverLimit: entry.overLimit }, "payment callback: source refused from memory (not written to the delivery log)");
-      entry.loggedAt = now;
-    }
+    refusedFor(why === "blocked" ? "SOURCE_BLOCKED" : "RATE_LIMITED");
     res.setHeader("retry-after", why === "blocked" ? "60" : "1");
     // The body is not read: the connection closes after the answer.
     if (!req.complete) res.setHeader("connection", "close");
@@ -110,6 +98,7 @@ export function genericProvider({ config, pool, health, blocked, sourceOf }: Pay
     }).catch((err) => logger.error({ err }, "could not log a payment delivery"));
 
   function fail(res: ServerResponse, code: ErrorCode, message: string, details?: Array<{ path: string; message: string }>, status: number = REFUSAL_STATUS[code]) {
+    refusedFor(code);
     paymentCallbacks.inc({ outcome: code });
     sendJson(res, status, { error: { code, message, ...(details ? { details } : null) } });
   }

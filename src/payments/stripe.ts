@@ -3,12 +3,12 @@ import type pg from "pg";
 import Stripe from "stripe";
 import type { Config } from "../config.ts";
 import { logger } from "../logger.ts";
+import { refusedFor } from "../requestScope.ts";
 import { stripeWebhooks } from "../metrics.ts";
 import { statementAsSystem } from "../db/asSystem.ts";
 import type { DatabaseHealth } from "../db/dbHealth.ts";
 import { RETRY_AFTER_SECONDS, STRIPE_WEBHOOK_ERRORS, type StripeWebhookErrorCode } from "../../common/errorCatalogue.ts";
 import type { Source } from "../http/clientAddress.ts";
-import { boundedCache, textBytes } from "../../common/boundedCache.ts";
 import { annotateSpan, inSpan } from "../tracing.ts";
 import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, type DeliveryHandler } from "./delivery.ts";
 
@@ -111,26 +111,13 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
   for (const outcome of STRIPE_OUTCOMES) stripeWebhooks.inc({ outcome }, 0);
 
   function fail(res: ServerResponse, code: StripeWebhookErrorCode, message: string) {
+    refusedFor(code);
     stripeWebhooks.inc({ outcome: code });
     sendJson(res, STRIPE_WEBHOOK_ERRORS[code].status, { error: { code, message } });
   }
 
-  // Unverified deliveries are written nowhere: one log line per source a minute.
-  const refusedBySource = boundedCache<string, { count: number; loggedAt: number }>("stripe_refused_sources", {
-    maxEntries: 10_000,
-    maxBytes: 1024 * 1024,
-    bytesOf: (_v, source) => textBytes(source) + 32,
-  });
-  function noteRefused(source: string, why: string) {
-    const now = Date.now();
-    let entry = refusedBySource.get(source);
-    if (!entry) refusedBySource.set(source, (entry = { count: 0, loggedAt: 0 }));
-    entry.count++;
-    if (now - entry.loggedAt >= 60_000) {
-      logger.warn({ source, refused: entry.count, why }, "stripe webhook: unverified deliveries refused (not written)");
-      entry.loggedAt = now;
-    }
-  }
+  // Unverified deliveries are written nowhere: counted by source and code
+  // in the refusal log (src/http/refusalLog.ts), one line a minute.
 
   /** 2. verify: under each secret (a rotation overlaps); the event, or why not. */
   function verify(body: Buffer, header: string | undefined): { event: Stripe.Event } | { error: "signature" | "json" } {
@@ -200,14 +187,12 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
     }
     if (body === null) {
       res.setHeader("connection", "close");
-      noteRefused(source, "too large");
       return fail(res, "PAYLOAD_TOO_LARGE", `The body may have at most ${MAX_DELIVERY_BYTES} bytes.`);
     }
     // 2. verify
     const signed = body;
     const verified = inSpan("stripe_webhook verify_signature", {}, () => verify(signed, headerOf(req, "stripe-signature")));
     if ("error" in verified) {
-      noteRefused(source, verified.error);
       return verified.error === "json"
         ? fail(res, "INVALID_JSON", "The signed body is not valid JSON.")
         : fail(res, "BAD_SIGNATURE", "Stripe-Signature is missing, does not match the body under the webhook's secret, or is older than 300 s.");

@@ -35,11 +35,12 @@ test("one line per request: method, route, status, duration, operation name, req
   const named = await post({ query: "query A { __typename } query B { __typename }", operationName: "B" });
   expect((await requestLine(named.headers.get("x-request-id")!)).operationName).toBe("B");
 
-  // Other routes too; a path outside the known routes is logged as "other".
+  // Other routes too; a path outside the known routes is "other", and its
+  // 404 a refusal: counted by source and reason (test/http/refusal-log.test.ts).
   const health = await fetch(`${t.url}/healthz`);
   expect(await requestLine(health.headers.get("x-request-id")!)).toMatchObject({ method: "GET", route: "/healthz", status: 200 });
-  const missing = await fetch(`${t.url}/no/such/path?secret=1`);
-  expect(await requestLine(missing.headers.get("x-request-id")!)).toMatchObject({ route: "other", status: 404 });
+  await fetch(`${t.url}/no/such/path?secret=1`);
+  expect(await waitUntil("the refusal's line", () => log.lines().find((l) => l.msg === "refused" && l.route === "other"), 2000, 10)).toMatchObject({ status: 404, reason: "404", refused: 1 });
 });
 
 test("without an X-Request-Id the service makes one (a random UUID), different for every request", async () => {

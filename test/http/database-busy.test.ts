@@ -85,8 +85,8 @@ test("a full pool: SQL requests answer 503 SERVICE_BUSY with Retry-After; Ping, 
   const after = await post({ query: MENU });
   expect(after.status).toBe(200);
 
-  // The access log: the busy 503s at warn, not info.
-  const busyLines = log.lines().filter((l) => l.msg === "request" && l.status === 503);
+  // The access log: the busy 503s counted (src/http/refusalLog.ts), at warn, not info.
+  const busyLines = log.lines().filter((l) => l.msg === "refused" && l.status === 503);
   expect(busyLines.length).toBeGreaterThanOrEqual(1);
   expect(busyLines.every((l) => l.level === 40)).toBe(true);
   // No line per refused request beyond the access log (no "unhandled rejection", no "internal error").
