@@ -1,6 +1,6 @@
 // `npm run bench` (full), `-- --quick` (a minute or two), `-- --smoke`
 // (seconds, tiny data): starts the service on a fresh database with a
-// generated data set, runs the scenarios S1-S8 (and S2 at larger scales),
+// generated data set, runs the scenarios S1-S9 (and S2 at larger scales),
 // prints a Markdown table on stdout (progress goes to stderr) and writes every
 // figure to a JSON file; a full run also writes bench/results/latest.md.
 // See bench/README.md.
@@ -27,6 +27,7 @@ import { s5 } from "./scenarios/s5Jobs.ts";
 import { s6 } from "./scenarios/s6Fanout.ts";
 import { s7 } from "./scenarios/s7Cost.ts";
 import { s8 } from "./scenarios/s8Cache.ts";
+import { s9 } from "./scenarios/s9Rush.ts";
 
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(1)} s`;
@@ -148,6 +149,7 @@ async function main() {
       ["S6", "fan-out", () => closeBenchOrders(ctx.root).then(() => s6(ctx))],
       ["S7", "cost check", () => closeBenchOrders(ctx.root).then(() => s7(ctx))],
       ["S8", "live cache", () => closeBenchOrders(ctx.root).then(() => s8(ctx))],
+      ["S9", "rush hour", () => closeBenchOrders(ctx.root).then(() => s9(ctx))],
       ["S2x", "nested read at larger scales", () => (s2done() && opts.scales.length > 1 ? closeBenchOrders(ctx.root).then(() => s2Scale(ctx, s2done()!)) : null)],
     ];
     for (const [id, title, fn] of plan) {
@@ -159,7 +161,8 @@ async function main() {
         log(`${id} ${title}`);
         scenarios.push({ ...(await running), seconds: (Date.now() - t0) / 1000 });
       } catch (e) {
-        log(`${id} failed: ${(e as Error).stack ?? e}`);
+        const cause = (e as Error & { cause?: unknown }).cause;
+        log(`${id} failed: ${(e as Error).stack ?? e}${cause ? `\ncaused by: ${(cause as Error).stack ?? cause}` : ""}`);
         scenarios.push({ id, title, rows: [], notes: [], error: String((e as Error).message ?? e), seconds: (Date.now() - t0) / 1000 });
       }
     }

@@ -2344,6 +2344,39 @@ end;
 $$;
 
 --
+-- Name: rank_featured_coffee(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.rank_featured_coffee(p_store_id uuid) RETURNS uuid
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  with st as materialized (select app_hidden.store_or_default(p_store_id) as id),
+  sold as (
+    select oi.coffee_id, sum(oi.quantity) as sold
+    from st
+    join app_public.orders o on o.store_id = st.id
+    cross join lateral (select i.coffee_id, i.quantity from app_public.order_items i where i.order_id = o.id offset 0) oi
+    where o.time_ordered >= now() - interval '7 days'
+      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
+    group by oi.coffee_id
+  )
+  select c.id from app_public.coffees c
+  cross join st
+  left join sold s on s.coffee_id = c.id
+  where c.category = 'FEATURED' and c.available
+    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
+  order by coalesce(s.sold, 0) desc, c.name
+  limit 1;
+$$;
+
+--
+-- Name: FUNCTION rank_featured_coffee(p_store_id uuid); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.rank_featured_coffee(p_store_id uuid) IS 'The FEATURED coffee on sale at the store that sold most there in the last 7 days (ties: by name), ranked now: featured_coffee() reads it as last kept.';
+
+--
 -- Name: recount_reserved_stock(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2371,7 +2404,7 @@ begin
   order by i.store_id, i.coffee_id
   on conflict (store_id, coffee_id) do update set servings = excluded.servings;
   insert into app_private.public_read_state (store_id, featured_coffee_id)
-  select st.id, (select f.id from app_public.featured_coffee(st.id) f) from app_public.stores st order by st.id
+  select st.id, app_private.rank_featured_coffee(st.id) from app_public.stores st order by st.id
   on conflict (store_id) do update set featured_coffee_id = excluded.featured_coffee_id;
   perform pg_notify('public_reads_changed', 'all');
 end;
@@ -3335,7 +3368,7 @@ begin
      order by s.store_id for update;
     with moved as (
       update app_private.public_read_state s set featured_coffee_id = f.id
-        from (select st.id as store_id, (select x.id from app_public.featured_coffee(st.id) x) as id
+        from (select st.id as store_id, app_private.rank_featured_coffee(st.id) as id
                 from app_public.stores st
                where 'featured' = any(v_featured) or 'featured:' || st.id = any(v_featured)) f
        where s.store_id = f.store_id and s.featured_coffee_id is distinct from f.id
@@ -4574,19 +4607,10 @@ CREATE FUNCTION app_public.featured_coffee(store_id uuid DEFAULT NULL::uuid) RET
     SET search_path TO 'pg_catalog'
     AS $$
   select c.* from app_public.coffees c
-  cross join (select app_hidden.store_or_default(featured_coffee.store_id) as id) st
-  left join (
-    select oi.coffee_id, sum(oi.quantity) as sold
-    from app_public.orders o join app_public.order_items oi on oi.order_id = o.id
-    where o.store_id = app_hidden.store_or_default(featured_coffee.store_id)
-      and o.time_ordered >= now() - interval '7 days'
-      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
-    group by oi.coffee_id
-  ) s on s.coffee_id = c.id
-  where c.category = 'FEATURED' and c.available
-    and not exists (select 1 from app_public.store_coffees sc where sc.store_id = st.id and sc.coffee_id = c.id and not sc.available)
-  order by coalesce(s.sold, 0) desc, c.name
-  limit 1;
+  where c.id = (
+    select case when s.store_id is null then app_private.rank_featured_coffee(st.id) else s.featured_coffee_id end
+    from (select app_hidden.store_or_default(featured_coffee.store_id) as id) st
+    left join app_private.public_read_state s on s.store_id = st.id);
 $$;
 
 --
@@ -9035,6 +9059,12 @@ GRANT ALL ON FUNCTION app_private.purge_sign_in_logs() TO cafe_system;
 --
 
 REVOKE ALL ON FUNCTION app_private.raise_alert(p_kind text, p_message text, p_source text, p_order_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION rank_featured_coffee(p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.rank_featured_coffee(p_store_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION recount_reserved_stock(); Type: ACL; Schema: app_private; Owner: -

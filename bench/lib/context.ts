@@ -79,6 +79,9 @@ export const DEMO = {
   admin: "00000000-0000-4000-8000-0000000ad314",
 } as const;
 
+/** Apollo Client 4's default Accept (its HttpLink): S8's variant and S9's kiosks send it. */
+export const APOLLO_ACCEPT = "application/graphql-response+json,application/json;q=0.9";
+
 export const base = (port: number) => `http://127.0.0.1:${port}`;
 
 export const gqlBody = (query: string, operationName?: string, variables?: Record<string, unknown>) => JSON.stringify({ query, operationName, variables });
@@ -93,6 +96,25 @@ export async function postJson(baseUrl: string, path: string, body: string, head
     // not JSON
   }
   return { status: res.status, text, json };
+}
+
+/**
+ * Waits until a service answers GraphQL (`{ __typename }`): its /healthz
+ * answers before its schema is built, and a request that meets the build on
+ * a busy machine may wait seconds or have its connection reset.
+ */
+export async function readyForGraphql(baseUrl: string, timeoutMs = 180_000): Promise<void> {
+  let last = "";
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+    try {
+      const r = await postJson(baseUrl, "/graphql", gqlBody("{ __typename }"));
+      if (r.status === 200 && !r.json?.errors) return;
+      last = `${r.status} ${r.text.slice(0, 200)}`;
+    } catch (e) {
+      last = String((e as Error & { cause?: Error }).cause?.message ?? e);
+    }
+  }
+  throw new Error(`${baseUrl} did not answer GraphQL in ${timeoutMs} ms: ${last}`);
 }
 
 let manifest: Record<string, string> | undefined;

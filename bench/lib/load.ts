@@ -36,6 +36,8 @@ export interface LoadResult {
   badSample?: string;
   /** Fixed-rate runs: how late the timer sent requests (ms). */
   generatorLagMs?: Summary;
+  /** The latencies themselves (ms), with `keepSamples`: runs side by side are summarized together (mergeLoads). */
+  samples?: number[];
 }
 
 export interface RunOptions {
@@ -47,6 +49,7 @@ export interface RunOptions {
   rate?: number;
   /** Stop after this many requests. */
   amount?: number;
+  keepSamples?: boolean;
 }
 
 const defaultCheck = (status: number, body: string) => status >= 200 && status < 300 && !body.includes('"errors"');
@@ -137,6 +140,22 @@ export async function runLoad(o: RunOptions): Promise<LoadResult> {
     opsPerSec: r.good / seconds,
     latency: summarize(samples),
     ...(o.rate ? { generatorLagMs: summarize(lag) } : {}),
+    ...(o.keepSamples ? { samples } : {}),
+  };
+}
+
+/** Runs made side by side (kept with `keepSamples`, e.g. one per process) as one: counts and rates added, latencies summarized together. */
+export function mergeLoads(runs: LoadResult[]): LoadResult {
+  const sum = (k: "good" | "bad" | "errors" | "timeouts" | "opsPerSec") => runs.reduce((a, r) => a + r[k], 0);
+  const lags = runs.filter((r) => r.generatorLagMs);
+  return {
+    mode: runs[0]!.mode,
+    ...(runs[0]!.rate !== undefined ? { rate: runs.reduce((a, r) => a + (r.rate ?? 0), 0) } : {}),
+    seconds: Math.max(...runs.map((r) => r.seconds)),
+    ...{ good: sum("good"), bad: sum("bad"), errors: sum("errors"), timeouts: sum("timeouts"), opsPerSec: sum("opsPerSec") },
+    latency: summarize(runs.flatMap((r) => r.samples ?? [])),
+    badSample: runs.find((r) => r.badSample)?.badSample,
+    ...(lags.length ? { generatorLagMs: { ...lags[0]!.generatorLagMs!, p99: Math.max(...lags.map((r) => r.generatorLagMs!.p99)) } } : {}),
   };
 }
 

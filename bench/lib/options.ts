@@ -33,6 +33,19 @@ const QUICK = {
   s3OpenOrders: [0, 500, 2000],
   /** Calls per level of that probe (and per scale in S2x). */
   probeCalls: 20,
+  /** S9, the rush hour: kiosks (closed loop, then a fixed rate), customers each following their order, barista dashboards, orders a second. */
+  s9Kiosks: 20,
+  s9Customers: 100,
+  s9Baristas: 2,
+  s9Rate: 5,
+  /** The customer pays this long after placing the order; the barista moves it on (BREWING, READY, COMPLETED) this long after each step. */
+  s9PayDelayMs: 500,
+  s9StepMs: 2000,
+  /** Orders flowing before the kiosks are measured, and the window whose SQL is counted per order. */
+  s9RampSeconds: 3,
+  s9CaptureSeconds: 2,
+  /** The same rush again with the live cache off. */
+  s9CacheOff: true,
 };
 type Sizes = typeof QUICK;
 
@@ -41,12 +54,13 @@ const PROFILES: Record<ProfileName, Sizes> = {
     ...{ coffees: 20, customers: 50, orders: 300, queue: 10, pending: 5, reviewsPerCoffee: 3, scales: [1, 2], connections: 4 },
     ...{ warmupSeconds: 0, peakSeconds: 1, latencySeconds: 0.2, latencyLoad: 0.5, s4Orders: 2000, s5Rate: 20, s5Seconds: 0.5, s5Backlog: 60 },
     ...{ s6Subscribers: [5, 20], s7Iterations: 30, s3OpenOrders: [0, 100], probeCalls: 5 },
+    ...{ s9Kiosks: 4, s9Customers: 10, s9Baristas: 2, s9Rate: 5, s9PayDelayMs: 100, s9StepMs: 100, s9RampSeconds: 0.5, s9CaptureSeconds: 1, s9CacheOff: false },
   },
   quick: QUICK,
   full: {
     ...QUICK,
     ...{ scales: [1, 10, 100], warmupSeconds: 2, peakSeconds: 10, latencySeconds: 10, s4Orders: 20_000, s5Seconds: 15, s5Backlog: 6000, s6Subscribers: [10, 100, 1000, 10_000] },
-    ...{ s7Iterations: 2000, s3OpenOrders: [0, 500, 2000, 5000], probeCalls: 40 },
+    ...{ s7Iterations: 2000, s3OpenOrders: [0, 500, 2000, 5000], probeCalls: 40, s9RampSeconds: 5, s9CaptureSeconds: 5 },
   },
 };
 

@@ -163,7 +163,7 @@ export async function captureSql<T>(child: Child, fn: () => Promise<T>): Promise
 }
 
 /** What a process sends on its own, whatever the requests: the shared rate-limit sync, the LISTEN probe, the operations gauges. */
-const BACKGROUND = /share_rate_usage|ops_counts\(|listen probe/i;
+export const BACKGROUND = /share_rate_usage|ops_counts\(|listen probe/i;
 
 /** Transaction control and settings (set_config, and SET, e.g. on a new connection). */
 // Also the health probe's `select 1` (its own connection), when it falls in the capture.
