@@ -17,7 +17,10 @@
 // - a reader and a writer (a SELECT of one order, an UPDATE of another's
 //   notes) run one after another all along, each timed: what the café's
 //   traffic waited.
-// Prints the figures (docs/scaling.md quotes them).
+// Prints the figures (docs/scaling.md quotes them), every transaction that
+// locked orders in the order they ran, and the machine's load average: on a
+// shared machine the scans' times follow the CPU they get.
+import os from "node:os";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { baselineDatabase, migrateToCurrent } from "../test/support/baseline.ts";
@@ -73,6 +76,7 @@ try {
 
   process.env.PGAPPNAME = "cafe-migration-locks";
   const migrating = { ...urls, owner: withAppName(urls.owner) };
+  const loadBefore = os.loadavg()[0]!;
   started = performance.now();
   await migrateToCurrent(migrating);
   const took = performance.now() - started;
@@ -87,9 +91,11 @@ try {
   const longest = (xs: Array<{ ms: number; modes: string[] }>) => xs.reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, modes: [] as string[] });
   const blocking = longest(txs.filter((x) => x.modes.some((m) => BLOCKS_WRITES.has(m))));
   const other = longest(txs.filter((x) => !x.modes.some((m) => BLOCKS_WRITES.has(m))));
-  console.log(`${txs.length} transactions of the migration locked orders (sampled every ~2 ms)`);
+  console.log(`${txs.length} transactions of the migration locked orders (sampled every ~2 ms), in order:`);
+  for (const x of txs) console.log(`  ${x.ms.toFixed(0).padStart(6)} ms  ${x.modes.some((m) => BLOCKS_WRITES.has(m)) ? "blocks writes " : "blocks neither"}  ${x.modes.join(", ")}`);
   console.log(`longest holding a lock that blocks the café's writes (SHARE or stronger): ${blocking.ms.toFixed(0)} ms (${blocking.modes.join(", ")})`);
   console.log(`longest holding only locks that block neither reads nor writes: ${other.ms.toFixed(0)} ms (${other.modes.join(", ") || "none"})`);
+  console.log(`machine load (1-minute average, ${os.cpus().length} CPUs) at the start and the end: ${loadBefore.toFixed(1)} / ${os.loadavg()[0]!.toFixed(1)}`);
   console.log(
     `the café's traffic during it: slowest read of an order ${max(waits.read).toFixed(0)} ms (${waits.read.length} reads), slowest update of an order ${max(waits.write).toFixed(0)} ms (${waits.write.length} updates)`,
   );

@@ -20,6 +20,8 @@ export const TEST_VARIABLES: Record<string, string> = {
   TEST_DATABASE_URL: "A superuser URL for `npm test`; its database is dropped and created anew. Unset: an embedded PostgreSQL in `.data/test-pg`.",
   PG_DUMP: "The `pg_dump` the schema-dump test uses (default: the first one at least as new as the server, on PATH or in `/usr/lib/postgresql/*/bin`).",
   REQUIRE_PG_DUMP: "`1`: a missing `pg_dump` fails the schema-dump test instead of skipping it.",
+  TEST_PGBOUNCER:
+    "`1`: every test service's pool goes through a PgBouncer in transaction mode (Debian's `pgbouncer`, started by the tests: `test/support/pgbouncer.ts`), its LISTEN connection straight to PostgreSQL; CI's third pass.",
 };
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");

@@ -37,10 +37,12 @@ export interface ApiPool {
  * across). Unnamed, each statement is parsed where it runs.
  */
 class UnnamedStatementsClient extends pg.Client {}
-const namedQuery = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
 UnnamedStatementsClient.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
   const named = config !== null && typeof config === "object" && typeof (config as { name?: unknown }).name === "string" && typeof (config as { submit?: unknown }).submit !== "function";
-  return namedQuery.call(this, named ? { ...(config as object), name: undefined } : config, ...rest);
+  // pg.Client's own query, looked up at each call: what wraps it later
+  // (tracing's instrumentation, the tests' SQL recorder) sees these statements too.
+  const query = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
+  return query.call(this, named ? { ...(config as object), name: undefined } : config, ...rest);
 } as typeof pg.Client.prototype.query;
 
 /** The client class of the pools on DATABASE_AUTHENTICATOR_URL (DATABASE_POOL_MODE). */

@@ -1,8 +1,11 @@
 import { logger } from "../../src/logger.ts";
 import { serverMajor } from "../../scripts/dump-schema.ts";
 import { createTestDatabase } from "./db.ts";
+import { startPgBouncer, usersOf } from "./pgbouncer.ts";
 
-// Jest's globalSetup: the shared test database, made once for every file.
+// Jest's globalSetup: the shared test database, made once for every file;
+// with TEST_PGBOUNCER=1, a PgBouncer in transaction mode in front of it that
+// every test service's pool goes through (service.ts).
 
 export default async function globalSetup(): Promise<void> {
   logger.level = process.env.TEST_LOG_LEVEL ?? "warn";
@@ -13,4 +16,11 @@ export default async function globalSetup(): Promise<void> {
   process.env.CAFE_TEST_SERVER_MAJOR = String(await serverMajor(db.url));
   (globalThis as any).__cafeTestDatabase = db;
   console.log(`\ntest database ready (${db.url.replace(/:[^:@/]*@/, ":***@")}) in ${Date.now() - started} ms`);
+  if (process.env.TEST_PGBOUNCER === "1") {
+    const bouncer = await startPgBouncer(db.url, usersOf(db.urls.authenticator));
+    (globalThis as any).__cafeTestPgBouncer = bouncer;
+    process.env.CAFE_TEST_PGBOUNCER_URL = bouncer.through(db.urls.authenticator);
+    process.env.CAFE_TEST_LISTEN_URL = db.urls.authenticator;
+    console.log(`the test services' pools go through PgBouncer (transaction mode) on port ${bouncer.port}; LISTEN straight to PostgreSQL`);
+  }
 }

@@ -41,6 +41,16 @@ const TEST_SERVICE_ENV = {
   LIVE_CACHE_MAX_ENTRIES: "0",
 } as const;
 
+/**
+ * With TEST_PGBOUNCER=1 (globalSetup.ts started one): the services' pools
+ * through PgBouncer in transaction mode, their LISTEN connection straight to
+ * PostgreSQL, as docs/operations.md says to run behind PgBouncer.
+ */
+export function pgBouncerEnv(): Record<string, string> {
+  const url = process.env.CAFE_TEST_PGBOUNCER_URL;
+  return url ? { DATABASE_AUTHENTICATOR_URL: url, DATABASE_LISTEN_URL: process.env.CAFE_TEST_LISTEN_URL ?? "", DATABASE_POOL_MODE: "transaction" } : {};
+}
+
 // ---------------------------------------------------------------------------
 // In this process
 // ---------------------------------------------------------------------------
@@ -66,6 +76,7 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
   return loadConfig({
     ...process.env,
     ...TEST_SERVICE_ENV,
+    ...pgBouncerEnv(),
     DATABASE_URL: testDatabaseUrl(),
     PORT: "0",
     SHUTDOWN_GRACE_MS: "0",
@@ -330,7 +341,7 @@ export class ChildService {
    * worker, no rate limit) and `env`; started when /readyz answers.
    */
   static startApi(env: Record<string, string> = {}): Promise<ChildService> {
-    return ChildService.start({ name: "api", mode: "api", databaseUrl: testDatabaseUrl(), env: { ...TEST_SERVICE_ENV, ...env }, readyTimeoutMs: 60_000 });
+    return ChildService.start({ name: "api", mode: "api", databaseUrl: testDatabaseUrl(), env: { ...TEST_SERVICE_ENV, ...pgBouncerEnv(), ...env }, readyTimeoutMs: 60_000 });
   }
 
   get alive(): boolean {
