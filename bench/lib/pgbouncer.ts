@@ -85,6 +85,9 @@ export async function startPgBouncer(o: { urls: string[]; poolSize: number; logD
   let stderr = "";
   proc.stderr!.on("data", (d) => (stderr += d));
   const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+  // An interrupted bench (process.exit) does not outlive its PgBouncer.
+  const orphaned = () => proc.exitCode === null && proc.signalCode === null && proc.kill("SIGINT");
+  process.once("exit", orphaned);
   const logTail = () => ((existsSync(logFile) ? readFileSync(logFile, "utf8") : "") + stderr).trim().split("\n").slice(-15).join("\n");
   const through = (url: string) => {
     const u = new URL(url);
@@ -93,6 +96,7 @@ export async function startPgBouncer(o: { urls: string[]; poolSize: number; logD
     return u.toString();
   };
   const stop = async () => {
+    process.off("exit", orphaned);
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill("SIGINT");
       const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
