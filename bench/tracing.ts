@@ -82,9 +82,10 @@ const variants: Service[] = [];
 try {
   variants.push(await start("off", ROOT, 55348, {}));
   variants.push(await start("on", ROOT, 55398, { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }));
-  // Its own database (its migrations are older), made by its own start-up as a superuser.
+  // Its own database (its migrations are older), made by its own start-up as
+  // a superuser: the bench database's name with `_without`.
   const own = new URL(superuser);
-  own.pathname = "/cafe_bench_tracing_without";
+  own.pathname = `${own.pathname}_without`;
   if (values.without)
     variants.push(await start("without", path.resolve(values.without), 55498, { DATABASE_URL: own.toString(), DATABASE_ROLE_PASSWORD: "bench-tracing-role-password", DEMO_DATA: "true" }));
   const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));

@@ -337,7 +337,13 @@ export const MEMORY_BOUNDS = {
   refusalLog: { maxEntries: 10_000, maxBytes: 4 * 1024 * 1024 },
   /** Requests' prices, by document, operation and the variables a price depends on (plugins/QueryCostPlugin/cache.ts). */
   queryCosts: { maxEntries: 20_000, maxBytes: 8 * 1024 * 1024 },
-} as const satisfies Record<string, CacheBounds>;
+  /**
+   * Grafast's plans (and parsed texts) of operations beyond the trusted
+   * documents' forms (plugins/OperationCachePlugin.ts): its caches are
+   * bounded in entries only, and a menu-sized plan takes hundreds of KB.
+   */
+  adHocOperationPlans: 32,
+} as const satisfies Record<string, CacheBounds | number>;
 
 /** The schema itself, for docs/configuration.md (scripts/docs.ts). */
 export const CONFIG_SCHEMA = schema;

@@ -8,6 +8,7 @@ import type { Pool } from "pg";
 import { ContractShapesPlugin } from "../plugins/ContractShapesPlugin.ts";
 import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/OrdersFieldPlugin.ts";
 import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
+import { makeOperationCachePlugin } from "../plugins/OperationCachePlugin.ts";
 import { MutationsPlugin } from "../plugins/MutationsPlugin.ts";
 import { idempotencyState, makeIdempotencyPlugin } from "../plugins/IdempotencyPlugin.ts";
 import { OrderItemsOrderPlugin } from "../plugins/OrderItemsOrderPlugin.ts";
@@ -139,6 +140,10 @@ export function makePreset({
           "Query.auditLog": { default: config.DEFAULT_LIST_SIZE, max: AUDIT_LOG_MAX_PAGE },
         },
       ),
+      makeOperationCachePlugin({
+        operations: Object.keys(TRUSTED_DOCUMENTS).length + MEMORY_BOUNDS.adHocOperationPlans,
+        queries: Object.keys(TRUSTED_DOCUMENTS).length + MEMORY_BOUNDS.adHocOperationPlans,
+      }),
       makeQueryCostPlugin({
         maxDepth: config.MAX_QUERY_DEPTH,
         maxAliases: config.MAX_QUERY_ALIASES,

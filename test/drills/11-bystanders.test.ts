@@ -28,9 +28,17 @@ import type { AttackOptions, Family } from "./attacker.ts";
 // those documents are refused at the door, and the limits behind the door
 // are never measured. A deployment may choose `any`; it is the worst case.
 //
+// The last five families are what the caches, queues and tables callers
+// fill let through: endless variants of trusted documents (and ad-hoc ones)
+// from 8 addresses, sign-ins with unknown e-mails from 64 addresses, a
+// customer's 30 aliased counts, anonymous refused mutations each with its
+// own Idempotency-Key, and anonymous mutations that change nothing. The
+// summary line gives the service's RSS after the warm-up and at the end.
+//
 // Sources: every 127/8 address reaches the service on loopback, so each
 // party binds its sockets to its own address (127.0.0.11-13 for the three
-// bystanders, 127.0.1.<n> for the attacker of family n). The service sees
+// bystanders, 127.0.1.<n> for the attacker of family n, 127.0.<20 + n>.* for
+// a family that sends from several). The service sees
 // real, distinct socket addresses: per-connection limits (slow clients, the
 // HTTP connection cap) key on the socket, where X-Forwarded-For cannot
 // reach (a slow-loris never finishes its headers), so TRUST_PROXY is not
@@ -75,6 +83,10 @@ interface Attack {
   maxRequests: number;
   /** The attacker shares the bystanders' address (the café Wi-Fi); the bystanders are signed in. */
   shared?: boolean;
+  /** The attacker sends from this many addresses of its own (127.0.<20 + family>.<n>), in turn. */
+  sources?: number;
+  /** Measured and reported ("report" in the summary), not asserted: not yet known to hold. */
+  reportOnly?: boolean;
 }
 
 // Ordered so that the families whose work outlives the attacker (long
@@ -88,6 +100,15 @@ const ATTACKS: Attack[] = [
   { family: "nested-input", label: "nested inputs", concurrency: 4, maxRequests: 2000 },
   { family: "heavy-selection", label: "heavy selections", concurrency: 6, maxRequests: 2000 },
   { family: "pool", label: "pool exhaustion", concurrency: 8, maxRequests: 3000 },
+  // What the caches, queues and tables callers fill let through (the
+  // attacker's families of the same names). Report-only for now: on a
+  // loaded 2-core machine the first runs gave distributed-sign-in 17x (order)
+  // and idempotency-keys 12x (queue), on quiet p95s of hundreds of ms.
+  { family: "trusted-variants", label: "trusted-variant flood", concurrency: 8, maxRequests: 50_000, sources: 8, reportOnly: true },
+  { family: "distributed-sign-in", label: "distributed sign-in flood", concurrency: 64, maxRequests: 20_000, sources: 64, reportOnly: true },
+  { family: "alias-pool", label: "alias pool grab", concurrency: 6, maxRequests: 3000, reportOnly: true },
+  { family: "idempotency-keys", label: "idempotency-key flood", concurrency: 8, maxRequests: 50_000, reportOnly: true },
+  { family: "no-op-mutations", label: "no-op mutation flood", concurrency: 8, maxRequests: 50_000, reportOnly: true },
 ];
 const ONLY = process.env.BYSTANDER_FAMILIES?.split(",").map((s) => s.trim());
 const RUN = ATTACKS.filter((a) => !ONLY || ONLY.includes(a.family));
@@ -404,6 +425,7 @@ test(
         };
         // Warm-up: plans and caches, outside the figures.
         await bystanders(url, tokens, 1500, false);
+        const rssBefore = svc.rssMb();
 
         const results: Result[] = [];
         // One family: quiet right before, then under its attack.
@@ -411,6 +433,7 @@ test(
           const quietSamples = await bystanders(url, tokens, QUIET_MS, Boolean(attack.shared));
           const run = startAttacker(attack.family, url, {
             localAddress: attack.shared ? WIFI_ADDRESS : `127.0.1.${i + 1}`,
+            ...(attack.sources ? { sources: Array.from({ length: attack.sources }, (_, n) => `127.0.${20 + i}.${n + 1}`) } : null),
             // A little longer than the measurement, so that it covers the whole window.
             durationMs: ATTACK_MS + 500,
             maxRequests: attack.maxRequests,
@@ -447,7 +470,7 @@ test(
           // anew), and the report says so; errors are never retried.
           let m = await measure(i, attack);
           let trials = 1;
-          if (m.problems.length && m.latencyOnly) {
+          if (m.problems.length && m.latencyOnly && !attack.reportOnly) {
             trials = 2;
             m = await measure(i, attack);
           }
@@ -459,10 +482,12 @@ test(
         for (const r of results) {
           const parts = KINDS.map((k) => `${k} ${round(r.quiet[k].p95)}→${round(r.under[k].p95)}ms(${round(r.under[k].p95 / Math.max(r.quiet[k].p95, 0.1))}x)`);
           const errs = KINDS.reduce((n, k) => n + r.under[k].fivexx + r.under[k].lost + Object.values(r.under[k].other).reduce((a, b) => a + b, 0), 0);
-          summary[r.attack.family] = `${parts.join(",")},err ${errs},${r.problems.length ? "FAIL" : "ok"}${r.trials > 1 ? " (2nd trial)" : ""}`;
+          summary[r.attack.family] = `${parts.join(",")},err ${errs},${r.problems.length ? (r.attack.reportOnly ? "over (report only)" : "FAIL") : "ok"}${r.trials > 1 ? " (2nd trial)" : ""}`;
         }
+        const rssAfter = svc.rssMb();
         report("11 bystanders", {
-          families_failing: `${results.filter((r) => r.problems.length).length}/${results.length}`,
+          families_failing: `${results.filter((r) => r.problems.length && !r.attack.reportOnly).length}/${results.filter((r) => !r.attack.reportOnly).length}`,
+          rss_mb: `${Math.round(rssBefore ?? NaN)}→${Math.round(rssAfter ?? NaN)}`,
           ...summary,
           seconds: Math.round((Date.now() - started) / 1000),
         });
@@ -495,7 +520,8 @@ test(
 
         expect(svc.alive).toBe(true);
         if (REPORT_ONLY) return;
-        expect(Object.fromEntries(results.map((r) => [r.attack.label, r.problems]))).toEqual(Object.fromEntries(results.map((r) => [r.attack.label, []])));
+        const asserted = results.filter((r) => !r.attack.reportOnly);
+        expect(Object.fromEntries(asserted.map((r) => [r.attack.label, r.problems]))).toEqual(Object.fromEntries(asserted.map((r) => [r.attack.label, []])));
       },
     ),
   LONG ? 900_000 : 300_000,

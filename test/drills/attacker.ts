@@ -18,7 +18,21 @@ import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 
-export const FAMILIES = ["sign-in", "wrong-password", "heavy-selection", "nested-input", "callback", "pool", "slow-clients", "wifi"] as const;
+export const FAMILIES = [
+  "sign-in",
+  "wrong-password",
+  "heavy-selection",
+  "nested-input",
+  "callback",
+  "pool",
+  "slow-clients",
+  "wifi",
+  "trusted-variants",
+  "distributed-sign-in",
+  "alias-pool",
+  "idempotency-keys",
+  "no-op-mutations",
+] as const;
 export type Family = (typeof FAMILIES)[number];
 
 export interface AttackOptions {
@@ -27,22 +41,46 @@ export interface AttackOptions {
   durationMs: number;
   maxRequests: number;
   concurrency: number;
+  /** More source addresses: the loops take turns over them (each its own keep-alive connections). */
+  sources?: string[];
+  /** trusted-variants: one variant in this many is KioskMenu's (default 8; the others Ping's, or ad hoc). */
+  menuEvery?: number;
 }
 
 const LATTE = "40000000-0000-4000-8000-000000000003";
 const CAPPUCCINO = "40000000-0000-4000-8000-000000000005";
 const ESPRESSO = "40000000-0000-4000-8000-000000000001";
 
+const MANIFEST = JSON.parse(readFileSync(path.join(import.meta.dirname, "..", "..", "contract", "trusted-documents.json"), "utf8")) as Record<string, string>;
+const nameOf = (text: string) => /^\s*(?:query|mutation|subscription)\s+(\w+)/.exec(text)?.[1];
+
 /** The contract's trusted documents by operation name (the attacker sends what a real client may send). */
 function trustedIds(): Map<string, string> {
-  const file = path.join(import.meta.dirname, "..", "..", "contract", "trusted-documents.json");
-  const docs = JSON.parse(readFileSync(file, "utf8")) as Record<string, string>;
   const byName = new Map<string, string>();
-  for (const [id, text] of Object.entries(docs)) {
-    const m = /^\s*(?:query|mutation|subscription)\s+(\w+)/.exec(text);
-    if (m) byName.set(m[1]!, id);
+  for (const [id, text] of Object.entries(MANIFEST)) {
+    const name = nameOf(text);
+    if (name) byName.set(name, id);
   }
   return byName;
+}
+
+/**
+ * The i-th distinct document of a variant flood: a trusted text (its plain
+ * or Apollo `__typename` form, Ping or KioskMenu) with whitespace and a
+ * `# comment` of its own, or an ad-hoc document of its own; never sent
+ * twice. Three in four are Ping's forms (cheap to send; each a new text all
+ * the same), one in eight KioskMenu's, one in eight ad hoc.
+ */
+function variant(i: number, menuEvery = 8): string {
+  const forms = Object.values(MANIFEST).filter((t) => nameOf(t) === "Ping" || nameOf(t) === "KioskMenu");
+  const ping = forms.filter((t) => nameOf(t) === "Ping");
+  const menu = forms.filter((t) => nameOf(t) === "KioskMenu");
+  const pad = " ".repeat(1 + (i % 7));
+  if (i % 8 === 7) return `query Adhoc${i} {${pad}__typename }`;
+  const base = i % menuEvery === menuEvery - 2 ? menu[Math.floor(i / menuEvery) % menu.length]! : ping[i % ping.length]!;
+  // Whitespace after the first line, and a comment naming i.
+  const nl = base.indexOf("\n");
+  return nl === -1 ? `${base}${pad}# ${i}` : `${base.slice(0, nl)}${pad}# ${i}${base.slice(nl)}`;
 }
 
 interface Answer {
@@ -59,7 +97,10 @@ async function main(): Promise<void> {
   }
   const o = JSON.parse(json) as AttackOptions;
   const ids = trustedIds();
-  const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency, localAddress: o.localAddress } as http.AgentOptions);
+  const addresses = o.sources?.length ? o.sources : [o.localAddress];
+  const agents = addresses.map((localAddress) => new http.Agent({ keepAlive: true, maxSockets: Math.max(1, Math.ceil(o.concurrency / addresses.length)), localAddress } as http.AgentOptions));
+  const agent = agents[0]!;
+  let turn = 0;
   const counts: Record<string, number> = {};
   /** The first message of each answer's code, to tell the lead what the refusals said. */
   const messages: Record<string, string> = {};
@@ -74,7 +115,7 @@ async function main(): Promise<void> {
     new Promise((resolve) => {
       const req = http.request(`${url}${route}`, {
         method: "POST",
-        agent,
+        agent: agents[turn++ % agents.length],
         headers: { "content-type": "application/json", accept: "application/json", ...headers },
       });
       // Bounded too: an answer that never comes ends this request, not the attack.
@@ -176,6 +217,42 @@ async function main(): Promise<void> {
       await flood((i) => (i % 2 ? gql({ documentId: ids.get("Ping") }) : gql({ documentId: ids.get("Login"), variables: { email: `nobody-${i % 50}@example.net`, password: `wrong-${i}-password` } })));
       break;
     }
+    case "trusted-variants": {
+      // Endless "trusted" texts: each request a document never sent before (variant()).
+      ready();
+      await flood((i) => gql({ query: variant(i, o.menuEvery) }));
+      break;
+    }
+    case "distributed-sign-in": {
+      // Sign-ins with unknown e-mails from many addresses (`sources`), each under its own limits.
+      ready();
+      await flood((i) => gql({ documentId: ids.get("Login"), variables: { email: `nobody-${i}@example.net`, password: `wrong-${i}-password` } }));
+      break;
+    }
+    case "alias-pool": {
+      // A customer's 30 aliased counts over the order lines: one request, priced by the rows it scans.
+      const me = await signUp();
+      ready();
+      const query = `query Grab { ${Array.from({ length: 30 }, (_, a) => `a${a}: allCoffees { nodes { orderItemList { totalCount } } }`).join(" ")} }`;
+      await flood(() => gql({ query }, me.token));
+      break;
+    }
+    case "idempotency-keys": {
+      // Anonymous refused mutations, each with a random 255-character Idempotency-Key.
+      ready();
+      await flood(() =>
+        post("/graphql", JSON.stringify({ documentId: ids.get("Logout"), variables: { refreshToken: randomBytes(24).toString("hex") } }), {
+          "idempotency-key": randomBytes(128).toString("hex").slice(0, 255),
+        }),
+      );
+      break;
+    }
+    case "no-op-mutations": {
+      // Anonymous mutations that change nothing (Logout with a junk token): they must not empty the live cache.
+      ready();
+      await flood(() => gql({ documentId: ids.get("Logout"), variables: { refreshToken: randomBytes(24).toString("hex") } }));
+      break;
+    }
     case "heavy-selection": {
       // Finding 3: a selection whose cost counts rows returned, not rows scanned.
       const me = await signUp();
@@ -257,7 +334,7 @@ async function main(): Promise<void> {
       break;
     }
   }
-  agent.destroy();
+  for (const a of agents) a.destroy();
   console.log(JSON.stringify({ family, sent, ms: Date.now() - started, counts, messages }));
 }
 
