@@ -117,7 +117,12 @@ describe("two API processes", () => {
     await Promise.all([a?.stop(), b?.stop()]);
   });
 
-  /** `count` anonymous requests (one source: 127.0.0.1), 8 at a time, each to the next of `targets` in turn, within one window: the answers by status. */
+  /**
+   * `count` anonymous requests (one source: 127.0.0.1), 8 at a time, each to
+   * the next of `targets` in turn, spread over one second (ten syncs: a
+   * machine's speed does not decide how many syncs a burst spans), within
+   * one window: the answers by status.
+   */
   async function spend(targets: ChildService[], count: number): Promise<Record<number, number>> {
     const statuses: Record<number, number> = {};
     // Kept-alive connections of its own: the servers close idle ones after 5 s.
@@ -127,7 +132,9 @@ describe("two API processes", () => {
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (n < count) {
+          const due = started + (n * 1000) / count;
           const target = targets[n++ % targets.length]!;
+          if (due > Date.now()) await sleep(due - Date.now());
           const r = await request(`${target.url}/graphql`, { body: JSON.stringify({ query: "{ __typename }" }), headers: { "content-type": "application/json" }, agent });
           statuses[r.status] = (statuses[r.status] ?? 0) + 1;
         }
