@@ -117,7 +117,8 @@ test(`under a sign-in flood from ${FLOOD_ADDRESSES} addresses (each under its ow
     console.log(
       `[sign-in flood] customers ${ok.length}/${CUSTOMERS} signed in, p95 ${p95} ms (${customers.map((r) => r.ms).join(" ")}), ${JSON.stringify(tally(customers))}; flood answers so far ${floodAnswers}: ${JSON.stringify(tally(f.answers))}`,
     );
-    // Their latency is a figure (printed above; drill 11's "distributed sign-in flood" compares it with quiet), not asserted here.
+    // Their latency is a figure (printed above; drill 11's "distributed sign-in flood" compares it with quiet), not asserted here:
+    // two runs on a loaded 2-core machine gave p95 550 ms and 1,837 ms (slowest 1.2 s and 3.7 s), too near 3 s to assert it.
     expect(ok.length).toBeGreaterThanOrEqual(Math.ceil(0.95 * CUSTOMERS));
     // The flood really filled the queue: some of its checks were refused by it.
     expect(tally(f.answers).RATE_LIMITED).toBeGreaterThan(0);
