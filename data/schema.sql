@@ -1114,50 +1114,94 @@ $$;
 COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY, or per COFFEE; at most p_max_rows rows. With p_store_id: that store (its admins), in its time zone; without: every store the caller manages (the chain''s admin: the chain), in the chain''s cafe_time_zone.';
 
 --
--- Name: share_rate_usage(text, bigint, integer, text[], integer[], integer[], bigint[]); Type: FUNCTION; Schema: app_hidden; Owner: -
+-- Name: share_rate_usage(text, bigint, integer, text[], integer[], integer[], integer[], bigint[]); Type: FUNCTION; Schema: app_hidden; Owner: -
 --
 
-CREATE FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) RETURNS TABLE(key text, ceiling integer, live integer)
+CREATE FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_demand integer[], p_budgets integer[], p_window_ends bigint[]) RETURNS TABLE(key text, ceiling integer, window_end_ms bigint, live integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
 declare
+  v_now timestamptz := clock_timestamp();
   v_live integer;
-  v_others integer;
-  v_holders integer;
-  v_free integer;
+  v_keys text[];
   r record;
+  -- What a process may spend on a key before it first sends it.
+  v_allowance integer;
+  -- The others holding the key: their counts, what they may spend (their ceilings, or counts when higher), their weights.
+  v_others_used integer;
+  v_others_hold integer;
+  v_others_weight numeric;
+  v_appeared timestamptz;
+  -- Live processes without a row for the key: not synced since it appeared (may be about to ask), or synced since.
+  v_fresh integer;
+  v_quiet integer;
+  v_weight numeric;
+  v_free integer;
+  v_part integer;
+  v_room integer;
 begin
-  insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms) values ('', p_process, 0, 0, 0, p_now_ms + 2000)
-    on conflict on constraint rate_usage_pkey do update set window_end_ms = excluded.window_end_ms;
+  insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms, synced_at) values ('', p_process, 0, 0, 0, p_now_ms + 2000, v_now)
+    on conflict on constraint rate_usage_pkey do update set window_end_ms = excluded.window_end_ms, synced_at = excluded.synced_at;
   delete from app_private.rate_usage u where u.window_end_ms < p_now_ms - 10000;
   select count(*) into v_live from app_private.rate_usage u where u.key = '' and u.window_end_ms > p_now_ms;
   live := v_live;
-  perform pg_advisory_xact_lock(hashtextextended('rate_usage:' || k, 0)) from unnest(p_keys) as k order by k;
-  for r in select * from unnest(p_keys, p_used, p_budgets, p_window_ends) as t(k, used, budget, window_end) loop
-    select coalesce(sum(greatest(u.used, u.ceiling)), 0), count(*) into v_others, v_holders
-      from app_private.rate_usage u
-     where u.key = r.k and u.process <> p_process and u.window_end_ms > p_now_ms;
-    v_free := greatest(r.budget - r.used - v_others - greatest(v_live - 1 - v_holders, 0) * greatest(1, r.budget * p_unknown_percent / 100 / v_live), 0);
+  -- The keys sent, and this process's keys whose unused room another process is waiting for.
+  select array_agg(k order by k) into v_keys from (
+    select unnest(p_keys) as k
+    union
+    select u.key from app_private.rate_usage u
+     where u.process = p_process and u.key <> '' and u.window_end_ms > p_now_ms and u.ceiling > u.used
+       and exists (select from app_private.rate_usage o where o.key = u.key and o.process <> p_process and o.window_end_ms > p_now_ms and o.unmet)
+  ) keys;
+  perform pg_advisory_xact_lock(hashtextextended('rate_usage:' || k, 0)) from unnest(v_keys) as k order by k;
+  for r in
+    select t.k, coalesce(s.used, own.used) as used, coalesce(s.demand, 0) as demand, coalesce(s.budget, own.budget) as budget,
+           coalesce(s.window_end, own.window_end_ms) as window_end,
+           case when own.window_end_ms = coalesce(s.window_end, own.window_end_ms) then own.since end as since
+      from unnest(v_keys) as t(k)
+      left join unnest(p_keys, p_used, p_demand, p_budgets, p_window_ends) as s(k, used, demand, budget, window_end) on s.k = t.k
+      left join app_private.rate_usage own on own.key = t.k and own.process = p_process
+     order by t.k
+  loop
+    v_allowance := greatest(1, r.budget * p_unknown_percent / 100 / v_live);
+    select coalesce(sum(o.used), 0), coalesce(sum(greatest(o.used, o.ceiling)), 0), coalesce(sum(o.demand + v_allowance), 0), least(min(o.since), coalesce(r.since, v_now))
+      into v_others_used, v_others_hold, v_others_weight, v_appeared
+      from app_private.rate_usage o
+     where o.key = r.k and o.process <> p_process and o.window_end_ms > p_now_ms;
+    select count(*) filter (where h.synced_at < v_appeared), count(*) filter (where h.synced_at >= v_appeared)
+      into v_fresh, v_quiet
+      from app_private.rate_usage h
+     where h.key = '' and h.process <> p_process and h.window_end_ms > p_now_ms
+       and not exists (select from app_private.rate_usage o where o.key = r.k and o.process = h.process and o.window_end_ms > p_now_ms);
+    -- A process without a row may spend its allowance before it asks: kept for it.
+    v_weight := r.demand + v_allowance;
+    v_free := greatest(r.budget - r.used - v_others_used - (v_fresh + v_quiet) * v_allowance, 0);
+    v_part := floor(v_free * v_weight / (v_weight + v_others_weight + v_fresh * v_weight));
+    v_room := greatest(r.budget - r.used - v_others_hold - (v_fresh + v_quiet) * v_allowance, 0);
     key := r.k;
-    ceiling := r.used + v_free / (v_holders + 1);
-    insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms) values (r.k, p_process, r.used, r.budget, ceiling, r.window_end)
-      on conflict on constraint rate_usage_pkey do update set used = excluded.used, budget = excluded.budget, ceiling = excluded.ceiling, window_end_ms = excluded.window_end_ms;
+    ceiling := r.used + least(v_part, v_room);
+    window_end_ms := r.window_end;
+    insert into app_private.rate_usage as u (key, process, used, budget, ceiling, window_end_ms, demand, unmet, since, synced_at)
+      values (r.k, p_process, r.used, r.budget, ceiling, r.window_end, r.demand, v_room < v_part, coalesce(r.since, v_now), v_now)
+      on conflict on constraint rate_usage_pkey do update set used = excluded.used, budget = excluded.budget, ceiling = excluded.ceiling,
+        window_end_ms = excluded.window_end_ms, demand = excluded.demand, unmet = excluded.unmet, since = excluded.since, synced_at = excluded.synced_at;
     return next;
   end loop;
-  if cardinality(p_keys) = 0 then
+  if coalesce(cardinality(v_keys), 0) = 0 then
     key := '';
     ceiling := 0;
+    window_end_ms := 0;
     return next;
   end if;
 end;
 $$;
 
 --
--- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]); Type: COMMENT; Schema: app_hidden; Owner: -
+-- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_demand integer[], p_budgets integer[], p_window_ends bigint[]); Type: COMMENT; Schema: app_hidden; Owner: -
 --
 
-COMMENT ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) IS 'One API process''s request counts in; how far it may go on for each key, and how many processes are live, out.';
+COMMENT ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_demand integer[], p_budgets integer[], p_window_ends bigint[]) IS 'One API process''s request counts and demands in; how far it may go on for each key (its part of what is left, by demand), and how many processes are live, out.';
 
 --
 -- Name: signed_in_as(text); Type: FUNCTION; Schema: app_hidden; Owner: -
@@ -5818,8 +5862,13 @@ CREATE UNLOGGED TABLE app_private.rate_usage (
     budget integer NOT NULL,
     ceiling integer NOT NULL,
     window_end_ms bigint NOT NULL,
+    demand integer DEFAULT 0 NOT NULL,
+    unmet boolean DEFAULT false NOT NULL,
+    since timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    synced_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT rate_usage_budget_check CHECK ((budget >= 0)),
     CONSTRAINT rate_usage_ceiling_check CHECK ((ceiling >= 0)),
+    CONSTRAINT rate_usage_demand_check CHECK ((demand >= 0)),
     CONSTRAINT rate_usage_used_check CHECK ((used >= 0))
 );
 
@@ -5828,6 +5877,30 @@ CREATE UNLOGGED TABLE app_private.rate_usage (
 --
 
 COMMENT ON TABLE app_private.rate_usage IS 'Request counts of each API process per payer key in its current window, and how far each may go: N processes give a payer one budget.';
+
+--
+-- Name: COLUMN rate_usage.demand; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON COLUMN app_private.rate_usage.demand IS 'Requests the process was asked for under the key (refused ones included) between its two latest syncs: its weight in the split.';
+
+--
+-- Name: COLUMN rate_usage.unmet; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON COLUMN app_private.rate_usage.unmet IS 'The process was granted less than its part because others hold room: they give their unused room back at their next sync.';
+
+--
+-- Name: COLUMN rate_usage.since; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON COLUMN app_private.rate_usage.since IS 'When this row''s window was first sent (a key appears at its first row).';
+
+--
+-- Name: COLUMN rate_usage.synced_at; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON COLUMN app_private.rate_usage.synced_at IS 'When the process last sent this row (its heartbeat row: its last sync).';
 
 --
 -- Name: refresh_tokens; Type: TABLE; Schema: app_private; Owner: -
@@ -8735,11 +8808,11 @@ GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by
 GRANT ALL ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) TO cafe_admin;
 
 --
--- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]); Type: ACL; Schema: app_hidden; Owner: -
+-- Name: FUNCTION share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_demand integer[], p_budgets integer[], p_window_ends bigint[]); Type: ACL; Schema: app_hidden; Owner: -
 --
 
-REVOKE ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_budgets integer[], p_window_ends bigint[]) TO cafe_system;
+REVOKE ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_demand integer[], p_budgets integer[], p_window_ends bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint, p_unknown_percent integer, p_keys text[], p_used integer[], p_demand integer[], p_budgets integer[], p_window_ends bigint[]) TO cafe_system;
 
 --
 -- Name: FUNCTION signed_in_as(p_role text); Type: ACL; Schema: app_hidden; Owner: -

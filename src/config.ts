@@ -247,9 +247,9 @@ const schema = z.object({
     .default(100)
     .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
   RATE_LIMIT_SYNC_MS: int(0, 10_000)
-    .default(0)
+    .default(100)
     .describe(
-      "How often each API process shares its request counts (GRAPHQL_RATE_LIMIT's) with the others through PostgreSQL, in the background, so that N processes give a client one budget, not N (docs/security.md, Limits over several processes). 0 (the default, until the two-process test passes again): each process counts alone.",
+      "How often each API process shares its request counts (GRAPHQL_RATE_LIMIT's) with the others through PostgreSQL, in the background (one short transaction each time), so that N processes give a client one budget, not N (docs/security.md, Limits over several processes). 0: each process counts alone.",
     ),
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)

@@ -1,5 +1,5 @@
---! Previous: sha1:7d4c0cb17f5c324558cd0ab60bcafba05b02134b
---! Hash: sha1:ccc375af47e8b8b028b65e11473048d711398666
+--! Previous: sha1:9e24e9431e7bd571ce80b92f03f2358719c4ef85
+--! Hash: sha1:ebd83dad30976a9e8bb968adaaf183e8cae598e2
 --! Message: featured-kept
 
 --------------------------------------------------------------------------------

@@ -10,16 +10,18 @@ import type { KeyCount, ShareCounts } from "../db/rateUsage.ts";
 //
 // Over several API processes (`share`, src/db/rateUsage.ts), each one still
 // answers from memory. Every `syncMs`, in the background, it sends the
-// counts of the keys it was asked for since, and the database grants it,
-// per key, a ceiling: how far it may go on, out of what the others have not
-// taken (app_hidden.share_rate_usage). The ceilings of all processes never
-// add up to more than the budget, so N processes spend one budget between
-// them, not N, however a client spreads its requests. A key this process
-// has no ceiling for yet gets a small allowance (UNKNOWN_KEY_PERCENT of the
-// budget, split among the live processes), which the others hold in
-// reserve for it; a client of one process alone gets the rest at the next
-// sync (docs/security.md, Limits over several processes). One process
-// alone behaves as without sharing.
+// counts of the keys it was asked for since, with how many requests it was
+// asked for (refused ones included: its demand), and the database grants
+// it, per key, a ceiling: its count plus its part of what nobody has spent
+// yet, in proportion to its demand (app_hidden.share_rate_usage). The
+// ceilings of all processes never add up to more than the budget, so N
+// processes spend one budget between them, not N, however a client spreads
+// its requests; room a process holds and does not use while another waits
+// is given back at its next sync. A key this process has no ceiling for yet
+// gets a small allowance (UNKNOWN_KEY_PERCENT of the budget, split among the
+// live processes), which the others hold in reserve for it
+// (docs/security.md, Limits over several processes). One process alone
+// behaves as without sharing.
 //
 // The windows are a bounded cache (MEMORY_BOUNDS.rateLimitWindows, in
 // /metrics as cache="rate_limit_windows"): a flood of distinct keys drops
@@ -30,6 +32,8 @@ export const UNKNOWN_KEY_PERCENT = 10;
 
 interface Window {
   used: number;
+  /** Requests asked for since the last sync (refused ones included). */
+  demand: number;
   resetAt: number;
   budget: number;
   /** How far this process may go (granted at the last sync), or null before its first sync of the key. */
@@ -44,10 +48,14 @@ export class RateLimiter {
   private asked = new Set<string>();
   /** Live API processes (this one included), as of the last sync. */
   private live = 1;
-  private syncing = false;
+  /** The sync under way. */
+  private running: Promise<void> | null = null;
+  private readonly share: ShareCounts | null;
+  private readonly onSyncError: ((err: unknown) => void) | undefined;
   readonly points: number;
   readonly durationMs: number;
 
+  /** `share` without `syncMs`: syncs only when syncNow() is called. */
   constructor(points: number, durationMs: number, options: { share?: ShareCounts; syncMs?: number; onSyncError?: (err: unknown) => void; bounds?: CacheBounds } = {}) {
     this.points = points;
     this.durationMs = durationMs;
@@ -62,17 +70,13 @@ export class RateLimiter {
     }, durationMs);
     this.sweeper.unref();
     const { share, syncMs, onSyncError } = options;
+    this.share = share ?? null;
+    this.onSyncError = onSyncError;
     if (share && syncMs) {
+      // At once, then every syncMs (skipped while one runs): until its first sync a process does not know the others.
+      void this.syncNow();
       this.syncer = setInterval(() => {
-        if (this.syncing) return;
-        this.syncing = true;
-        this.sync(share).then(
-          () => (this.syncing = false),
-          (err) => {
-            this.syncing = false;
-            onSyncError?.(err);
-          },
-        );
+        if (!this.running) void this.syncNow();
       }, syncMs);
       this.syncer.unref();
     }
@@ -83,11 +87,14 @@ export class RateLimiter {
     const now = Date.now();
     let w = this.windows.get(key);
     if (!w || w.resetAt <= now) {
-      w = { used: 0, resetAt: now + this.durationMs, budget: this.points * factor, ceiling: null };
+      w = { used: 0, demand: 0, resetAt: now + this.durationMs, budget: this.points * factor, ceiling: null };
       this.windows.set(key, w);
     }
     // A refused key is asked about again too: the others may have left it room.
-    if (this.syncer) this.asked.add(key);
+    if (this.share) {
+      this.asked.add(key);
+      w.demand++;
+    }
     const limit = w.ceiling ?? (this.live > 1 ? Math.max(1, Math.floor((w.budget * UNKNOWN_KEY_PERCENT) / 100 / this.live)) : w.budget);
     if (w.used >= limit || w.used >= w.budget) return false;
     w.used++;
@@ -99,24 +106,37 @@ export class RateLimiter {
     return this.take(key, factor) ? Promise.resolve() : Promise.reject(new Error("rate limited"));
   }
 
-  /** Sends the counts of the keys asked for since the last sync; takes in their ceilings. */
+  /**
+   * Sends the counts of the keys asked for since the last sync; takes in
+   * their ceilings (and lower ones for keys whose room it gives back). One
+   * sync at a time: called while one runs, it runs after it.
+   */
+  async syncNow(): Promise<void> {
+    if (!this.share) return;
+    while (this.running) await this.running;
+    this.running = this.sync(this.share)
+      .catch((err: unknown) => this.onSyncError?.(err))
+      .finally(() => (this.running = null));
+    return this.running;
+  }
+
   private async sync(share: ShareCounts): Promise<void> {
     const now = Date.now();
-    const sent: Window[] = [];
     const counts: KeyCount[] = [];
     for (const key of this.asked) {
       const w = this.windows.peek(key);
       if (!w || w.resetAt <= now) continue;
-      sent.push(w);
-      counts.push({ key, used: w.used, budget: w.budget, windowEndMs: w.resetAt });
+      counts.push({ key, used: w.used, demand: w.demand, budget: w.budget, windowEndMs: w.resetAt });
+      w.demand = 0;
     }
     this.asked = new Set();
     const { ceilings, live } = await share(counts, now, UNKNOWN_KEY_PERCENT);
     this.live = live;
-    counts.forEach((c, i) => {
+    for (const [key, { ceiling, windowEndMs }] of ceilings) {
       // A window that ended meanwhile is not this one.
-      if (this.windows.peek(c.key) === sent[i]) sent[i]!.ceiling = ceilings.get(c.key) ?? null;
-    });
+      const w = this.windows.peek(key);
+      if (w && w.resetAt === windowEndMs) w.ceiling = ceiling;
+    }
   }
 
   stop(): void {
@@ -171,7 +191,7 @@ export class RequestBudget {
 export function makeRateLimiter(config: Config, share?: ShareCounts, onSyncError?: (err: unknown) => void): RequestBudget | null {
   const durationMs = 1000 * Math.max(1, Math.round(config.GRAPHQL_RATE_BURST / config.GRAPHQL_RATE_LIMIT));
   return config.GRAPHQL_RATE_LIMIT
-    ? new RequestBudget(new RateLimiter(config.GRAPHQL_RATE_BURST, durationMs, { share, syncMs: config.RATE_LIMIT_SYNC_MS, onSyncError }), {
+    ? new RequestBudget(new RateLimiter(config.GRAPHQL_RATE_BURST, durationMs, { share: config.RATE_LIMIT_SYNC_MS ? share : undefined, syncMs: config.RATE_LIMIT_SYNC_MS, onSyncError }), {
         trustedFactor: config.TRUSTED_NETWORK_FACTOR,
         accountFactor: config.GRAPHQL_RATE_ACCOUNT_FACTOR,
       })
