@@ -107,7 +107,12 @@ test("a start leaves an existing role's password alone; another password is refu
   await again.stop();
   expect(await passwordOf("staging_cafe_owner")).toBe(before);
   // Another password for the same roles: not applied, and the start says why it cannot log in.
-  await expect(start("staging", { DATABASE_ROLE_PASSWORD: "another-password-3" })).rejects.toThrow(/--reset-role-passwords/);
+  // (A server whose pg_hba trusts every login, as a CI machine's may, lets the start in all the same: there only "not applied" is checked.)
+  if (await canLogIn("staging", "staging_cafe_authenticator", "not-its-password")) {
+    await (await start("staging", { DATABASE_ROLE_PASSWORD: "another-password-3" })).stop();
+  } else {
+    await expect(start("staging", { DATABASE_ROLE_PASSWORD: "another-password-3" })).rejects.toThrow(/--reset-role-passwords/);
+  }
   expect(await passwordOf("staging_cafe_owner")).toBe(before);
   expect(await passwordOf("staging_cafe_authenticator")).toBeTruthy();
   // Told to: the roles take the new password.
