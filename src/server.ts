@@ -217,6 +217,9 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   await blockedSources.ready;
   await roleLimits.ready;
   await tableSizes.ready;
+  // The schema built before the first request: until then grafserv holds
+  // requests and the fast path and the live cache would pass them all by.
+  await serv.getSchema();
   const port = await listen(server, config);
   // The first to undo: stop taking work. WebSockets close; for
   // SHUTDOWN_GRACE_MS requests are still served, with `Connection: close`
