@@ -4700,6 +4700,7 @@ $$;
 --
 
 COMMENT ON FUNCTION app_public.ingredients_stock_item(i app_public.ingredients, store_id uuid) IS '@notNull
+@behavior +filter:proc:filterBy
 The ingredient''s stock at the store (absent: the default store). Staff only.';
 
 --

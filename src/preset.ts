@@ -6,6 +6,7 @@ import { normalizeConnectionParams } from "postgraphile/grafserv";
 import { PostGraphileConnectionFilterPreset } from "postgraphile-plugin-connection-filter";
 import type { Pool } from "pg";
 import { ContractShapesPlugin } from "../plugins/ContractShapesPlugin.ts";
+import { ComputedRowFilterPlugin } from "../plugins/ComputedRowFilterPlugin.ts";
 import { OrdersFieldPlugin, ORDERS_PAGE_SIZE } from "../plugins/OrdersFieldPlugin.ts";
 import { makePageSizePlugin } from "../plugins/PageSizePlugin.ts";
 import { makeOperationCachePlugin } from "../plugins/OperationCachePlugin.ts";
@@ -119,6 +120,7 @@ export function makePreset({
     plugins: [
       OneConnectionPlugin,
       ContractShapesPlugin,
+      ComputedRowFilterPlugin,
       OrdersFieldPlugin,
       MutationsPlugin,
       makeIdempotencyPlugin({ maskError }),

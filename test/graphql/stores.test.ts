@@ -212,6 +212,26 @@ describe("stock and inventory per store", () => {
     const rows = ok(await t.gql(`{ allStockItems(first: 500) { nodes { storeId } } }`, { token: tok.ribeiraBarista })).allStockItems.nodes;
     expect(new Set(rows.map((s: any) => s.storeId))).toEqual(new Set([ribeira]));
   });
+
+  test("an ingredient's filter by its stock item (as before the chain) reads the default store's row", async () => {
+    // The coffee's ingredient is on Baixa's (the default store's) shelves and on Ribeira's.
+    const byStock = `query($i: ID!, $f: IngredientFilter!) { allIngredients(filter: { and: [{ id: { equalTo: $i } }, $f] }) { nodes { id } } }`;
+    const found = async (f: object) => ok(await t.gql(byStock, { variables: { i: coffee.ingredientId, f }, token: tok.admin })).allIngredients.nodes.length;
+    expect(await found({ stockItem: { storeId: { equalTo: baixa } } })).toBe(1);
+    expect(await found({ stockItem: { storeId: { equalTo: ribeira } } })).toBe(0); // Ribeira's row is not the one read
+    expect(await found({ stockItemExists: true })).toBe(1);
+    expect(await found({ stockItemExists: false })).toBe(0);
+    // An ingredient with a shelf at Ribeira only has none at the default store.
+    const { rows } = await t.db.query("insert into app_public.ingredients (name) values ('Stores filter test') returning id");
+    const only = rows[0].id as string;
+    try {
+      await t.db.query("insert into app_public.stock_items (store_id, ingredient_id, current_stock, alert_level, unit) values ($1, $2, 5, 1, 'g')", [ribeira, only]);
+      const at = async (f: object) => ok(await t.gql(byStock, { variables: { i: only, f }, token: tok.admin })).allIngredients.nodes.length;
+      expect([await at({ stockItemExists: false }), await at({ stockItemExists: true }), await at({ stockItem: { storeId: { equalTo: ribeira } } })]).toEqual([1, 0, 0]);
+    } finally {
+      await t.db.query("delete from app_public.ingredients where id = $1", [only]);
+    }
+  });
 });
 
 describe("sales, per store and chain-wide", () => {
