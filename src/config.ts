@@ -313,6 +313,11 @@ const schema = z.object({
   LIVE_CACHE_MAX_BYTES: int(0, 1_073_741_824)
     .default(16 * 1024 * 1024)
     .describe("The most bytes those answers may take together (0: no cache)."),
+  LIVE_CACHE_STALE_MS: int(0, 60_000)
+    .default(2000)
+    .describe(
+      "After an inventory change, how long the answers showing it may still be served, stale, to other callers while one request recomputes them (0: dropped at once; the next read after a write always recomputes; docs/live-cache.md).",
+    ),
 });
 
 /**

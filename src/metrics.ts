@@ -242,10 +242,11 @@ export const stripeWebhooks = new client.Counter({
 });
 
 /** The live cache's events (src/http/liveCache.ts), counted in plain numbers on the hot path. */
-export const liveCacheEvents = { hits: 0, misses: 0, coalesced: 0, invalidations: 0 };
+export const liveCacheEvents = { hits: 0, stale: 0, misses: 0, coalesced: 0, invalidations: 0 };
 
 for (const [name, help, key] of [
   ["cafe_live_cache_hits_total", "Public reads answered from the live cache.", "hits"],
+  ["cafe_live_cache_stale_total", "Public reads answered a stale answer (an inventory it shows changed) while the same key was recomputed (LIVE_CACHE_STALE_MS).", "stale"],
   ["cafe_live_cache_misses_total", "Public reads the live cache did not hold (answered by the database, then kept).", "misses"],
   ["cafe_live_cache_coalesced_total", "Public reads that waited for the same key's answer being computed (one miss per key).", "coalesced"],
   ["cafe_live_cache_invalidations_total", "Changes the live cache heard (each drops the answers made of what changed) and times it was emptied (a reconnection).", "invalidations"],

@@ -121,7 +121,7 @@ export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiS
   }
   const watch = watchPool ? { superuserPool: watchPool } : undefined;
   // Public reads answered from memory, emptied by NOTIFY (src/http/liveCache.ts).
-  const liveCache = new LiveCache({ maxEntries: config.LIVE_CACHE_MAX_ENTRIES, maxBytes: config.LIVE_CACHE_MAX_BYTES });
+  const liveCache = new LiveCache({ maxEntries: config.LIVE_CACHE_MAX_ENTRIES, maxBytes: config.LIVE_CACHE_MAX_BYTES, staleMs: config.LIVE_CACHE_STALE_MS });
   shutdown.add(
     "live cache",
     followPublicReads(liveCache, subscriber, (text, values) => pool.query(text, values)),

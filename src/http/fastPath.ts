@@ -149,6 +149,15 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** A public read being computed for the live cache: its key, the cache's generation and the time when it began, and who waits for it. */
+interface Caching {
+  key: string;
+  generation: number;
+  startedAt: number;
+  spec: PublicReadSpec;
+  settle: ((answer: CachedAnswer | null) => void) | null;
+}
+
 /** The pipeline's fast-path step (src/http/router.ts): its `next` is grafserv, for what it does not serve. */
 export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOptions): (req: IncomingMessage, res: ServerResponse, next: Handler) => void {
   const trustedDocuments = trustedDocumentsOf(serv.getPreset());
@@ -231,7 +240,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
     // The live cache: a public read, for a caller who sees what all of its kind see.
     const visibility = liveCache?.enabled ? visibilityClassOf(viewer) : null;
     const spec = liveCache && visibility ? entry.publicRead(name) : null;
-    let cached: { key: string; generation: number; spec: PublicReadSpec; settle: ((answer: CachedAnswer | null) => void) | null } | null = null;
+    let cached: Caching | null = null;
     if (liveCache && visibility && spec) {
       // A new schema (watch mode) answers differently: nothing kept before it is served.
       if (schema !== cachedSchema) {
@@ -240,10 +249,12 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
       }
       const document = typeof body.documentId === "string" ? body.documentId : documentKey(text);
       const key = cacheKey(document, operationName ?? null, variables, visibility, contentType);
-      const hit = liveCache.lookup(key);
-      if (hit) {
-        liveCacheEvents.hits += 1;
-        send(res, hit);
+      const held = liveCache.lookup(key);
+      // Fresh; or stale while another request recomputes it (LIVE_CACHE_STALE_MS).
+      if (held && (!held.stale || liveCache.refreshing(key))) {
+        if (held.stale) liveCacheEvents.stale += 1;
+        else liveCacheEvents.hits += 1;
+        send(res, held.answer);
         return true;
       }
       // One miss per key: wait for the answer being computed, if any.
@@ -257,7 +268,13 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
         }
       }
       liveCacheEvents.misses += 1;
-      cached = { key, generation: liveCache.generation, spec, settle: flight ? null : liveCache.beginFlight(key, spec.inventory ? [...spec.changes, inventoryChange("*")] : spec.changes) };
+      cached = {
+        key,
+        generation: liveCache.generation,
+        startedAt: Date.now(),
+        spec,
+        settle: flight ? null : liveCache.beginFlight(key, spec.inventory ? [...spec.changes, inventoryChange("*")] : spec.changes),
+      };
     }
     try {
       return await compute(req, res, { schema, entry, name, variables, contentType, cached });
@@ -282,7 +299,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
       name: string | undefined;
       variables: unknown;
       contentType: string;
-      cached: { key: string; generation: number; spec: PublicReadSpec; settle: ((answer: CachedAnswer | null) => void) | null } | null;
+      cached: Caching | null;
     },
   ): Promise<boolean> {
     const { resolvedPreset, grafastMiddleware, dynamicOptions } = serv;
@@ -329,7 +346,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
       const answer: CachedAnswer = { statusCode, headers, body: Buffer.from(out, "utf8"), operationName: requestScope.getStore()?.operationName ?? name };
       cached.settle?.(answer); // those waiting for this key get it, errors included
       cached.settle = null;
-      if (statusCode === 200 && !payload.errors) liveCache!.store(cached.key, cached.generation, answer, madeOf(entry, name, cached.spec, payload.data));
+      if (statusCode === 200 && !payload.errors) liveCache!.store(cached.key, cached.generation, answer, madeOf(entry, name, cached.spec, payload.data), cached.startedAt);
     }
     return true;
   }

@@ -30,6 +30,16 @@ import { liveCacheEvents } from "../metrics.ts";
 // - One miss per key: requests for a key being computed wait for that
 //   answer (errors included) instead of computing it again; it is shared
 //   only with those who asked before a change was heard.
+// - A rush (LIVE_CACHE_STALE_MS): a change of inventory marks the answers
+//   showing it stale instead of dropping them. The next request for one
+//   recomputes it, as a miss, so a read after a write sees the write; but
+//   while that one recomputation is running, other requests for the key are
+//   answered the stale answer at once instead of waiting or computing
+//   again, for at most LIVE_CACHE_STALE_MS after the change. An answer whose
+//   computation saw an inventory change go by is kept, stale. So at most one
+//   computation per key runs at a time however fast orders come, and
+//   kiosks are answered from memory through a rush. Every other change
+//   (the menu, prices, availability, the featured coffee) drops at once.
 // - Bounds: LIVE_CACHE_MAX_ENTRIES and LIVE_CACHE_MAX_BYTES (src/config.ts),
 //   least recently used dropped first: a common/boundedCache.ts, in
 //   /metrics as cache="live_cache". The index by token holds only keys of
@@ -260,11 +270,21 @@ export interface CachedAnswer {
 export interface LiveCacheLimits {
   maxEntries: number;
   maxBytes: number;
+  /** How long after an inventory change a stale answer may still be served while its key is recomputed (0: never). */
+  staleMs?: number;
+}
+
+/** An answer held: stale (an inventory it shows changed since) or not. */
+export interface Held {
+  answer: CachedAnswer;
+  stale: boolean;
 }
 
 /** An answer being computed: those who ask for its key meanwhile wait for it. */
 interface Flight {
   since: number;
+  /** When it began (ms). */
+  startedAt: number;
   /** What its answer may be made of (`inventory:*` for any coffee's inventory). */
   madeOf: readonly string[];
   answer: Promise<CachedAnswer | null>;
@@ -274,7 +294,11 @@ interface Flight {
 const ANY_INVENTORY = "inventory:*";
 const isInventory = (token: string) => token.startsWith("inventory:");
 
-type Entry = CachedAnswer & { madeOf: readonly string[] };
+type Entry = CachedAnswer & {
+  madeOf: readonly string[];
+  /** Since when (ms) an inventory it shows has changed: served only while a recomputation runs, until LIVE_CACHE_STALE_MS after. */
+  staleSince?: number;
+};
 
 /** The store: LRU, bounded in entries and bytes; `changed` drops the answers made of what changed. */
 export class LiveCache {
@@ -334,8 +358,32 @@ export class LiveCache {
     return this.entries.calculatedSize;
   }
 
-  lookup(key: string): CachedAnswer | undefined {
-    return this.entries.get(key);
+  /** The answer held for `key`, fresh or stale (a stale one past LIVE_CACHE_STALE_MS is dropped here). */
+  lookup(key: string): Held | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.staleSince === undefined) return { answer: entry, stale: false };
+    if (Date.now() - entry.staleSince > this.staleMs) {
+      this.drop(key);
+      return undefined;
+    }
+    return { answer: entry, stale: true };
+  }
+
+  /** Whether `key` is being computed now (its stale answer is then served to the others). */
+  refreshing(key: string): boolean {
+    return this.flights.has(key);
+  }
+
+  private get staleMs(): number {
+    return this.limits.staleMs ?? 0;
+  }
+
+  /** Whether something of `madeOf` other than an inventory changed after `generation`. */
+  private changedBeyondInventory(generation: number, madeOf: readonly string[]): boolean {
+    if (this.allAt > generation) return true;
+    if (madeOf.includes(ALL_CHANGED)) return this.seq > generation;
+    return madeOf.some((token) => !isInventory(token) && (this.changedAt.get(token) ?? 0) > generation);
   }
 
   /** Whether something of `madeOf` changed after `generation`. */
@@ -350,10 +398,16 @@ export class LiveCache {
    * Keeps `answer`, made of `madeOf` (announced tokens), unless one of them
    * changed since `generation` was read (or it alone is over the byte limit).
    */
-  store(key: string, generation: number, answer: CachedAnswer, madeOf: readonly string[] = [ALL_CHANGED]): boolean {
-    if (!this.enabled || this.changedSince(generation, madeOf)) return false;
+  store(key: string, generation: number, answer: CachedAnswer, madeOf: readonly string[] = [ALL_CHANGED], startedAt = Date.now()): boolean {
+    if (!this.enabled) return false;
+    // Only an inventory changed while it was computed: kept, stale since it began.
+    let staleSince: number | undefined;
+    if (this.changedSince(generation, madeOf)) {
+      if (this.staleMs <= 0 || this.changedBeyondInventory(generation, madeOf)) return false;
+      staleSince = startedAt;
+    }
     if (answer.body.length + textBytes(key) > this.limits.maxBytes) return false;
-    this.entries.set(key, { ...answer, madeOf });
+    this.entries.set(key, { ...answer, madeOf, ...(staleSince === undefined ? null : { staleSince }) });
     if (!this.entries.has(key)) return false;
     for (const token of madeOf) {
       let keys = this.byToken.get(token);
@@ -370,13 +424,17 @@ export class LiveCache {
   /** The answer to `key` being computed, to wait for, unless what it may be made of changed since it began (undefined: none). */
   joinFlight(key: string): Promise<CachedAnswer | null> | undefined {
     const flight = this.flights.get(key);
-    return flight && !this.changedSince(flight.since, flight.madeOf) ? flight.answer : undefined;
+    if (!flight) return undefined;
+    if (!this.changedSince(flight.since, flight.madeOf)) return flight.answer;
+    // Only an inventory changed since it began, within LIVE_CACHE_STALE_MS: its answer is as fresh as a stale one.
+    const recent = Date.now() - flight.startedAt <= this.staleMs;
+    return recent && !this.changedBeyondInventory(flight.since, flight.madeOf) ? flight.answer : undefined;
   }
 
   /** Announces a computation of `key`, whose answer may be made of `madeOf`; `settle` hands its answer (null: none, e.g. it failed) to those waiting. */
   beginFlight(key: string, madeOf: readonly string[] = [ALL_CHANGED]): (answer: CachedAnswer | null) => void {
     let settle!: (answer: CachedAnswer | null) => void;
-    const flight: Flight = { since: this.seq, madeOf, answer: new Promise((resolve) => (settle = resolve)) };
+    const flight: Flight = { since: this.seq, startedAt: Date.now(), madeOf, answer: new Promise((resolve) => (settle = resolve)) };
     this.flights.set(key, flight);
     return (answer) => {
       if (this.flights.get(key) === flight) this.flights.delete(key);
@@ -388,13 +446,20 @@ export class LiveCache {
   changed(tokens: readonly string[]): void {
     if (tokens.includes(ALL_CHANGED)) return this.invalidate();
     this.seq += 1;
+    const now = Date.now();
+    // An inventory change: its answers go stale (LIVE_CACHE_STALE_MS), or are dropped.
+    const staleOrDrop = (key: string) => {
+      const entry = this.staleMs > 0 ? this.entries.peek(key) : undefined;
+      if (entry) entry.staleSince ??= now;
+      else this.drop(key);
+    };
     for (const token of tokens) {
       this.changedAt.set(token, this.seq);
-      for (const key of [...(this.byToken.get(token) ?? [])]) this.drop(key);
       if (isInventory(token)) {
+        for (const key of [...(this.byToken.get(token) ?? [])]) staleOrDrop(key);
         this.changedAt.set(ANY_INVENTORY, this.seq);
-        for (const key of [...(this.byToken.get(ANY_INVENTORY) ?? [])]) this.drop(key);
-      }
+        for (const key of [...(this.byToken.get(ANY_INVENTORY) ?? [])]) staleOrDrop(key);
+      } else for (const key of [...(this.byToken.get(token) ?? [])]) this.drop(key);
     }
     liveCacheEvents.invalidations += 1;
   }

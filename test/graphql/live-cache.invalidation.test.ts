@@ -237,8 +237,11 @@ describe("one miss per key", () => {
       const { result, statements } = await sql.record(() => Promise.all(Array.from({ length: 6 }, () => post(query))));
       failed = result;
       expect(failed.every((r) => r.json.errors?.length && r.text === failed[0]!.text)).toBe(true);
-      expect(statements.filter((s) => /coffee_inventory/.test(s))).toEqual([statements.find((s) => /coffee_inventory/.test(s))]);
-      expect(liveCacheEvents.coalesced - coalesced).toBe(5);
+      // Those that waited got that error; one arriving after it was answered
+      // (a busy machine) computes again, as nothing was kept.
+      const waited = liveCacheEvents.coalesced - coalesced;
+      expect(waited).toBeGreaterThan(0);
+      expect(statements.filter((s) => /coffee_inventory/.test(s)).length).toBe(6 - waited);
     } finally {
       await t.db.query("grant select on app_public.coffee_inventory to cafe_anonymous");
     }
@@ -246,5 +249,49 @@ describe("one miss per key", () => {
     const next = await post(query);
     expect(next.json.errors).toBeUndefined();
     expect(liveCacheEvents.misses).toBe(misses + 1);
+  });
+});
+
+describe("a rush (LIVE_CACHE_STALE_MS, 2 s by default)", () => {
+  const coffeeStatements = (statements: string[]) => statements.filter((s) => /coffee_inventory/.test(s)).length;
+  const inventoryOf = (r: RawResponse) => r.json.data.coffee.inventory as number;
+
+  test("after an inventory change, one request recomputes the answer while the others get the stale one at once; the next read is fresh", async () => {
+    const read = () => post(INVENTORY, { id: y.id });
+    const before = inventoryOf(await read());
+    expect(inventoryOf(await read())).toBe(before); // held
+    await t.db.query("update app_public.stock_items set current_stock = current_stock + 70 where ingredient_id = $1", [y.ingredients[0]!.id]);
+    await told();
+    const { misses, stale, coalesced } = liveCacheEvents;
+    const { result, statements } = await sql.record(() => Promise.all(Array.from({ length: 12 }, read)));
+    // One computation reached SQL; every other request was answered from memory,
+    // the stale answer (a slow machine may have kept the new one before some arrived).
+    expect(coffeeStatements(statements)).toBe(1);
+    expect(liveCacheEvents.misses - misses).toBe(1);
+    expect(liveCacheEvents.coalesced).toBe(coalesced);
+    const seen = result.map(inventoryOf);
+    expect(seen.filter((v) => v === before).length).toBe(liveCacheEvents.stale - stale);
+    expect(liveCacheEvents.stale - stale).toBeGreaterThan(0);
+    expect(new Set(seen.filter((v) => v !== before)).size).toBe(1);
+    const after = inventoryOf(await read());
+    expect(after).toBeGreaterThan(before);
+    expect(seen).toContain(after);
+  });
+
+  test("a change that is not an inventory (a coffee's price) drops at once: nothing stale is served", async () => {
+    const read = () => post("query Detail($id: ID!) { coffee(id: $id) { id name price inventory } }", { id: y.id });
+    const price = Number((await read()).json.data.coffee.price);
+    await read();
+    await t.db.query("update app_public.coffees set price = price + 1 where id = $1", [y.id]);
+    try {
+      await told();
+      const stale = liveCacheEvents.stale;
+      const result = await Promise.all(Array.from({ length: 8 }, read));
+      expect(result.map((r) => Number(r.json.data.coffee.price))).toEqual(Array.from({ length: 8 }, () => price + 1));
+      expect(liveCacheEvents.stale).toBe(stale);
+    } finally {
+      await t.db.query("update app_public.coffees set price = price - 1 where id = $1", [y.id]);
+      await told();
+    }
   });
 });

@@ -87,6 +87,58 @@ describe("the store (unit)", () => {
   });
 });
 
+describe("the store through a rush (unit, LIVE_CACHE_STALE_MS)", () => {
+  const staleCache = (staleMs: number) => {
+    const cache = new LiveCache({ maxEntries: 10, maxBytes: 1000, staleMs });
+    cache.refuse([]);
+    return cache;
+  };
+
+  test("an inventory change makes its answers stale, not gone; one recomputation at a time; a table change still drops", () => {
+    const cache = staleCache(60_000);
+    const g = cache.generation;
+    cache.store("inventory a", g, answer(1), ["app_public.coffees", "inventory:a"]);
+    cache.store("any inventory", g, answer(2), ["app_public.coffees", "inventory:*"]);
+    cache.store("inventory b", g, answer(3), ["app_public.coffees", "inventory:b"]);
+    cache.changed(["inventory:a"]);
+    expect(["inventory a", "any inventory", "inventory b"].map((k) => cache.lookup(k)?.stale)).toEqual([true, true, false]);
+    // The first request after it recomputes (a flight); meanwhile the key is being refreshed.
+    expect(cache.refreshing("inventory a")).toBe(false);
+    const settle = cache.beginFlight("inventory a", ["app_public.coffees", "inventory:a"]);
+    const during = cache.generation;
+    expect(cache.refreshing("inventory a")).toBe(true);
+    cache.changed(["inventory:a"]); // another order meanwhile
+    expect(cache.joinFlight("inventory a")).toBeDefined(); // within the bound: its answer is as good as a stale one
+    // Its answer is kept, stale (an inventory changed while it was computed); a fresh one replaces it.
+    expect(cache.store("inventory a", during, answer(4), ["app_public.coffees", "inventory:a"])).toBe(true);
+    settle(null);
+    expect(cache.lookup("inventory a")).toMatchObject({ stale: true });
+    expect(cache.store("inventory a", cache.generation, answer(5), ["app_public.coffees", "inventory:a"])).toBe(true);
+    expect(cache.lookup("inventory a")).toMatchObject({ stale: false });
+    // Anything but an inventory drops, stale or not.
+    cache.changed(["app_public.coffees"]);
+    expect(["inventory a", "any inventory", "inventory b"].map((k) => cache.lookup(k))).toEqual([undefined, undefined, undefined]);
+    const before = cache.generation;
+    cache.changed(["app_public.coffees"]);
+    expect(cache.store("c", before, answer(1), ["app_public.coffees", "inventory:a"])).toBe(false);
+  });
+
+  test("a stale answer is served for at most LIVE_CACHE_STALE_MS after the change; at 0 an inventory change drops as any other", async () => {
+    const cache = staleCache(50);
+    cache.store("a", cache.generation, answer(1), ["inventory:a"]);
+    cache.changed(["inventory:a"]);
+    expect(cache.lookup("a")?.stale).toBe(true);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(cache.lookup("a")).toBeUndefined();
+    const exact = staleCache(0);
+    exact.store("a", exact.generation, answer(1), ["inventory:a"]);
+    const g = exact.generation;
+    exact.changed(["inventory:a"]);
+    expect(exact.lookup("a")).toBeUndefined();
+    expect(exact.store("a", g, answer(1), ["inventory:a"])).toBe(false);
+  });
+});
+
 describe("against the database", () => {
   const t = useTestService({ sandbox: true, deleteNewOrders: true, worker: true, env: { LIVE_CACHE_MAX_ENTRIES: "1000" }, cleanup: async (s) => restore(s) });
   const KIOSK = operationsOf("kiosk");
