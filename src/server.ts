@@ -64,8 +64,19 @@ export interface ApiServer {
 
 export async function startApi(config: Config, urls: DatabaseUrls): Promise<ApiServer> {
   if (!config.JWT_SECRET) throw new Error("startApi needs a JWT secret (startService fills in the development one)");
-  // Each step adds its own undo as it starts; close() runs them in reverse.
+  // Each step adds its own undo as it starts; close() runs them in reverse,
+  // and so does a start that fails part way (its LISTEN connection, which
+  // would otherwise keep reconnecting, included).
   const shutdown = new Shutdown();
+  try {
+    return await assembleApi(config, urls, shutdown);
+  } catch (e) {
+    await shutdown.run().catch(() => {});
+    throw e;
+  }
+}
+
+async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdown): Promise<ApiServer> {
   // The database: the authenticator's pool and its health, LISTEN/NOTIFY,
   // the sign-ins Postgres revoked (src/db/).
   // Health is probed on a connection of its own: a full pool is busy, not down.
