@@ -1,6 +1,7 @@
 import pg from "pg";
 import { DEMO, ok } from "../support/client.ts";
 import { type ClientName, queryOperationsOf, runOperation } from "../support/contract.ts";
+import { isBackgroundStatement } from "../support/db.ts";
 import { deleteOrders, insertOrders } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
 
@@ -54,8 +55,9 @@ beforeAll(async () => {
     const text = textOf(args[0]);
     if (recording && text !== undefined && this.user === authenticatorUser) {
       const h = head(text);
-      // The API's health ping (`select 1`, every 2 s) and LISTEN bookkeeping are not the request's work.
-      const background = /^select 1$/.test(h.trim()) || /^(listen|unlisten|set role)\b/.test(h);
+      // The API's periodic statements (health ping, table sizes, LISTEN probe,
+      // shared rate limits: test/support/db.ts) and LISTEN bookkeeping are not the request's work.
+      const background = isBackgroundStatement(text) || /^(listen|unlisten|set role)\b/.test(h);
       if (background) recording.overhead.push(h);
       else if (/^(select|with)\b/.test(h) && !/^select\s+set_config\(/.test(h)) recording.statements.push(text);
       else recording.overhead.push(h);
