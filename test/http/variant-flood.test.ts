@@ -26,16 +26,21 @@ import { sleep } from "../support/wait.ts";
 // max(3 x quiet, quiet + 50 ms), drill 11's rule (a p95 of a few ms on 2
 // shared cores moves by tens of ms on one scheduler stall).
 
-// Not yet met, so skipped with its figures (as measured on a shared 2-core
-// machine under other tests' load): 14,738 variants (1 in 64 KioskMenu's)
-// in 120 s, RSS 230 -> 539 MB, bystanders' p95 menu 2.8x, Ping 1.2x; at
-// 1 in 8 KioskMenu's, 8,661 variants, RSS 232 -> 646 MB. With every cache of
-// ours bounded (and grafast's plan cache, plugins/OperationCachePlugin.ts),
-// what still grows is not found yet; and 50,000 variants take ~7 minutes
-// here (~120 a second), not the 2 minutes a test may take.
-// VARIANT_FLOOD=1 runs it (VARIANT_FLOOD_COUNT: how many variants).
+// Not yet met, so skipped, with its figures (a quiet 2-core machine,
+// 2026-11-28). It is not a leak: after a flood of 6,000 variants a heap
+// snapshot (full GC) held 83 MB against 74 MB after the warm-up, while RSS
+// went from 256 to 827 MB. Each variant's parsed document and plan live in
+// the bounded caches long enough to be promoted to V8's old space, and V8,
+// with gigabytes of headroom, lets that garbage pile up before a major GC.
+// With the heap bounded (VARIANT_FLOOD_NODE_OPTIONS="--max-old-space-size=192
+// --max-semi-space-size=16", as docs/operations.md advises), 50,000 variants
+// in 83 s: RSS 205 -> 261 MB (+56), within the bound. What still fails is
+// the bystanders' p95 (menu 22 -> 166 ms, 7.4x; Ping 5 -> 29 ms, 5.3x): at
+// ~600 variants a second (the rate limit raised for the test), each one's
+// parse, validation and plan (about 1.5 ms) queue on the event loop ahead
+// of them. VARIANT_FLOOD=1 runs it (VARIANT_FLOOD_COUNT: how many variants).
 const RUN = process.env.VARIANT_FLOOD === "1";
-if (!RUN) console.warn("skipped: the server's RSS still grows under a variant flood (230 -> 539 MB after 14,738 variants); VARIANT_FLOOD=1 runs it");
+if (!RUN) console.warn("skipped: bystanders' p95 still grows 5-7x under a variant flood; VARIANT_FLOOD=1 runs it");
 const VARIANTS = Number(process.env.VARIANT_FLOOD_COUNT ?? 50_000);
 const SOURCES = Array.from({ length: 8 }, (_, i) => `127.0.2.${i + 1}`);
 const MAX_RSS_GROWTH_MB = 64;
@@ -88,7 +93,13 @@ const p95 = (ms: number[]) => percentile(ms, 95);
     withLogsOnFailure(
       () => [svc],
       async () => {
-        svc = await ChildService.startApi({ AD_HOC_QUERIES: "any", GRAPHQL_RATE_LIMIT: "2000", GRAPHQL_RATE_BURST: "4000", LOG_LEVEL: "warn" });
+        svc = await ChildService.startApi({
+          AD_HOC_QUERIES: "any",
+          GRAPHQL_RATE_LIMIT: "2000",
+          GRAPHQL_RATE_BURST: "4000",
+          LOG_LEVEL: "warn",
+          NODE_OPTIONS: process.env.VARIANT_FLOOD_NODE_OPTIONS ?? "",
+        });
         const url = svc.url;
         // Warm-up: plans, caches, the pool; then the baseline.
         let stop = Date.now() + 1500;
