@@ -300,7 +300,7 @@ const schema = z.object({
       "Ad-hoc document texts kept parsed and validated (by the server, and again by the HTTP fast path), least recently used dropped first; the manifest's trusted documents are always kept (docs/trusted-documents.md).",
     ),
   GRAPHQL_DOCUMENT_CACHE_BYTES: int(0, 1_073_741_824)
-    .default(32 * 1024 * 1024)
+    .default(8 * 1024 * 1024)
     .describe(
       "The most bytes (estimated: 64 per character of text) those ad-hoc texts' parsed documents may take together, in each of those caches; a text alone larger than that is parsed for each request (0: none kept).",
     ),
