@@ -31,10 +31,20 @@ export const ComputedRowFilterPlugin: GraphileConfig.Plugin = {
         const { pgCodec: codec, isPgConnectionFilter } = context.scope as { pgCodec?: PgCodecWithAttributes; isPgConnectionFilter?: boolean };
         if (!isPgConnectionFilter || !codec?.attributes || codec.isAnonymous) return fields;
         const { sql, inflection, graphql } = build;
+        // As the connection-filter plugin's own fields: null and {} refused unless its options allow them.
+        const { connectionFilterAllowNullInput, connectionFilterAllowEmptyObjectInput } = build.options as {
+          connectionFilterAllowNullInput?: boolean;
+          connectionFilterAllowEmptyObjectInput?: boolean;
+        };
+        const assertAllowed = (value: unknown, mode: "object" | "scalar") => {
+          if (mode === "object" && !connectionFilterAllowEmptyObjectInput && value && typeof value === "object" && Object.keys(value).length === 0)
+            throw new Error("Empty objects are forbidden in filter argument input.");
+          if (!connectionFilterAllowNullInput && value === null) throw new Error("Null literals are forbidden in filter argument input.");
+        };
         let extended = fields;
         for (const resource of Object.values(build.input.pgRegistry.pgResources) as RowFunction[]) {
           const parameters = resource.parameters as readonly { codec: unknown; optional?: boolean }[] | undefined;
-          if (!parameters?.length || parameters[0]!.codec !== codec || !resource.isUnique || !resource.codec.attributes || typeof resource.from !== "function") continue;
+          if (!parameters?.length || parameters[0]!.codec !== codec || !resource.isUnique || resource.isMutation || !resource.codec.attributes || typeof resource.from !== "function") continue;
           if (parameters.slice(1).some((p) => !p.optional)) continue;
           if (!build.behavior.pgResourceMatches(resource, BEHAVIOR)) continue;
           const FilterType = build.getTypeByName(inflection.filterType(inflection.tableType(resource.codec)));
@@ -57,6 +67,7 @@ export const ComputedRowFilterPlugin: GraphileConfig.Plugin = {
                   description: `Filter by the object’s \`${fieldName}\` relation.`,
                   type: FilterType,
                   apply($where: PgCondition, value: unknown) {
+                    assertAllowed(value, "object");
                     if (value == null) return;
                     const $sub = rowOf($where);
                     // As the plugin's relation filters: no condition inside, no filter.
@@ -71,6 +82,7 @@ export const ComputedRowFilterPlugin: GraphileConfig.Plugin = {
                   description: `A related \`${fieldName}\` exists.`,
                   type: graphql.GraphQLBoolean,
                   apply($where: PgCondition, value: unknown) {
+                    assertAllowed(value, "scalar");
                     if (value == null) return;
                     rowOf($where, value as boolean);
                   },

@@ -316,7 +316,7 @@ const schema = z.object({
   LIVE_CACHE_STALE_MS: int(0, 60_000)
     .default(2000)
     .describe(
-      "After an inventory change, how long the answers showing it may still be served, stale, to other callers while one request recomputes them (0: dropped at once; the next read after a write always recomputes; docs/live-cache.md).",
+      "After an inventory change, how long the answers showing it may still be served, stale, to anonymous callers while one request recomputes them (0: dropped at once; customers and staff never get a stale answer; docs/live-cache.md).",
     ),
 });
 

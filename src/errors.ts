@@ -21,6 +21,8 @@ export function codedError(code: ErrorCode, message: string): GraphQLError {
 
 /** Messages of @dataplan/pg's and grafast's SafeErrors about paging arguments. */
 const PAGING_REFUSAL = /cursor|'(first|last|offset)'/i;
+/** The connection filter's refusals of a `filter` argument's null or empty values (plain Errors, the request's fault). */
+const FILTER_REFUSAL = /^(Empty objects|Null literals) are forbidden in filter argument input\.$/;
 
 interface PgLikeError {
   code?: string;
@@ -95,6 +97,9 @@ function mask(error: GraphQLError): GraphQLError {
   if (isSafeError(original as Error) && !original.extensions?.code && PAGING_REFUSAL.test(original.message ?? "")) {
     // The paging machinery's own refusals (a cursor that is not one of ours,
     // `offset` with `last`, ...): the request's fault.
+    return new GraphQLError(original.message!, { nodes: error.nodes, path: error.path, originalError: error.originalError, extensions: { code: "BAD_USER_INPUT" } });
+  }
+  if (!original.extensions?.code && FILTER_REFUSAL.test(original.message ?? "")) {
     return new GraphQLError(original.message!, { nodes: error.nodes, path: error.path, originalError: error.originalError, extensions: { code: "BAD_USER_INPUT" } });
   }
   if (original instanceof GraphQLError || isSafeError(original as Error)) return defaultMaskError(error); // meant for clients

@@ -230,7 +230,9 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   await tableSizes.ready;
   // The schema built before the first request: until then grafserv holds
   // requests and the fast path and the live cache would pass them all by.
-  await serv.getSchema();
+  // (Watch mode builds in the background, and a failed build there never
+  // settles this: not waited for.)
+  if (!watch) await serv.getSchema();
   const port = await listen(server, config);
   // The first to undo: stop taking work. WebSockets close; for
   // SHUTDOWN_GRACE_MS requests are still served, with `Connection: close`

@@ -214,12 +214,18 @@ function readOwner(file: string): number | null {
   }
 }
 
+/** Whether the process runs: it exists and (on Linux) is not a zombie, dead but not yet reaped by its parent. */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true; // no /proc (not Linux), or it just went: as kill(0) said
   }
 }
 

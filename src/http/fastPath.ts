@@ -250,15 +250,16 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
       const document = typeof body.documentId === "string" ? body.documentId : documentKey(text);
       const key = cacheKey(document, operationName ?? null, variables, visibility, contentType);
       const held = liveCache.lookup(key);
-      // Fresh; or stale while another request recomputes it (LIVE_CACHE_STALE_MS).
-      if (held && (!held.stale || liveCache.refreshing(key))) {
+      // Fresh; or, to an anonymous caller (who wrote nothing), stale while another request recomputes it (LIVE_CACHE_STALE_MS).
+      const staleAllowed = visibility === "cafe_anonymous";
+      if (held && (!held.stale || (staleAllowed && liveCache.refreshing(key)))) {
         if (held.stale) liveCacheEvents.stale += 1;
         else liveCacheEvents.hits += 1;
         send(res, held.answer);
         return true;
       }
       // One miss per key: wait for the answer being computed, if any.
-      const flight = liveCache.joinFlight(key);
+      const flight = liveCache.joinFlight(key, staleAllowed);
       if (flight) {
         const shared = await flight;
         if (shared) {

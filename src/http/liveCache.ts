@@ -32,10 +32,12 @@ import { liveCacheEvents } from "../metrics.ts";
 //   only with those who asked before a change was heard.
 // - A rush (LIVE_CACHE_STALE_MS): a change of inventory marks the answers
 //   showing it stale instead of dropping them. The next request for one
-//   recomputes it, as a miss, so a read after a write sees the write; but
-//   while that one recomputation is running, other requests for the key are
-//   answered the stale answer at once instead of waiting or computing
-//   again, for at most LIVE_CACHE_STALE_MS after the change. An answer whose
+//   recomputes it, as a miss; while that one recomputation is running,
+//   other anonymous requests for the key (kiosks: anonymous callers write
+//   nothing) are answered the stale answer at once instead of waiting or
+//   computing again, for at most LIVE_CACHE_STALE_MS after the change.
+//   Customers, who may have just ordered, and staff never get a stale
+//   answer, so a read after one's own write sees it. An answer whose
 //   computation saw an inventory change go by is kept, stale. So at most one
 //   computation per key runs at a time however fast orders come, and
 //   kiosks are answered from memory through a rush. Every other change
@@ -421,14 +423,20 @@ export class LiveCache {
     this.entries.delete(key);
   }
 
-  /** The answer to `key` being computed, to wait for, unless what it may be made of changed since it began (undefined: none). */
-  joinFlight(key: string): Promise<CachedAnswer | null> | undefined {
+  /**
+   * The answer to `key` being computed, to wait for, unless what it may be
+   * made of changed since it began (undefined: none). With `staleAllowed`,
+   * also when only an inventory changed: its answer then counts as a stale
+   * one, and resolves to null (compute your own) when it arrives later than
+   * LIVE_CACHE_STALE_MS after the flight began.
+   */
+  joinFlight(key: string, staleAllowed = false): Promise<CachedAnswer | null> | undefined {
     const flight = this.flights.get(key);
     if (!flight) return undefined;
     if (!this.changedSince(flight.since, flight.madeOf)) return flight.answer;
-    // Only an inventory changed since it began, within LIVE_CACHE_STALE_MS: its answer is as fresh as a stale one.
-    const recent = Date.now() - flight.startedAt <= this.staleMs;
-    return recent && !this.changedBeyondInventory(flight.since, flight.madeOf) ? flight.answer : undefined;
+    if (!staleAllowed || this.staleMs <= 0 || this.changedBeyondInventory(flight.since, flight.madeOf)) return undefined;
+    const inTime = () => Date.now() - flight.startedAt <= this.staleMs;
+    return inTime() ? flight.answer.then((answer) => (inTime() ? answer : null)) : undefined;
   }
 
   /** Announces a computation of `key`, whose answer may be made of `madeOf`; `settle` hands its answer (null: none, e.g. it failed) to those waiting. */

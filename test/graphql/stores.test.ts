@@ -221,6 +221,11 @@ describe("stock and inventory per store", () => {
     expect(await found({ stockItem: { storeId: { equalTo: ribeira } } })).toBe(0); // Ribeira's row is not the one read
     expect(await found({ stockItemExists: true })).toBe(1);
     expect(await found({ stockItemExists: false })).toBe(0);
+    // As every other filter field here (stockItems is the plugin's own): null and {} are refused BAD_USER_INPUT, not read as "no filter".
+    for (const f of [{ stockItems: {} }, { stockItem: {} }, { stockItem: null }, { stockItemExists: null }]) {
+      const r = await t.gql(byStock, { variables: { i: coffee.ingredientId, f }, token: tok.admin });
+      expect(r.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/forbidden in filter argument input/), extensions: { code: "BAD_USER_INPUT" } });
+    }
     // An ingredient with a shelf at Ribeira only has none at the default store.
     const { rows } = await t.db.query("insert into app_public.ingredients (name) values ('Stores filter test') returning id");
     const only = rows[0].id as string;

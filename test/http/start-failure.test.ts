@@ -26,7 +26,8 @@ test("a start that fails when its port is taken leaves no connection of its own 
     await expect(startService(config)).rejects.toThrow(ConfigError);
     // Time for a reconnecting LISTEN connection to come back, were it still running.
     await sleep(2500);
-    expect(await connections()).toBe(before);
+    // (At most as many: another file's connections may still be closing.)
+    expect(await connections()).toBeLessThanOrEqual(before);
   } finally {
     holder.close();
     await db.end();

@@ -202,9 +202,12 @@ describe("a stop during start-up, and a database left behind", () => {
     const postgres = first.tree.filter((p) => /postgres/.test(commandLine(p)));
     expect(postgres.length).toBeGreaterThan(0);
     // The service dies without a word (SIGKILL): its PostgreSQL, in a process group of its own, runs on.
-    for (const p of first.tree.filter((p) => !postgres.includes(p))) process.kill(p, "SIGKILL");
+    const killed = first.tree.filter((p) => !postgres.includes(p));
+    for (const p of killed) process.kill(p, "SIGKILL");
     first.npm.proc.kill("SIGKILL");
     await first.npm.exited;
+    // Dead, and reaped: until then the next start may rightly see the service as running.
+    expect(await gone([first.npm.proc.pid!, ...killed], STOP_WITHIN_MS)).toEqual([]);
     expect(postgres.some(alive)).toBe(true);
     const second = await start(
       "npm start (reusing)",
