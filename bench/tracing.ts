@@ -15,7 +15,6 @@
 // Needs a superuser DATABASE_URL (BENCH_DATABASE_URL), else an embedded
 // PostgreSQL in .data/bench-tracing-pg on port 54448 (EMBEDDED_PG_PORT).
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -23,6 +22,7 @@ import autocannon from "autocannon";
 import { loadConfig } from "../src/config.ts";
 import { prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres } from "../src/db/database.ts";
 import { trustedBody } from "./lib/context.ts";
+import { processCpuTicks } from "./lib/cpu.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "3" }, seconds: { type: "string", default: "4" }, without: { type: "string" } } });
@@ -133,20 +133,13 @@ interface Round {
   cpuMicros: number;
 }
 
-/** A process's CPU time so far in clock ticks (Linux: 100 a second), user + system, its threads included. */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of proc(5))
-}
-
 function run(v: Service, duration: number): Promise<Round> {
-  const before = cpuTicks(v.proc.pid!);
+  const before = processCpuTicks(v.proc.pid!);
   return new Promise((resolve, reject) => {
     autocannon({ url: `http://127.0.0.1:${v.port}/graphql`, method: "POST", headers: { "content-type": "application/json" }, body, connections: 16, duration }, (err, result) => {
       if (err) return reject(err);
       if (result.non2xx || result.errors) return reject(new Error(`${v.name}: ${result.non2xx} non-2xx, ${result.errors} errors`));
-      const ticks = cpuTicks(v.proc.pid!) - before;
+      const ticks = processCpuTicks(v.proc.pid!) - before;
       resolve({ rate: result.requests.average, cpuMicros: (ticks * 10_000) / Math.max(1, result.requests.total) });
     });
   });

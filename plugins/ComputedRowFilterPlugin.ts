@@ -1,5 +1,6 @@
 import type { PgCodecWithAttributes, PgResource, PgCondition } from "postgraphile/@dataplan/pg";
 import type { SQL } from "postgraphile/pg-sql2";
+import { makeAssertAllowed } from "postgraphile-plugin-connection-filter/dist/utils.js";
 
 // A computed column that returns one row of a table (a function `t_f(t,
 // ...optional)` returning `some_table`) filters like a one-to-one relation
@@ -31,16 +32,8 @@ export const ComputedRowFilterPlugin: GraphileConfig.Plugin = {
         const { pgCodec: codec, isPgConnectionFilter } = context.scope as { pgCodec?: PgCodecWithAttributes; isPgConnectionFilter?: boolean };
         if (!isPgConnectionFilter || !codec?.attributes || codec.isAnonymous) return fields;
         const { sql, inflection, graphql } = build;
-        // As the connection-filter plugin's own fields: null and {} refused unless its options allow them.
-        const { connectionFilterAllowNullInput, connectionFilterAllowEmptyObjectInput } = build.options as {
-          connectionFilterAllowNullInput?: boolean;
-          connectionFilterAllowEmptyObjectInput?: boolean;
-        };
-        const assertAllowed = (value: unknown, mode: "object" | "scalar") => {
-          if (mode === "object" && !connectionFilterAllowEmptyObjectInput && value && typeof value === "object" && Object.keys(value).length === 0)
-            throw new Error("Empty objects are forbidden in filter argument input.");
-          if (!connectionFilterAllowNullInput && value === null) throw new Error("Null literals are forbidden in filter argument input.");
-        };
+        // The connection-filter plugin's own check: null and {} refused unless its options allow them.
+        const assertAllowed = makeAssertAllowed(build);
         let extended = fields;
         for (const resource of Object.values(build.input.pgRegistry.pgResources) as RowFunction[]) {
           const parameters = resource.parameters as readonly { codec: unknown; optional?: boolean }[] | undefined;

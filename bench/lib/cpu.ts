@@ -19,6 +19,12 @@ function stat(pid: number | string): { comm: string; f: number[] } | null {
   }
 }
 
+/** A process's own CPU time so far in clock ticks (TICK a second), user + system, its threads included (0 once it is gone). */
+export function processCpuTicks(pid: number): number {
+  const s = stat(pid);
+  return s ? s.f[1]! + s.f[2]! : 0;
+}
+
 /** Counts only the cluster whose backend this is (others may run on the machine). */
 export function setPostgresBackend(backendPid: number): void {
   postmaster = stat(backendPid)?.f[0] ?? null;
