@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { SafeError } from "postgraphile/grafast";
-import { BREAK, parse, Source, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from "postgraphile/graphql";
+import { BREAK, parse, Source, stripIgnoredCharacters, validate, visit, type ASTNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from "postgraphile/graphql";
 import type { ProcessGraphQLRequestBodyEvent } from "postgraphile/grafserv";
 import { ERROR_STATUS } from "../common/errorCatalogue.ts";
 import { boundedCache, type CacheBounds } from "../common/boundedCache.ts";
@@ -45,6 +45,17 @@ import { policyAllows, type AdHocPolicy } from "../common/services.ts";
  * and validation results are kept in a bounded cache (`adHocDocuments`:
  * entries and bytes, least recently used dropped first; grafserv's own
  * cache, bounded in entries only, is turned off by the preset).
+ *
+ * Texts that differ only in what GraphQL ignores (whitespace, commas, `#
+ * comments`) are one document: a text seen for the first time is first
+ * reduced to its canonical form (graphql's stripIgnoredCharacters: a lexer
+ * pass, no parse), and when a valid document of that form is known (a
+ * trusted one, or an ad-hoc one still cached) it gets that DocumentNode
+ * back, so grafast's plan, the cost and the live cache's answer
+ * (`cacheKeyOf`) are shared, and an endless flood of such variants costs a
+ * lexer pass each, not a parse, a validation and a plan. A variant is still
+ * ad hoc for the policy: trust is the exact text. (Locations in an error of
+ * a shared document's execution are those of the text first parsed.)
  */
 
 /** The prefixed document identifier of a document's exact text. */
@@ -107,6 +118,8 @@ export interface TrustedDocuments {
   readonly bounds: CacheBounds;
   /** Whether a caller may send a text that is not trusted. */
   allowsAdHoc(staff: boolean): boolean;
+  /** What the live cache keys a parsed document's answers by: the id of the trusted text, or the hash of the canonical form, it was parsed from (undefined: not parsed here). */
+  cacheKeyOf(document: DocumentNode): string | undefined;
 }
 
 const TRUSTED_DOCUMENTS = Symbol("trustedDocuments");
@@ -135,6 +148,8 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
   /** The id of a text that is exactly one of the manifest's, else undefined. */
   const trustedId = (query: string) => idOfText.get(query);
   const isTrusted = (query: string) => trustedTexts.has(query);
+  /** Each parsed document's cache key (lookups.cacheKeyOf). */
+  const cacheKeys = new WeakMap<DocumentNode, string>();
 
   function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "PERSISTED_QUERY_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
     onRefusal?.(code, event.request ? "http" : "ws");
@@ -147,6 +162,7 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
     idOf: trustedId,
     allowsAdHoc: (staff) => policyAllows(policy, staff),
     bounds: { maxEntries: trustedTexts.size, maxBytes: [...trustedTexts].reduce((sum, text) => sum + parsedTextBytes(text), 0) },
+    cacheKeyOf: (document) => cacheKeys.get(document),
   };
   const plugin: GraphileConfig.Plugin & { [TRUSTED_DOCUMENTS]: TrustedDocuments } = {
     [TRUSTED_DOCUMENTS]: lookups,
@@ -207,6 +223,8 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
           const pin = (schema: GraphQLSchema, fallback: ParseAndValidate): ParseAndValidate => {
             if (forFunction === fallback && wrapped) return wrapped;
             const results = new Map<string, ParseAndValidateResult>();
+            // Valid trusted documents by canonical form (a fixed set).
+            const trustedForms = new Map<string, ParseAndValidateResult>();
             for (const text of trustedTexts) {
               let document: DocumentNode;
               try {
@@ -217,15 +235,37 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
                 continue;
               }
               const errors = validate(schema, document, rules);
-              results.set(text, errors.length ? { errors } : { document });
+              const result = errors.length ? { errors } : { document };
+              results.set(text, result);
+              if (!errors.length) {
+                cacheKeys.set(document, idOfText.get(text)!);
+                const form = stripIgnoredCharacters(text);
+                if (!trustedForms.has(form)) trustedForms.set(form, result);
+              }
             }
-            // Ad-hoc texts: bounded in entries and bytes (grafserv's own cache is off).
+            // Ad-hoc texts, and the canonical forms of valid ones: bounded in
+            // entries and bytes (grafserv's own cache is off). A form's entry
+            // holds the same parsed document as its text's, counted in both.
             const adHoc = boundedCache<string, ParseAndValidateResult>("ad_hoc_documents", { ...options.adHocDocuments, bytesOf: (_result, text) => parsedTextBytes(text) });
+            const adHocForms = boundedCache<string, ParseAndValidateResult>("ad_hoc_forms", { ...options.adHocDocuments, bytesOf: (_result, form) => parsedTextBytes(form) });
             forFunction = fallback;
             wrapped = (query) => {
               const known = results.get(query) ?? adHoc.get(query);
               if (known) return known;
-              const result = fallback(query);
+              let form: string | null;
+              try {
+                form = stripIgnoredCharacters(query);
+              } catch {
+                form = null; // it does not lex: the parse below says why
+              }
+              let result = form === null ? undefined : (trustedForms.get(form) ?? adHocForms.get(form));
+              if (!result) {
+                result = fallback(query);
+                if (result.document && form !== null) {
+                  cacheKeys.set(result.document, documentId(form));
+                  adHocForms.set(form, result);
+                }
+              }
               adHoc.set(query, result);
               return result;
             };

@@ -297,7 +297,7 @@ const schema = z.object({
   GRAPHQL_DOCUMENT_CACHE_SIZE: int(1, 100_000)
     .default(500)
     .describe(
-      "Ad-hoc document texts kept parsed and validated (by the server, and again by the HTTP fast path), least recently used dropped first; the manifest's trusted documents are always kept (docs/trusted-documents.md).",
+      "Ad-hoc document texts kept parsed and validated (by the server, by their canonical form, and again by the HTTP fast path), least recently used dropped first; the manifest's trusted documents are always kept (docs/trusted-documents.md).",
     ),
   GRAPHQL_DOCUMENT_CACHE_BYTES: int(0, 1_073_741_824)
     .default(8 * 1024 * 1024)

@@ -50,6 +50,8 @@ export interface FastDocument {
   readonly trusted: boolean;
   /** A trusted document's id (metrics and traces name it). */
   readonly documentId?: string | undefined;
+  /** What the live cache keys its answers by: the same for every text of one parsed document (TrustedDocuments.cacheKeyOf). */
+  readonly cacheDocument: string;
   /** Whether the fast path may run the operation of that name (undefined: the only one): a query, no introspection, no @defer/@stream. */
   servesOperation(operationName: string | undefined): boolean;
   /** Whether that operation reads only what every anonymous caller (or every customer) sees alike (the live cache may keep its answer), and what its answers are made of; null: it does not. */
@@ -117,7 +119,7 @@ function replay(req: AuthedRequest, body: Buffer): IncomingMessage {
   return copy as unknown as IncomingMessage;
 }
 
-function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, trusted: boolean, documentId?: string): FastDocument {
+function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, cacheDocument: string, trusted: boolean, documentId?: string): FastDocument {
   // Introspection and incremental delivery stay grafserv's (found once per document).
   const plain = !introspects(document) && !/@(defer|stream)\b/.test(text);
   const served = new Map<string | undefined, boolean>();
@@ -128,6 +130,7 @@ function makeEntry(schema: GraphQLSchema, text: string, document: DocumentNode, 
     document,
     trusted,
     documentId,
+    cacheDocument,
     servesOperation(operationName) {
       let ok = served.get(operationName);
       if (ok === undefined) {
@@ -195,7 +198,8 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
     const config = await serv.getExecutionConfig({ node: { req, res } });
     if (config.schema !== schema) return null; // the schema changed meanwhile: grafserv serves this one
     const result = config.parseAndValidate(text);
-    const entry = result.document ? makeEntry(schema, text, result.document, trusted, trusted ? trustedDocuments!.idOf(text) : undefined) : null;
+    const { document } = result;
+    const entry = document ? makeEntry(schema, text, document, trustedDocuments!.cacheKeyOf(document) ?? documentKey(text), trusted, trusted ? trustedDocuments!.idOf(text) : undefined) : null;
     const cache = cacheOf(schema);
     (trusted ? cache.trusted : cache.adHoc).set(text, entry ?? false);
     return entry;
@@ -247,8 +251,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
         if (cachedSchema) liveCache.invalidate();
         cachedSchema = schema;
       }
-      const document = typeof body.documentId === "string" ? body.documentId : documentKey(text);
-      const key = cacheKey(document, operationName ?? null, variables, visibility, contentType);
+      const key = cacheKey(entry.cacheDocument, operationName ?? null, variables, visibility, contentType);
       const held = liveCache.lookup(key);
       // Fresh; or, to an anonymous caller (who wrote nothing), stale while another request recomputes it (LIVE_CACHE_STALE_MS).
       const staleAllowed = visibility === "cafe_anonymous";

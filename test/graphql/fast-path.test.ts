@@ -124,6 +124,30 @@ test("a variant of a trusted text (whitespace, a comment, a __typename more) is 
   expect((await scrape()).get('cafe_cache_entries{cache="fast_path_ad_hoc"}')).toBeLessThanOrEqual(CACHE_SIZE);
 });
 
+test("texts that differ only in what GraphQL ignores are parsed, validated and priced once: a flood of variants adds no parsed form and no price", async () => {
+  const admin = (await signIn("admin")).token;
+  const cached = async () => {
+    const m = await scrape();
+    return { forms: m.get('cafe_cache_entries{cache="ad_hoc_forms"}') ?? 0, prices: m.get('cafe_cache_entries{cache="query_costs"}') ?? 0 };
+  };
+  const detail = MANIFEST[COFFEE_DETAIL]!;
+  const variables = { id: "40000000-0000-4000-8000-000000000001" };
+  expect((await post({ documentId: COFFEE_DETAIL, variables }, bearer(admin))).body.errors).toBeUndefined();
+  const adHoc = `query Shared${Date.now()} { allCoffees(first: 2) { nodes { name } } }`;
+  expect((await post({ query: adHoc }, bearer(admin))).body.errors).toBeUndefined();
+  const before = await cached();
+  // Variants of a trusted text, and of an ad-hoc one, each sent once: each is still ad hoc (and counted as such).
+  const variantsOf = (text: string) => Array.from({ length: 12 }, (_, i) => [`${text}${" ".repeat(i + 1)}`, `# ${i}\n${text}`, text.replace(/\n|\{/, (m) => `${m}${",".repeat(i + 1)}`)][i % 3]!);
+  const served = await counted(async () => {
+    for (const query of variantsOf(detail)) expect((await post({ query, variables }, bearer(admin))).body.data?.coffee).toBeDefined();
+    for (const query of variantsOf(adHoc)) expect((await post({ query }, bearer(admin))).body.data?.allCoffees.nodes).toHaveLength(2);
+  });
+  expect(served).toEqual({ trusted: 0, ad_hoc: 24 });
+  expect(await cached()).toEqual(before);
+  // Anonymous callers are still refused the variants under `staff`: trust is the exact text.
+  expect((await post({ query: `${detail} `, variables })).body.errors?.[0]?.extensions?.code).toBe("TRUSTED_DOCUMENT_REQUIRED");
+});
+
 test("a bad, expired or revoked token is 401 UNAUTHENTICATED before anything runs", async () => {
   const expired = signToken(t.config.JWT_SECRET, { userId: "00000000-0000-4000-8000-00000000a11c", role: "customer", signInId: "00000000-0000-4000-8000-000000000001" }, -10).token;
   const { token, refreshToken } = await signIn("alice");

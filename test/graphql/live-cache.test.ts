@@ -237,6 +237,25 @@ describe("against the database", () => {
     expect(await scrapedHits()).toBeGreaterThan(scraped); // GET /metrics shows them
   });
 
+  test("texts that differ only in what GraphQL ignores share one answer: a whitespace-and-comment variant of the kiosk's menu is a hit, with no SQL", async () => {
+    const first = await menu();
+    expect(first.status).toBe(200);
+    const variants = [`# kiosk 7\n${KIOSK}`, KIOSK.replace(/\n/g, "\n\n  ,"), `${KIOSK}   # the end`];
+    for (const variant of variants) {
+      expect(variant).not.toBe(KIOSK);
+      const hits = liveCacheEvents.hits;
+      const { result, statements } = await sql.record(() => post(variant, undefined, "KioskMenu"));
+      expect(liveCacheEvents.hits).toBe(hits + 1);
+      expect(statements).toEqual([]);
+      expect(result.text).toBe(first.text);
+    }
+    // Another document (one field fewer) is not the same answer.
+    const misses = liveCacheEvents.misses;
+    const other = await post(KIOSK.replace(/\bname\b/, ""), undefined, "KioskMenu");
+    expect(other.status).toBe(200);
+    expect(liveCacheEvents.misses).toBe(misses + 1);
+  });
+
   test("staff, mutations and caller-specific reads are never cached", async () => {
     const barista = await t.token("barista");
     const alice = await t.token("alice");
