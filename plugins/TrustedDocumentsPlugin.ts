@@ -94,6 +94,8 @@ export interface TrustedDocumentsOptions {
   adHocDocuments: CacheBounds;
   /** Told the id of each trusted document a request runs (by its id or its text), for metrics and traces. */
   onTrusted?(id: string): void;
+  /** Told the milliseconds of CPU each text not seen before took to parse and validate (the caller pays for them: GRAPHQL_DOCUMENT_WORK_US). */
+  onWork?(ms: number): void;
 }
 
 /** What a parsed and validated text costs in memory, roughly: its AST with locations, ~47 bytes a character measured, rounded up. */
@@ -134,7 +136,7 @@ type ParseAndValidateResult = { document: DocumentNode; errors?: undefined } | {
 type ParseAndValidate = (query: string) => ParseAndValidateResult;
 
 export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): GraphileConfig.Plugin {
-  const { adHocQueries: policy, callerIsStaff, onRefusal, onTrusted } = options;
+  const { adHocQueries: policy, callerIsStaff, onRefusal, onTrusted, onWork } = options;
   // A Map, not the object: an id such as "__proto__" must find nothing.
   const byId = new Map<string, string>();
   for (const [id, text] of Object.entries(options.documents)) {
@@ -260,7 +262,9 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
               }
               let result = form === null ? undefined : (trustedForms.get(form) ?? adHocForms.get(form));
               if (!result) {
+                const started = performance.now();
                 result = fallback(query);
+                onWork?.(performance.now() - started);
                 if (result.document && form !== null) {
                   cacheKeys.set(result.document, documentId(form));
                   adHocForms.set(form, result);

@@ -235,6 +235,11 @@ const schema = z.object({
     .describe(
       "A request with a valid token spends the GRAPHQL_RATE_LIMIT budget of its sign-in, and this many times that budget of its account (all its sign-ins together); an anonymous one, its source's.",
     ),
+  GRAPHQL_DOCUMENT_WORK_US: int(0, 1_000_000)
+    .default(1000)
+    .describe(
+      "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
+    ),
   HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000)
     .default(15_000)
     .describe("A client must send a request's headers within this many milliseconds of starting it; then it gets 408 and the connection closes (held to within a second)."),

@@ -67,6 +67,8 @@ export interface PresetOptions {
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
   /** The live cache of public reads (src/http/liveCache.ts; answered by src/http/fastPath.ts): emptied when a mutation commits here. */
   liveCache?: LiveCache;
+  /** Charges the request this runs for the milliseconds of CPU a document not seen before took (GRAPHQL_DOCUMENT_WORK_US; src/http/rateLimiter.ts). */
+  chargeWork?: (ms: number) => void;
 }
 
 /** contract/trusted-documents.json (`npm run documents`): id -> document text. */
@@ -113,6 +115,7 @@ export function makePreset({
   tableRows,
   watch,
   liveCache,
+  chargeWork,
 }: PresetOptions): GraphileConfig.Preset {
   const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
   return {
@@ -183,6 +186,7 @@ export function makePreset({
           const scope = requestScope.getStore();
           if (scope) scope.documentId = id;
         },
+        onWork: chargeWork,
       }),
     ],
     disablePlugins: ["NodePlugin", "PgTableNodePlugin", "PgNodeIdAttributesPlugin"],

@@ -6,6 +6,13 @@ import { randomUUID } from "node:crypto";
 // in an AsyncLocalStorage so code far from the request (maskError, a
 // plugin) logs it without having it passed down.
 
+/** Who a /graphql request (or WebSocket operation) is charged to (src/http/rateLimiter.ts). */
+export interface Payer {
+  source: { key: string; trusted: boolean };
+  /** The verified token's sign-in and account (null: anonymous, or before sign-in). */
+  viewer: { signInId: string; userId: string } | null;
+}
+
 export interface RequestScope {
   readonly id: string;
   operationName?: string;
@@ -15,6 +22,8 @@ export interface RequestScope {
   refusal?: string;
   /** The code of the first GraphQL error of its answer (src/errors.ts), if any: an answer of 4xx is counted under it. */
   errorCode?: string;
+  /** Who pays for it, once /graphql's rate limit has charged them: the work it makes is charged to them too. */
+  payer?: Payer;
 }
 
 export const requestScope = new AsyncLocalStorage<RequestScope>();

@@ -117,6 +117,17 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(jwtSecrets, authorization, revokedSignIns.has);
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) => viewerFrom(params?.authorization as string | undefined);
 
+  // The request budget, shared with the other API processes through the database in the background.
+  let syncFailedAt = 0;
+  const limiter = makeRateLimiter(config, shareRateUsage(pool), (err) => {
+    if (Date.now() - syncFailedAt < 60_000) return;
+    syncFailedAt = Date.now();
+    logger.warn({ err: (err as Error).message }, "sharing the request counts with the other API processes failed; counting alone meanwhile");
+  });
+  if (limiter) shutdown.add("rate limiter", () => limiter.stop());
+  // The CPU of a document not seen before is its caller's to pay, in requests (GRAPHQL_DOCUMENT_WORK_US).
+  const chargeWork = limiter && config.GRAPHQL_DOCUMENT_WORK_US ? (ms: number) => limiter.charge((1000 * ms) / config.GRAPHQL_DOCUMENT_WORK_US) : undefined;
+
   // GraphQL: the preset (src/preset.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
   // Watch mode: development only (NODE_ENV=development, `npm start`'s
@@ -150,6 +161,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
       tableRows: tableSizes,
       watch,
       liveCache,
+      chargeWork,
     }),
   );
   shutdown.add("PostGraphile", () => pgl.release());
@@ -168,14 +180,6 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   // The HTTP server: every request goes through the pipeline's steps
   // (src/http/router.ts), from the connection limit to grafserv.
   const cors = makeCors(config);
-  // The request budget, shared with the other API processes through the database in the background.
-  let syncFailedAt = 0;
-  const limiter = makeRateLimiter(config, shareRateUsage(pool), (err) => {
-    if (Date.now() - syncFailedAt < 60_000) return;
-    syncFailedAt = Date.now();
-    logger.warn({ err: (err as Error).message }, "sharing the request counts with the other API processes failed; counting alone meanwhile");
-  });
-  if (limiter) shutdown.add("rate limiter", () => limiter.stop());
   // What the refusal log counted and has not written yet is written at the end.
   shutdown.add("refusal log's counts", () => refusals.flush(true));
   // Answered straight by their handlers: the payment providers (each its
@@ -194,7 +198,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
     limiter,
     cors: cors.handler,
     securityHeaders: makeSecurityHeaders(),
-    fastPath: makeFastPath({ serv, adHocDocuments: { maxEntries: config.GRAPHQL_DOCUMENT_CACHE_SIZE, maxBytes: config.GRAPHQL_DOCUMENT_CACHE_BYTES }, liveCache }),
+    fastPath: makeFastPath({ serv, adHocDocuments: { maxEntries: config.GRAPHQL_DOCUMENT_CACHE_SIZE, maxBytes: config.GRAPHQL_DOCUMENT_CACHE_BYTES }, liveCache, onWork: chargeWork }),
     direct,
     graphqlHandler,
     app,

@@ -24,6 +24,7 @@
 // without kiosks).
 import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import WebSocket from "ws";
@@ -35,6 +36,7 @@ import { BACKGROUND, isControl, readCapture, ROOT, readyByHttp, startCapture, st
 import { endTriggerlessLoad } from "../lib/db.ts";
 import { pgbouncerBinary, pgbouncerVersion, startPgBouncer, type Bouncer } from "../lib/pgbouncer.ts";
 import { signedCallback } from "./s4Callbacks.ts";
+import { cpuMeter, processCpuTicks } from "../lib/cpu.ts";
 import { sig, sleep, summarize } from "../lib/stats.ts";
 
 const STEPS = ["BREWING", "READY", "COMPLETED"] as const;
@@ -51,8 +53,10 @@ interface Customer {
 
 /** What one rush measured (one mode: live cache on or off). */
 interface RushResult {
-  idle: { peak: LoadResult; latency: LoadResult | null };
-  busy: { peak: LoadResult; latency: LoadResult | null };
+  idle: { peak: LoadResult; latency: LoadResult | null; cpu: RushCpu | null };
+  busy: { peak: LoadResult; latency: LoadResult | null; cpu: RushCpu | null; ownLatency: { rate: number; result: LoadResult } | null };
+  /** CPU of the rush alone (the SQL capture window, no kiosks), and per order. */
+  rushCpu: { cpu: RushCpu; msPerOrder: number } | null;
   kioskRate: number;
   cache: { hits: number; stale: number; misses: number; invalidations: number } | null;
   payToPreparing: number[];
@@ -95,8 +99,36 @@ async function startProcesses(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolea
   return { apis, worker, all: [...apis, worker] };
 }
 
-/** The kiosks: closed loop for throughput, then (when they can keep up with it) `rate` for latency, spread over the APIs. */
-async function kiosks(ctx: Ctx, apis: string[], n: number, rate: number | null, always = false) {
+/** Where the machine's CPU went over a stretch of S9, in percent of one core: the two APIs, the worker, PostgreSQL, the bench, the rest (PgBouncer, the machine). */
+interface RushCpu {
+  apis: number;
+  worker: number;
+  postgres: number;
+  bench: number;
+  other: number;
+  /** Percent of all cores. */
+  machineBusy: number | null;
+}
+
+/** Starts measuring S9's processes' CPU; the function returned ends the stretch. */
+function rushCpu(procs: { apis: Child[]; worker: Child }): () => RushCpu {
+  const t0 = performance.now();
+  const ticks = (cs: Child[]) => cs.reduce((sum, c) => sum + (c.proc.pid ? processCpuTicks(c.proc.pid) : 0), 0);
+  const [a0, w0] = [ticks(procs.apis), ticks([procs.worker])];
+  const rest = cpuMeter();
+  return () => {
+    const seconds = (performance.now() - t0) / 1000;
+    const pct = (t: number) => Math.round((t / 100 / seconds) * 100); // 100 ticks a second (USER_HZ)
+    const [apis, worker] = [pct(ticks(procs.apis) - a0), pct(ticks([procs.worker]) - w0)];
+    const { postgres, bench, machineBusy, other } = rest();
+    return { apis, worker, postgres, bench, machineBusy, other: Math.max(0, (other ?? 0) - apis - worker) };
+  };
+}
+
+const cpuText = (c: RushCpu) => `APIs ${c.apis} / worker ${c.worker} / PostgreSQL ${c.postgres} / bench ${c.bench} / other ${c.other} (machine ${c.machineBusy ?? "n/a"}% busy)`;
+
+/** The kiosks: closed loop for throughput (its CPU measured when `meter` is given), then (when they can keep up with it) `rate` for latency, spread over the APIs. */
+async function kiosks(ctx: Ctx, apis: string[], n: number, rate: number | null, always = false, meter?: () => () => RushCpu) {
   const o = ctx.opts;
   const request = { path: "/graphql", body: trustedBody("KioskMenu"), headers: { accept: APOLLO_ACCEPT } };
   // Each process answers one first (its documents, plans and cache filled), unmeasured.
@@ -111,13 +143,16 @@ async function kiosks(ctx: Ctx, apis: string[], n: number, rate: number | null, 
   const split = (total: number, i: number) => Math.floor(total / apis.length) + (i < total % apis.length ? 1 : 0);
   const side = (f: (url: string, i: number) => Promise<LoadResult>) => Promise.all(apis.map(f)).then(mergeLoads);
   if (o.warmupSeconds > 0) await side((url, i) => runLoad({ baseUrl: url, request, connections: split(n, i), seconds: o.warmupSeconds }));
+  const stop = meter?.();
   const peak = await side((url, i) => runLoad({ baseUrl: url, request, connections: split(n, i), seconds: o.peakSeconds, keepSamples: true }));
+  const cpu = stop?.() ?? null;
   const fixed = rate ?? Math.max(1, Math.round(o.latencyLoad * peak.opsPerSec));
-  const latency =
-    peak.opsPerSec >= fixed || always
-      ? await side((url, i) => runLoad({ baseUrl: url, request, connections: split(n, i), seconds: o.latencySeconds, rate: fixed / apis.length, keepSamples: true }))
-      : null;
-  return { peak, latency, rate: fixed };
+  const atRate = (r: number) => side((url, i) => runLoad({ baseUrl: url, request, connections: split(n, i), seconds: o.latencySeconds, rate: r / apis.length, keepSamples: true }));
+  const latency = peak.opsPerSec >= fixed || always ? await atRate(fixed) : null;
+  // Timed at `fixed` above what they could do: timed again at their own share (the same part of this peak), where queueing is not the answer.
+  const ownRate = Math.max(1, Math.round(o.latencyLoad * peak.opsPerSec));
+  const ownLatency = latency && peak.opsPerSec < fixed ? { rate: ownRate, result: await atRate(ownRate) } : null;
+  return { peak, latency, rate: fixed, cpu, ownLatency };
 }
 
 /** One rush hour (and its quiet start): the clients, the orders, the kiosks measured before and during. */
@@ -159,7 +194,8 @@ async function rush(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolean, kioskRa
     // The quiet start: the kiosks alone.
     ctx.log(`S9 (live cache ${cacheOn ? "on" : "off"}): ${o.s9Kiosks} kiosks, no orders`);
     const before = cacheOn ? await Promise.all(apis.map((a) => cacheCounters(a, metricsToken))) : null;
-    const idle = await kiosks(ctx, apis, o.s9Kiosks, kioskRate);
+    const meter = () => rushCpu(procs);
+    const idle = await kiosks(ctx, apis, o.s9Kiosks, kioskRate, false, meter);
     kioskRate = idle.rate;
 
     // The customers (each with their last, completed order, followed) and the dashboards.
@@ -308,14 +344,16 @@ async function rush(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolean, kioskRa
     ctx.log(`S9 (live cache ${cacheOn ? "on" : "off"}): ${o.s9Kiosks} kiosks during the rush (${o.s9Rate} orders/s, ${customers.length} customers following, ${dashboards.length} dashboards)`);
     const mid = cacheOn ? await Promise.all(apis.map((a) => cacheCounters(a, metricsToken))) : null;
     // The rush's kiosks with the cache on are timed at that rate even when they cannot keep up with it (its p99 is a target).
-    const busy = await kiosks(ctx, apis, o.s9Kiosks, kioskRate, cacheOn);
+    const busy = await kiosks(ctx, apis, o.s9Kiosks, kioskRate, cacheOn, meter);
     const after = cacheOn ? await Promise.all(apis.map((a) => cacheCounters(a, metricsToken))) : null;
 
     // The SQL of the order path: a window of the rush without the kiosks.
     const cursors = await Promise.all(procs.all.map((p) => startCapture(p)));
     const placedBefore = stats.placed;
     const w0 = performance.now();
+    const stopCpu = meter();
     await sleep(o.s9CaptureSeconds * 1000);
+    const windowCpu = stopCpu();
     const windowOrders = stats.placed - placedBefore;
     const windowSeconds = (performance.now() - w0) / 1000;
     await Promise.all(procs.all.map((p) => stopCapture(p)));
@@ -343,8 +381,13 @@ async function rush(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolean, kioskRa
           }
         : null;
     return {
-      idle: { peak: idle.peak, latency: idle.latency },
-      busy: { peak: busy.peak, latency: busy.latency },
+      idle: { peak: idle.peak, latency: idle.latency, cpu: idle.cpu },
+      busy: { peak: busy.peak, latency: busy.latency, cpu: busy.cpu, ownLatency: busy.ownLatency },
+      rushCpu: {
+        cpu: windowCpu,
+        // Everything but the bench's own load generator, per order placed in the window.
+        msPerOrder: ((windowCpu.apis + windowCpu.worker + windowCpu.postgres + windowCpu.other) * 10 * windowSeconds) / ordersInWindow,
+      },
       kioskRate,
       cache,
       payToPreparing,
@@ -455,13 +498,32 @@ export async function s9(ctx: Ctx): Promise<ScenarioResult> {
       notes.push(
         `${name}: SQL per order (the three processes, ${o.s9CaptureSeconds} s of the rush without kiosks, ${r.perOrder.orders} orders placed in it): ${sig(r.perOrder.statements, 3)} statements, ${sig(r.perOrder.roundTrips, 3)} round trips; statements by process: ${JSON.stringify(r.perOrder.byProcess)}`,
       );
+    if (r.idle.cpu && r.busy.cpu && r.rushCpu) {
+      const cores = os.cpus().length;
+      const left = 1 - (r.rushCpu.cpu.apis + r.rushCpu.cpu.worker + r.rushCpu.cpu.postgres + r.rushCpu.cpu.other) / (100 * cores);
+      notes.push(
+        `${name}: CPU, % of one core: kiosks with no orders: ${cpuText(r.idle.cpu)}; kiosks during the rush: ${cpuText(r.busy.cpu)}; the rush alone (${o.s9CaptureSeconds} s without kiosks): ${cpuText(r.rushCpu.cpu)}, ${sig(r.rushCpu.msPerOrder, 3)} ms of CPU per order (the bench's own excluded); what the rush leaves of ${cores} cores: ${sig(left, 2)}`,
+      );
+    }
+    if (r.busy.ownLatency) {
+      const l = r.busy.ownLatency.result.latency;
+      notes.push(`${name}: kiosks during the rush timed at ${r.busy.ownLatency.rate} req/s (half their peak during the rush, as every scenario's latency): p50 ${ms(l.p50)} ms, p99 ${ms(l.p99)} ms`);
+    }
     if (r.errors.length) notes.push(`${name}: errors: ${r.errors.slice(0, 3).join(" | ")}`);
   }
   notes.push(
     `payment -> PREPARING p99: cache on ${ms(summarize(on!.payToPreparing).p99)} ms, off ${off ? ms(summarize(off.payToPreparing).p99) : "not run"} ms (target <= 1000); kiosk p99 during the rush (cache on): ${ms(on!.busy.latency?.latency.p99)} ms at ${on!.kioskRate} req/s (target <= 50)`,
   );
   const summary = (r: RushResult) => ({
-    kiosks: { idle: r.idle.peak.opsPerSec, busy: r.busy.peak.opsPerSec, p50: r.busy.latency?.latency.p50 ?? null, p99: r.busy.latency?.latency.p99 ?? null, rate: r.kioskRate },
+    kiosks: {
+      idle: r.idle.peak.opsPerSec,
+      busy: r.busy.peak.opsPerSec,
+      p50: r.busy.latency?.latency.p50 ?? null,
+      p99: r.busy.latency?.latency.p99 ?? null,
+      rate: r.kioskRate,
+      atOwnShare: r.busy.ownLatency && { rate: r.busy.ownLatency.rate, p50: r.busy.ownLatency.result.latency.p50, p99: r.busy.ownLatency.result.latency.p99 },
+    },
+    cpu: { idleKiosks: r.idle.cpu, rushKiosks: r.busy.cpu, rushAlone: r.rushCpu },
     payToPreparing: summarize(r.payToPreparing),
     customers: summarize(r.customerDeliveries),
     dashboards: summarize(r.dashboardDeliveries),

@@ -64,6 +64,8 @@ export interface FastPathOptions {
   adHocDocuments: CacheBounds;
   /** Answers to public reads, kept until a change to their tables (src/http/liveCache.ts). */
   liveCache?: LiveCache;
+  /** Told the milliseconds of CPU a new ad-hoc document's first run took to plan (and start), for its caller to pay (GRAPHQL_DOCUMENT_WORK_US). */
+  onWork?: (ms: number) => void;
 }
 
 const GRAPHQL_RESPONSE_JSON = "application/graphql-response+json;charset=utf-8";
@@ -162,7 +164,7 @@ interface Caching {
 }
 
 /** The pipeline's fast-path step (src/http/router.ts): its `next` is grafserv, for what it does not serve. */
-export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOptions): (req: IncomingMessage, res: ServerResponse, next: Handler) => void {
+export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPathOptions): (req: IncomingMessage, res: ServerResponse, next: Handler) => void {
   const trustedDocuments = trustedDocumentsOf(serv.getPreset());
   if (!trustedDocuments) throw new Error("The fast path needs the TrustedDocumentsPlugin in the preset.");
   // Per schema (watch mode builds new ones): trusted texts (the manifest's:
@@ -228,10 +230,13 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
     const viewer = req[VIEWER] ?? null;
     const allowed = trustedDocuments!.allowsAdHoc(isStaff(viewer));
     let entry = known(schema, text);
+    /** A new ad-hoc text: its first run's planning is its caller's to pay. */
+    let fresh = false;
     if (entry === undefined) {
       const trusted = trustedDocuments!.isTrusted(text);
       if (!trusted && !allowed) return false;
       entry = await learn(schema, text, trusted, req, res);
+      fresh = !trusted;
     }
     const name = operationName ?? undefined;
     if (!entry || (!entry.trusted && !allowed) || !entry.servesOperation(name)) return false;
@@ -281,7 +286,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
       };
     }
     try {
-      return await compute(req, res, { schema, entry, name, variables, contentType, cached });
+      return await compute(req, res, { schema, entry, name, variables, contentType, cached, fresh });
     } finally {
       cached?.settle?.(null); // (already settled with the answer when there was one)
     }
@@ -297,6 +302,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
       variables,
       contentType,
       cached,
+      fresh,
     }: {
       schema: GraphQLSchema;
       entry: FastDocument;
@@ -304,6 +310,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
       variables: unknown;
       contentType: string;
       cached: Caching | null;
+      fresh: boolean;
     },
   ): Promise<boolean> {
     const { resolvedPreset, grafastMiddleware, dynamicOptions } = serv;
@@ -324,7 +331,11 @@ export function makeFastPath({ serv, adHocDocuments, liveCache }: FastPathOption
     let statusCode: number;
     try {
       await hookArgs(args);
-      const result = await execute(args);
+      // Grafast plans an operation it has no plan for synchronously, before its first await.
+      const started = fresh && onWork ? performance.now() : 0;
+      const running = execute(args);
+      if (started) onWork!(performance.now() - started);
+      const result = await running;
       if (isAsyncIterable(result)) throw new Error("An incremental result on the fast path.");
       payload = dynamicOptions.maskPayload(result);
       statusCode = legacy || !payload.errors ? 200 : payload.data === undefined ? 400 : 200;

@@ -1,6 +1,7 @@
 import { boundedCache, textBytes, type BoundedCache, type CacheBounds } from "../../common/boundedCache.ts";
 import { MEMORY_BOUNDS, type Config } from "../config.ts";
 import type { KeyCount, ShareCounts } from "../db/rateUsage.ts";
+import { requestScope, type Payer } from "../requestScope.ts";
 
 // The request limits of /graphql, its WebSockets and the payment callback:
 // `points` requests per window of `durationMs`, the window starting at a
@@ -82,14 +83,20 @@ export class RateLimiter {
     }
   }
 
-  /** Spends one request of `key`'s window (of `factor` times `points`): false when none is left. */
-  take(key: string, factor = 1): boolean {
+  /** `key`'s current window (a new one when it had none, or its last one is over). */
+  private windowOf(key: string, factor: number): Window {
     const now = Date.now();
     let w = this.windows.get(key);
     if (!w || w.resetAt <= now) {
       w = { used: 0, demand: 0, resetAt: now + this.durationMs, budget: this.points * factor, ceiling: null };
       this.windows.set(key, w);
     }
+    return w;
+  }
+
+  /** Spends one request of `key`'s window (of `factor` times `points`): false when none is left. */
+  take(key: string, factor = 1): boolean {
+    const w = this.windowOf(key, factor);
     // A refused key is asked about again too: the others may have left it room.
     if (this.share) {
       this.asked.add(key);
@@ -99,6 +106,16 @@ export class RateLimiter {
     if (w.used >= limit || w.used >= w.budget) return false;
     w.used++;
     return true;
+  }
+
+  /** Spends `units` more of `key`'s window, past its limit if need be (the next take() is then refused until it resets). */
+  spend(key: string, units: number, factor = 1): void {
+    const w = this.windowOf(key, factor);
+    w.used += units;
+    if (this.share) {
+      this.asked.add(key);
+      w.demand += units;
+    }
   }
 
   /** take() as a promise (rejected when refused), for callers that wait anyway. */
@@ -146,12 +163,7 @@ export class RateLimiter {
   }
 }
 
-/** Who a /graphql request (or WebSocket operation) is charged to. */
-export interface Payer {
-  source: { key: string; trusted: boolean };
-  /** The verified token's sign-in and account (null: anonymous, or before sign-in). */
-  viewer: { signInId: string; userId: string } | null;
-}
+export type { Payer };
 
 /**
  * The budget of /graphql (GRAPHQL_RATE_LIMIT a second, GRAPHQL_RATE_BURST on
@@ -176,6 +188,24 @@ export class RequestBudget {
   take({ source, viewer }: Payer): boolean {
     if (viewer) return this.limiter.take(`sign-in:${viewer.signInId}`) && this.limiter.take(`account:${viewer.userId}`, this.accountFactor);
     return this.limiter.take(`source:${source.key}`, source.trusted ? this.trustedFactor : 1);
+  }
+
+  /**
+   * Charges the request this code runs for (its scope's payer, once the
+   * rate limit step has charged it: else nobody) `requests` more, a
+   * fraction rounded up with that chance, so small pieces of work add up
+   * to what they cost.
+   */
+  charge(requests: number): void {
+    const payer = requestScope.getStore()?.payer;
+    if (!payer || !(requests > 0)) return;
+    const units = Math.floor(requests) + (Math.random() < requests % 1 ? 1 : 0);
+    if (units === 0) return;
+    const { source, viewer } = payer;
+    if (viewer) {
+      this.limiter.spend(`sign-in:${viewer.signInId}`, units);
+      this.limiter.spend(`account:${viewer.userId}`, units, this.accountFactor);
+    } else this.limiter.spend(`source:${source.key}`, units, source.trusted ? this.trustedFactor : 1);
   }
 
   stop(): void {

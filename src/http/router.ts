@@ -26,7 +26,8 @@ import { VIEWER, type RequestWithViewer } from "./viewer.ts";
 //   6. body              over MAX_BODY_BYTES: 413, before a byte of it is read;
 //   7. token             a bad, expired or revoked bearer token is a 401 (spending its source's budget), never a silent
 //                        downgrade to anonymous;
-//   8. rate limit        charged to the token's sign-in and account, or to the source when there is none (src/http/rateLimiter.ts);
+//   8. rate limit        charged to the token's sign-in and account, or to the source when there is none (src/http/rateLimiter.ts),
+//                        and later the CPU of a document not seen before (GRAPHQL_DOCUMENT_WORK_US);
 //   9. fast path         trusted and cached documents answered without grafserv's request machinery (src/http/fastPath.ts);
 //  10. grafserv          the rest; what it does not serve falls through to Express.
 //
@@ -132,7 +133,11 @@ export function makeRequestPipeline({ config, sourceOf, viewerFrom, limiter, cor
   };
 
   const rateLimit: Step = (req: RequestWithViewer, res, next) => {
-    if (limiter && !limiter.take({ source: sourceOf(req), viewer: req[VIEWER] ?? null })) return rateLimited(res);
+    if (!limiter) return next(req, res);
+    const payer = { source: sourceOf(req), viewer: req[VIEWER] ?? null };
+    if (!limiter.take(payer)) return rateLimited(res);
+    // The work the request then makes (a document not seen before) is charged to it too.
+    requestScope.getStore()!.payer = payer;
     next(req, res);
   };
 

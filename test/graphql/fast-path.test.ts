@@ -148,6 +148,32 @@ test("texts that differ only in what GraphQL ignores are parsed, validated and p
   expect((await post({ query: `${detail} `, variables })).body.errors?.[0]?.extensions?.code).toBe("TRUSTED_DOCUMENT_REQUIRED");
 });
 
+test("a document not seen before costs its caller the CPU it took (GRAPHQL_DOCUMENT_WORK_US), in requests of their own budget; a known one costs one request", async () => {
+  // One request for each microsecond: any new document's parse and validation is well over the burst.
+  const limited = await startAnotherService({ GRAPHQL_RATE_LIMIT: "10", GRAPHQL_RATE_BURST: "20", GRAPHQL_DOCUMENT_WORK_US: "1", AD_HOC_QUERIES: "any", TRUSTED_NETWORK_FACTOR: "1" });
+  const send = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${limited.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as any,
+    }));
+  try {
+    const text = `query Work${Date.now()} { allCoffees(first: 1) { nodes { name } } }`;
+    // Admitted (it had budget left), and charged afterwards: the source's next request is refused.
+    expect((await send({ query: text })).body.data.allCoffees.nodes).toHaveLength(1);
+    const next = await send({ documentId: PING });
+    expect(next.status).toBe(429);
+    expect(next.body.errors[0].extensions.code).toBe("RATE_LIMITED");
+    // Another payer behind the same address (a signed-in customer) has their own budget.
+    const alice = signToken(limited.config.JWT_SECRET, { userId: DEMO.alice.id, role: "customer", signInId: "00000000-0000-4000-8000-00000000c0de" }, 60).token;
+    expect((await send({ documentId: PING }, bearer(alice))).status).toBe(200);
+    // A new window: the same text, known now, costs one request each time.
+    await new Promise((r) => setTimeout(r, 2100));
+    for (let i = 0; i < 8; i++) expect((await send({ query: text })).status).toBe(200);
+  } finally {
+    await limited.stop();
+  }
+});
+
 test("a bad, expired or revoked token is 401 UNAUTHENTICATED before anything runs", async () => {
   const expired = signToken(t.config.JWT_SECRET, { userId: "00000000-0000-4000-8000-00000000a11c", role: "customer", signInId: "00000000-0000-4000-8000-000000000001" }, -10).token;
   const { token, refreshToken } = await signIn("alice");
