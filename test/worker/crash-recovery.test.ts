@@ -11,11 +11,13 @@ const t = useTestService({ worker: true });
 const DEAD = "worker-killed-by-sigkill";
 
 test("a job locked by a worker that stopped beating is run again within 10 s", async () => {
-  const { rows } = await t.db.query<{ id: string }>("select id from graphile_worker.add_job('purge_idempotency_keys', '{}'::json, max_attempts => 1)");
+  // Due later, so that no live worker takes it before the killed one has it.
+  const { rows } = await t.db.query<{ id: string }>("select id from graphile_worker.add_job('purge_idempotency_keys', '{}'::json, run_at => now() + interval '1 hour', max_attempts => 1)");
   const jobId = rows[0]!.id;
   try {
-    // The killed worker: it had just taken the job and had just beaten.
-    await t.db.query("update graphile_worker._private_jobs set locked_by = $2, locked_at = now() where id = $1 and locked_at is null", [jobId, DEAD]);
+    // The killed worker: it had just taken the job (due now) and had just beaten.
+    const taken = await t.db.query("update graphile_worker._private_jobs set locked_by = $2, locked_at = now(), run_at = now() where id = $1 and locked_at is null", [jobId, DEAD]);
+    expect(taken.rowCount).toBe(1);
     await t.db.query("insert into app_private.worker_heartbeats (worker_id, process, last_seen) values ($1, 'elsewhere:1', now()) on conflict (worker_id) do update set last_seen = now()", [DEAD]);
     const killedAt = Date.now();
     let ranAfterMs = -1;
