@@ -53,7 +53,8 @@ import { policyAllows, type AdHocPolicy } from "../common/services.ts";
  * trusted one, or an ad-hoc one still cached) it gets that DocumentNode
  * back, so grafast's plan, the cost and the live cache's answer
  * (`cacheKeyOf`) are shared, and an endless flood of such variants costs a
- * lexer pass each, not a parse, a validation and a plan. A variant is still
+ * lexer pass each, not a parse, a validation and a plan; nothing is kept
+ * by a variant's own text, so such a flood keeps nothing either. A variant is still
  * ad hoc for the policy: trust is the exact text. (Locations in an error of
  * a shared document's execution are those of the text first parsed.)
  */
@@ -260,15 +261,16 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
               } catch {
                 form = null; // it does not lex: the parse below says why
               }
-              let result = form === null ? undefined : (trustedForms.get(form) ?? adHocForms.get(form));
-              if (!result) {
-                const started = performance.now();
-                result = fallback(query);
-                onWork?.(performance.now() - started);
-                if (result.document && form !== null) {
-                  cacheKeys.set(result.document, documentId(form));
-                  adHocForms.set(form, result);
-                }
+              // A variant of a known form is not kept by its own text: a
+              // flood of variants keeps nothing (each costs its lexer pass).
+              const ofForm = form === null ? undefined : (trustedForms.get(form) ?? adHocForms.get(form));
+              if (ofForm) return ofForm;
+              const started = performance.now();
+              const result = fallback(query);
+              onWork?.(performance.now() - started);
+              if (result.document && form !== null) {
+                cacheKeys.set(result.document, documentId(form));
+                adHocForms.set(form, result);
               }
               adHoc.set(query, result);
               return result;

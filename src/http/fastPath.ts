@@ -174,6 +174,8 @@ export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPa
   let cachedSchema: GraphQLSchema | null = null;
   type Documents = BoundedCache<string, FastDocument | false>;
   const bySchema = new WeakMap<GraphQLSchema, { trusted: Documents; adHoc: Documents }>();
+  /** The ad-hoc entry of each parsed document: every text of one canonical form (TrustedDocumentsPlugin) shares it. */
+  const adHocEntries = new WeakMap<DocumentNode, FastDocument>();
   const bytesOf = (_entry: FastDocument | false, text: string) => parsedTextBytes(text);
 
   function cacheOf(schema: GraphQLSchema) {
@@ -201,9 +203,20 @@ export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPa
     if (config.schema !== schema) return null; // the schema changed meanwhile: grafserv serves this one
     const result = config.parseAndValidate(text);
     const { document } = result;
-    const entry = document ? makeEntry(schema, text, document, trustedDocuments!.cacheKeyOf(document) ?? documentKey(text), trusted, trusted ? trustedDocuments!.idOf(text) : undefined) : null;
-    const cache = cacheOf(schema);
-    (trusted ? cache.trusted : cache.adHoc).set(text, entry ?? false);
+    if (!document) {
+      (trusted ? cacheOf(schema).trusted : cacheOf(schema).adHoc).set(text, false);
+      return null;
+    }
+    const cacheDocument = trustedDocuments!.cacheKeyOf(document) ?? documentKey(text);
+    if (trusted) {
+      const entry = makeEntry(schema, text, document, cacheDocument, true, trustedDocuments!.idOf(text));
+      cacheOf(schema).trusted.set(text, entry);
+      return entry;
+    }
+    let entry = adHocEntries.get(document);
+    if (!entry) adHocEntries.set(document, (entry = makeEntry(schema, text, document, cacheDocument, false)));
+    // Kept by the text it was made from; a variant (another text of its form) is not kept by its own.
+    if (entry.text === text) cacheOf(schema).adHoc.set(text, entry);
     return entry;
   }
 
@@ -236,7 +249,8 @@ export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPa
       const trusted = trustedDocuments!.isTrusted(text);
       if (!trusted && !allowed) return false;
       entry = await learn(schema, text, trusted, req, res);
-      fresh = !trusted;
+      // (A variant of a known form shares its document, planned already.)
+      fresh = !trusted && entry?.text === text;
     }
     const name = operationName ?? undefined;
     if (!entry || (!entry.trusted && !allowed) || !entry.servesOperation(name)) return false;

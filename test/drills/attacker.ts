@@ -45,6 +45,8 @@ export interface AttackOptions {
   sources?: string[];
   /** trusted-variants: one variant in this many is KioskMenu's (default 8; the others Ping's, or ad hoc). */
   menuEvery?: number;
+  /** At most this many requests a second, all loops together, evenly spaced (default: as fast as answered). */
+  ratePerSecond?: number;
 }
 
 const LATTE = "40000000-0000-4000-8000-000000000003";
@@ -154,10 +156,13 @@ async function main(): Promise<void> {
       if (Date.now() < deadline()) return;
       for (const req of inFlight) req.destroy(Object.assign(new Error("aborted at the deadline"), { code: "ABORTED_AT_DEADLINE" }));
     }, 100);
+    const pacedFrom = Date.now();
     await Promise.all(
       Array.from({ length: o.concurrency }, async () => {
         while (more()) {
           const i = sent++;
+          const due = o.ratePerSecond ? pacedFrom + (i * 1000) / o.ratePerSecond : 0;
+          if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
           count(await send(i));
         }
       }),
