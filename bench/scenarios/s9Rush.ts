@@ -171,25 +171,30 @@ async function rush(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolean, kioskRa
     const queueLive = readFileSync(path.join(ROOT, "documents/barista.graphql"), "utf8");
     // Every change, as PostgreSQL announces it to every API process.
     const heard = new Map<string, number>();
-    const waiting = new Map<string, () => void>();
+    /** Who waits to hear each change: several may (the order's own life, a customer's delivery, a dashboard's). */
+    const waiting = new Map<string, Set<() => void>>();
     await listener.connect();
     listener.on("notification", (m) => {
       const t = performance.now();
       const row = JSON.parse(m.payload ?? "{}") as { id?: string; status?: string };
       const key = `${row.id}:${row.status}`;
       if (!heard.has(key)) heard.set(key, t);
-      waiting.get(key)?.();
+      for (const wake of waiting.get(key) ?? []) wake();
+      waiting.delete(key);
     });
     // Each store's queue has its own channel (order_queue:<store id>).
     const { rows: stores } = await ctx.root.query("select id::text from app_public.stores");
     await listener.query(stores.map((st) => `listen "order_queue:${st.id}";`).join(""));
-    const heardAt = (id: string, status: string, timeoutMs: number) =>
-      heard.has(`${id}:${status}`)
-        ? Promise.resolve(heard.get(`${id}:${status}`)!)
-        : new Promise<number | null>((resolve) => {
-            const t = setTimeout(() => (waiting.delete(`${id}:${status}`), resolve(null)), timeoutMs);
-            waiting.set(`${id}:${status}`, () => (clearTimeout(t), waiting.delete(`${id}:${status}`), resolve(heard.get(`${id}:${status}`)!)));
-          });
+    const heardAt = (id: string, status: string, timeoutMs: number) => {
+      const key = `${id}:${status}`;
+      if (heard.has(key)) return Promise.resolve(heard.get(key)!);
+      return new Promise<number | null>((resolve) => {
+        const wake = () => (clearTimeout(timer), resolve(heard.get(key)!));
+        const timer = setTimeout(() => (waiting.get(key)?.delete(wake), resolve(null)), timeoutMs);
+        if (!waiting.has(key)) waiting.set(key, new Set());
+        waiting.get(key)!.add(wake);
+      });
+    };
 
     // The quiet start: the kiosks alone.
     ctx.log(`S9 (live cache ${cacheOn ? "on" : "off"}): ${o.s9Kiosks} kiosks, no orders`);
