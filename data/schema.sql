@@ -1208,14 +1208,18 @@ COMMENT ON FUNCTION app_hidden.share_rate_usage(p_process text, p_now_ms bigint,
 --
 
 CREATE FUNCTION app_hidden.signed_in_as(p_role text) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $_$
-  select coalesce((
-    select p_role from app_private.accounts a
-     where a.id = (select case when c ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then c::uuid end
-                     from nullif(current_setting('jwt.claims.user_id', true), '') c)
-       and a.role = p_role and a.disabled_at is null), 'anonymous');
+declare
+  v_claim text := nullif(current_setting('jwt.claims.user_id', true), '');
+begin
+  if v_claim is null or v_claim !~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then
+    return 'anonymous';
+  end if;
+  perform 1 from app_private.accounts a where a.id = v_claim::uuid and a.role = p_role and a.disabled_at is null;
+  return case when found then p_role else 'anonymous' end;
+end;
 $_$;
 
 --
@@ -1229,10 +1233,12 @@ COMMENT ON FUNCTION app_hidden.signed_in_as(p_role text) IS 'p_role when the sig
 --
 
 CREATE FUNCTION app_hidden.staff_is_chain_wide() RETURNS boolean
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
-  select coalesce((select b.chain_wide from app_public.baristas b where b.id = app_public.current_user_id()), false);
+begin
+  return coalesce((select b.chain_wide from app_public.baristas b where b.id = app_public.current_user_id()), false);
+end;
 $$;
 
 --
@@ -5307,16 +5313,19 @@ COMMENT ON FUNCTION app_public.settle_refund(p_id uuid) IS '@behavior -queryFiel
 --
 
 CREATE FUNCTION app_public.staff_store_ids() RETURNS uuid[]
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
-  select coalesce(case
-    when a.actor in ('system', 'dba') or (a.actor in ('barista', 'admin') and app_hidden.staff_is_chain_wide())
-      then (select array_agg(s.id order by s.id) from app_public.stores s)
-    when a.actor in ('barista', 'admin')
-      then (select array_agg(ss.store_id order by ss.store_id) from app_public.store_staff ss where ss.staff_id = app_public.current_user_id())
-  end, '{}')
-  from (select app_public.current_actor() as actor) a;
+declare
+  v_actor text := app_public.current_actor();
+begin
+  if v_actor in ('system', 'dba') or (v_actor in ('barista', 'admin') and app_hidden.staff_is_chain_wide()) then
+    return coalesce((select array_agg(s.id order by s.id) from app_public.stores s), '{}');
+  elsif v_actor in ('barista', 'admin') then
+    return coalesce((select array_agg(ss.store_id order by ss.store_id) from app_public.store_staff ss where ss.staff_id = app_public.current_user_id()), '{}');
+  end if;
+  return '{}';
+end;
 $$;
 
 --
