@@ -93,6 +93,8 @@ export interface TrustedDocumentsOptions {
   onRefusal?(code: string, transport: "http" | "ws"): void;
   /** The bounds of the cache of ad-hoc texts' parse and validation results (per schema). */
   adHocDocuments: CacheBounds;
+  /** The most characters a text may have (MAX_QUERY_LENGTH): a longer one never gets a known form's document, its own validation refuses it. */
+  maxLength: number;
   /** Told the id of each trusted document a request runs (by its id or its text), for metrics and traces. */
   onTrusted?(id: string): void;
   /** Told the milliseconds of CPU each text not seen before took to parse and validate (the caller pays for them: GRAPHQL_DOCUMENT_WORK_US). */
@@ -255,11 +257,14 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
             wrapped = (query) => {
               const known = results.get(query) ?? adHoc.get(query);
               if (known) return known;
-              let form: string | null;
-              try {
-                form = stripIgnoredCharacters(query);
-              } catch {
-                form = null; // it does not lex: the parse below says why
+              // A text over the length limit is not even lexed for its form: its own validation refuses it.
+              let form: string | null = null;
+              if (query.length <= options.maxLength) {
+                try {
+                  form = stripIgnoredCharacters(query);
+                } catch {
+                  form = null; // it does not lex: the parse below says why
+                }
               }
               // A variant of a known form is not kept by its own text: a
               // flood of variants keeps nothing (each costs its lexer pass).

@@ -164,6 +164,7 @@ export function makePreset({
         documents: TRUSTED_DOCUMENTS,
         adHocQueries: config.adHocQueries,
         adHocDocuments: { maxEntries: config.GRAPHQL_DOCUMENT_CACHE_SIZE, maxBytes: config.GRAPHQL_DOCUMENT_CACHE_BYTES },
+        maxLength: config.MAX_QUERY_LENGTH,
         // The viewer as grafast.context below finds it: verified by server.ts
         // (HTTP), or from the socket's connection_init payload, checked again
         // (a token may have expired since the socket opened).

@@ -220,7 +220,7 @@ describe("the manifest", () => {
   }, 120_000);
 
   test("the service refuses to start with a manifest entry whose id is not its text's", () => {
-    const options = { adHocQueries: "none" as const, callerIsStaff: () => false, adHocDocuments: { maxEntries: 10, maxBytes: 100_000 } };
+    const options = { adHocQueries: "none" as const, callerIsStaff: () => false, adHocDocuments: { maxEntries: 10, maxBytes: 100_000 }, maxLength: 50_000 };
     expect(() => makeTrustedDocumentsPlugin({ ...options, documents: { [sha256("{ a }")]: "{ b }" } })).toThrow(/does not match its text/);
     expect(() => makeTrustedDocumentsPlugin({ ...options, documents: { [sha256("{ a }")]: "{ a }" } })).not.toThrow();
     const spy = 'query Spy { coffees { __type(name: "Query") { name } } }';
