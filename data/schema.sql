@@ -1264,6 +1264,46 @@ end;
 $$;
 
 --
+-- Name: add_sales(uuid[], timestamp with time zone[], uuid[], bigint[]); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.add_sales(p_stores uuid[], p_hours timestamp with time zone[], p_coffees uuid[], p_sold bigint[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_stores uuid[];
+begin
+  if p_stores is null then
+    return;
+  end if;
+  with summed as (
+    select d.store_id, d.hour, d.coffee_id, sum(d.q) as q
+      from unnest(p_stores, p_hours, p_coffees, p_sold) as d(store_id, hour, coffee_id, q)
+     where d.hour >= now() - interval '8 days'
+     group by d.store_id, d.hour, d.coffee_id
+    having sum(d.q) <> 0
+  ), applied as (
+    insert into app_private.coffee_sales as s (store_id, hour, coffee_id, sold)
+    select x.store_id, x.hour, x.coffee_id, x.q from summed x order by x.store_id, x.hour, x.coffee_id
+    on conflict (store_id, hour, coffee_id) do update set sold = s.sold + excluded.sold
+    returning s.store_id
+  )
+  select array_agg(distinct a.store_id) into v_stores from applied a;
+  if v_stores is not null then
+    delete from app_private.coffee_sales s
+     where s.store_id = any(v_stores) and s.hour < now() - interval '8 days';
+  end if;
+end;
+$$;
+
+--
+-- Name: FUNCTION add_sales(p_stores uuid[], p_hours timestamp with time zone[], p_coffees uuid[], p_sold bigint[]); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.add_sales(p_stores uuid[], p_hours timestamp with time zone[], p_coffees uuid[], p_sold bigint[]) IS 'Adds sales (parallel arrays; a negative quantity takes one back) to app_private.coffee_sales, and prunes those stores'' buckets older than 8 days.';
+
+--
 -- Name: announce_revoked_sign_in(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2403,13 +2443,10 @@ CREATE FUNCTION app_private.rank_featured_coffee(p_store_id uuid) RETURNS uuid
     AS $$
   with st as materialized (select app_hidden.store_or_default(p_store_id) as id),
   sold as (
-    select oi.coffee_id, sum(oi.quantity) as sold
-    from st
-    join app_public.orders o on o.store_id = st.id
-    cross join lateral (select i.coffee_id, i.quantity from app_public.order_items i where i.order_id = o.id offset 0) oi
-    where o.time_ordered >= now() - interval '7 days'
-      and o.status in ('PAID', 'PREPARING', 'BREWING', 'READY', 'COMPLETED')
-    group by oi.coffee_id
+    select s.coffee_id, sum(s.sold) as sold
+    from st join app_private.coffee_sales s on s.store_id = st.id
+    where s.hour >= app_private.sales_hour(now() - interval '7 days')
+    group by s.coffee_id
   )
   select c.id from app_public.coffees c
   cross join st
@@ -2424,7 +2461,7 @@ $$;
 -- Name: FUNCTION rank_featured_coffee(p_store_id uuid); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.rank_featured_coffee(p_store_id uuid) IS 'The FEATURED coffee on sale at the store that sold most there in the last 7 days (ties: by name), ranked now: featured_coffee() reads it as last kept.';
+COMMENT ON FUNCTION app_private.rank_featured_coffee(p_store_id uuid) IS 'The FEATURED coffee on sale at the store that sold most there in the last 7 days, counted by the hour (app_private.coffee_sales; ties: by name), ranked now: featured_coffee() reads it as last kept.';
 
 --
 -- Name: recount_reserved_stock(); Type: FUNCTION; Schema: app_private; Owner: -
@@ -2453,12 +2490,38 @@ begin
   select i.store_id, i.coffee_id, i.servings from app_private.inventory_of(array(select c.id from app_public.coffees c order by c.id)) i
   order by i.store_id, i.coffee_id
   on conflict (store_id, coffee_id) do update set servings = excluded.servings;
+  perform app_private.recount_sales();
   insert into app_private.public_read_state (store_id, featured_coffee_id)
   select st.id, app_private.rank_featured_coffee(st.id) from app_public.stores st order by st.id
   on conflict (store_id) do update set featured_coffee_id = excluded.featured_coffee_id;
   perform pg_notify('public_reads_changed', 'all');
 end;
 $$;
+
+--
+-- Name: recount_sales(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.recount_sales() RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  lock table app_private.coffee_sales in exclusive mode;
+  delete from app_private.coffee_sales;
+  insert into app_private.coffee_sales (store_id, hour, coffee_id, sold)
+  select o.store_id, app_private.sales_hour(o.time_ordered), i.coffee_id, sum(i.quantity)
+    from app_public.orders o join app_public.order_items i on i.order_id = o.id
+   where app_private.sale_counts(o.status) and o.time_ordered >= now() - interval '8 days'
+   group by 1, 2, 3;
+end;
+$$;
+
+--
+-- Name: FUNCTION recount_sales(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.recount_sales() IS 'Rebuilds app_private.coffee_sales from the orders of the last 8 days (after a load with triggers off; recount_reserved_stock() calls it).';
 
 --
 -- Name: refund_failed(uuid, text, boolean); Type: FUNCTION; Schema: app_private; Owner: -
@@ -2681,6 +2744,17 @@ CREATE FUNCTION app_private.sale_counts(p_status app_public.order_status) RETURN
 $$;
 
 --
+-- Name: sales_hour(timestamp with time zone); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.sales_hour(p_at timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select date_bin('1 hour', p_at, timestamptz '2000-01-01 00:00:00+00');
+$$;
+
+--
 -- Name: setting(text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2850,6 +2924,75 @@ end;
 $$;
 
 --
+-- Name: tg__count_sales(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__count_sales() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_stores uuid[];
+  v_hours timestamptz[];
+  v_coffees uuid[];
+  v_sold bigint[];
+begin
+  if tg_op = 'TRUNCATE' then
+    delete from app_private.coffee_sales;
+    return null;
+  end if;
+  if tg_table_name = 'orders' then
+    -- (UPDATE only: an order's own columns decide whether and where it counts.)
+    select array_agg(d.store_id), array_agg(d.hour), array_agg(d.coffee_id), array_agg(d.q)
+      into v_stores, v_hours, v_coffees, v_sold
+      from (
+        select n.store_id, app_private.sales_hour(n.time_ordered) as hour, i.coffee_id, i.quantity::bigint as q
+          from new_rows n join old_rows o on o.id = n.id
+          join app_public.order_items i on i.order_id = n.id
+         where app_private.sale_counts(n.status)
+           and (not app_private.sale_counts(o.status) or n.store_id <> o.store_id or n.time_ordered <> o.time_ordered)
+        union all
+        select o.store_id, app_private.sales_hour(o.time_ordered), i.coffee_id, -i.quantity
+          from new_rows n join old_rows o on o.id = n.id
+          join app_public.order_items i on i.order_id = o.id
+         where app_private.sale_counts(o.status)
+           and (not app_private.sale_counts(n.status) or n.store_id <> o.store_id or n.time_ordered <> o.time_ordered)
+      ) d;
+  elsif tg_op = 'INSERT' then
+    select array_agg(o.store_id), array_agg(app_private.sales_hour(o.time_ordered)), array_agg(n.coffee_id), array_agg(n.quantity::bigint)
+      into v_stores, v_hours, v_coffees, v_sold
+      from new_rows n join app_public.orders o on o.id = n.order_id
+     where app_private.sale_counts(o.status);
+  elsif tg_op = 'DELETE' then
+    select array_agg(o.store_id), array_agg(app_private.sales_hour(o.time_ordered)), array_agg(r.coffee_id), array_agg(-r.quantity::bigint)
+      into v_stores, v_hours, v_coffees, v_sold
+      from old_rows r join app_public.orders o on o.id = r.order_id
+     where app_private.sale_counts(o.status);
+  else
+    select array_agg(d.store_id), array_agg(d.hour), array_agg(d.coffee_id), array_agg(d.q)
+      into v_stores, v_hours, v_coffees, v_sold
+      from (
+        select o.store_id, app_private.sales_hour(o.time_ordered) as hour, n.coffee_id, n.quantity::bigint as q
+          from new_rows n join app_public.orders o on o.id = n.order_id
+         where app_private.sale_counts(o.status)
+        union all
+        select o.store_id, app_private.sales_hour(o.time_ordered), r.coffee_id, -r.quantity
+          from old_rows r join app_public.orders o on o.id = r.order_id
+         where app_private.sale_counts(o.status)
+      ) d;
+  end if;
+  perform app_private.add_sales(v_stores, v_hours, v_coffees, v_sold);
+  return null;
+end;
+$$;
+
+--
+-- Name: FUNCTION tg__count_sales(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.tg__count_sales() IS 'Keeps app_private.coffee_sales: what the statement''s orders and order lines add to or take from the counted sales.';
+
+--
 -- Name: tg__queue_featured(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -2995,6 +3138,32 @@ begin
   return new;
 end;
 $$;
+
+--
+-- Name: tg__uncount_deleted_order(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.tg__uncount_deleted_order() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_coffees uuid[];
+  v_sold bigint[];
+begin
+  select array_agg(i.coffee_id), array_agg(-i.quantity::bigint) into v_coffees, v_sold
+    from app_public.order_items i where i.order_id = old.id;
+  perform app_private.add_sales(array_fill(old.store_id, array[cardinality(v_coffees)]),
+    array_fill(app_private.sales_hour(old.time_ordered), array[cardinality(v_coffees)]), v_coffees, v_sold);
+  return old;
+end;
+$$;
+
+--
+-- Name: FUNCTION tg__uncount_deleted_order(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.tg__uncount_deleted_order() IS 'Takes a counted order''s lines back from app_private.coffee_sales before it is deleted (its lines go after it, by cascade).';
 
 --
 -- Name: tg_audit(); Type: FUNCTION; Schema: app_private; Owner: -
@@ -5674,6 +5843,23 @@ CREATE TABLE app_private.coffee_costs (
 );
 
 --
+-- Name: coffee_sales; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.coffee_sales (
+    store_id uuid NOT NULL,
+    hour timestamp with time zone NOT NULL,
+    coffee_id uuid NOT NULL,
+    sold bigint NOT NULL
+);
+
+--
+-- Name: TABLE coffee_sales; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.coffee_sales IS 'Quantities sold (orders PAID or later: sale_counts()) per store, hour ordered and coffee, kept by triggers on orders and order_items; rank_featured_coffee() sums the last 7 days. Rows older than 8 days are pruned as sales are counted; recount_reserved_stock() rebuilds them.';
+
+--
 -- Name: idempotency_keys; Type: TABLE; Schema: app_private; Owner: -
 --
 
@@ -6365,6 +6551,13 @@ ALTER TABLE ONLY app_private.blocked_sources
 
 ALTER TABLE ONLY app_private.coffee_costs
     ADD CONSTRAINT coffee_costs_pkey PRIMARY KEY (coffee_id);
+
+--
+-- Name: coffee_sales coffee_sales_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.coffee_sales
+    ADD CONSTRAINT coffee_sales_pkey PRIMARY KEY (store_id, hour, coffee_id);
 
 --
 -- Name: idempotency_keys idempotency_keys_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -7256,6 +7449,42 @@ CREATE TRIGGER _550_release_stock_on_delete BEFORE DELETE ON app_public.orders F
 --
 
 CREATE TRIGGER _600_notify_customer AFTER UPDATE OF status ON app_public.orders FOR EACH ROW EXECUTE FUNCTION app_private.tg_orders__notify_customer();
+
+--
+-- Name: order_items _890_sales_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _890_sales_delete AFTER DELETE ON app_public.order_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__count_sales();
+
+--
+-- Name: orders _890_sales_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _890_sales_delete BEFORE DELETE ON app_public.orders FOR EACH ROW WHEN (app_private.sale_counts(old.status)) EXECUTE FUNCTION app_private.tg__uncount_deleted_order();
+
+--
+-- Name: order_items _890_sales_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _890_sales_insert AFTER INSERT ON app_public.order_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__count_sales();
+
+--
+-- Name: orders _890_sales_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _890_sales_truncate AFTER TRUNCATE ON app_public.orders FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__count_sales();
+
+--
+-- Name: order_items _890_sales_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _890_sales_update AFTER UPDATE ON app_public.order_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__count_sales();
+
+--
+-- Name: orders _890_sales_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _890_sales_update AFTER UPDATE ON app_public.orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__count_sales();
 
 --
 -- Name: order_items _900_featured_delete; Type: TRIGGER; Schema: app_public; Owner: -
@@ -8858,6 +9087,12 @@ GRANT ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) TO cafe_admin
 GRANT ALL ON FUNCTION app_hidden.store_or_default(p_store_id uuid) TO cafe_system;
 
 --
+-- Name: FUNCTION add_sales(p_stores uuid[], p_hours timestamp with time zone[], p_coffees uuid[], p_sold bigint[]); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.add_sales(p_stores uuid[], p_hours timestamp with time zone[], p_coffees uuid[], p_sold bigint[]) FROM PUBLIC;
+
+--
 -- Name: FUNCTION announce_revoked_sign_in(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -9156,6 +9391,12 @@ REVOKE ALL ON FUNCTION app_private.rank_featured_coffee(p_store_id uuid) FROM PU
 REVOKE ALL ON FUNCTION app_private.recount_reserved_stock() FROM PUBLIC;
 
 --
+-- Name: FUNCTION recount_sales(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.recount_sales() FROM PUBLIC;
+
+--
 -- Name: FUNCTION refund_failed(p_id uuid, p_error text, p_permanent boolean); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -9226,6 +9467,12 @@ GRANT ALL ON FUNCTION app_private.role_limit_settings() TO cafe_system;
 REVOKE ALL ON FUNCTION app_private.sale_counts(p_status app_public.order_status) FROM PUBLIC;
 
 --
+-- Name: FUNCTION sales_hour(p_at timestamp with time zone); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.sales_hour(p_at timestamp with time zone) FROM PUBLIC;
+
+--
 -- Name: FUNCTION setting(k text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -9277,6 +9524,12 @@ GRANT ALL ON FUNCTION app_private.text_setting(k text) TO cafe_system;
 REVOKE ALL ON FUNCTION app_private.tg__announce_public_reads() FROM PUBLIC;
 
 --
+-- Name: FUNCTION tg__count_sales(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__count_sales() FROM PUBLIC;
+
+--
 -- Name: FUNCTION tg__queue_featured(); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -9305,6 +9558,12 @@ REVOKE ALL ON FUNCTION app_private.tg__store_of_order() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION app_private.tg__timestamps() FROM PUBLIC;
+
+--
+-- Name: FUNCTION tg__uncount_deleted_order(); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.tg__uncount_deleted_order() FROM PUBLIC;
 
 --
 -- Name: FUNCTION tg_audit(); Type: ACL; Schema: app_private; Owner: -

@@ -71,7 +71,7 @@ export interface Options extends Sizes {
   keepDatabase: boolean;
   only?: Set<string>;
   logLevel: string;
-  /** Where the service and the peer write V8 CPU profiles (node --cpu-prof), if anywhere. */
+  /** Where the service, the peer and S9's processes write V8 CPU profiles (node --cpu-prof), if anywhere. */
   cpuProfDir?: string;
   poolSize: number;
 }
@@ -90,7 +90,7 @@ export const HELP = `npm run bench [-- options]
   --out FILE             where to write the JSON (default bench/results/<date>[-profile].json, git-ignored)
   --keep                 keep the bench database and the processes' logs afterwards
   --log-level L          LOG_LEVEL of the processes under test (default info: the service writes its access log)
-  --cpu-prof DIR         write a V8 CPU profile of the service and the stock peer into DIR
+  --cpu-prof DIR         write V8 CPU profiles of the service, the stock peer and S9's processes into DIR
 `;
 
 export function parseOptions(args: string[]): Options {

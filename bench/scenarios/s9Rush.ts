@@ -85,7 +85,10 @@ async function startProcesses(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolea
     ...(bouncer ? { DATABASE_AUTHENTICATOR_URL: bouncer.through(ctx.db.urls.authenticator), DATABASE_LISTEN_URL: ctx.db.urls.authenticator, DATABASE_POOL_MODE: "transaction" } : {}),
   };
   const mode = cacheOn ? "cache-on" : "cache-off";
-  const start = (name: string, args: string[]) => startChild({ name: `s9-${name}-${mode}`, script: path.join(ROOT, "src/main.ts"), args, env, logDir: ctx.logDir, capture: true });
+  // --cpu-prof: a V8 profile of each process of the rush, written when it stops.
+  const prof = (name: string) => (ctx.opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(ctx.opts.cpuProfDir)}`, `--cpu-prof-name=s9-${name}-${mode}-${process.pid}.cpuprofile`] : []);
+  const start = (name: string, args: string[]) =>
+    startChild({ name: `s9-${name}-${mode}`, script: path.join(ROOT, "src/main.ts"), args, env, logDir: ctx.logDir, capture: true, nodeArgs: prof(name) });
   const apis = [await start("api-1", ["--api"]), await start("api-2", ["--api"])];
   const worker = await start("worker", ["--worker"]);
   try {
