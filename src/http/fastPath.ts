@@ -6,7 +6,7 @@ import { execute, hookArgs, isAsyncIterable, stringifyPayload } from "postgraphi
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "postgraphile/graphql";
 import { handleErrors, type GrafservBase } from "postgraphile/grafserv";
 import { finishErrors } from "../../plugins/ErrorCodesPlugin.ts";
-import { introspects, parsedTextBytes, trustedDocumentsOf } from "../../plugins/TrustedDocumentsPlugin.ts";
+import { documentId, introspects, parsedTextBytes, trustedDocumentsOf } from "../../plugins/TrustedDocumentsPlugin.ts";
 import { boundedCache, type BoundedCache, type CacheBounds } from "../../common/boundedCache.ts";
 import { isStaff, type Viewer } from "../../common/services.ts";
 import { VIEWER } from "./viewer.ts";
@@ -14,7 +14,7 @@ import { logger } from "../logger.ts";
 import { fastPathAdHoc, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
 import { inventoryChange } from "../../common/topics.ts";
-import { cacheKey, documentKey, inventoryShown, publicReadOf, visibilityClassOf, type CachedAnswer, type LiveCache, type PublicReadSpec } from "./liveCache.ts";
+import { cacheKey, inventoryShown, publicReadOf, visibilityClassOf, type CachedAnswer, type LiveCache, type PublicReadSpec } from "./liveCache.ts";
 import { requestScope } from "../requestScope.ts";
 
 // /graphql's fast path, after the pipeline's checks (src/http/router.ts:
@@ -207,7 +207,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPa
       (trusted ? cacheOf(schema).trusted : cacheOf(schema).adHoc).set(text, false);
       return null;
     }
-    const cacheDocument = trustedDocuments!.cacheKeyOf(document) ?? documentKey(text);
+    const cacheDocument = trustedDocuments!.cacheKeyOf(document) ?? documentId(text);
     if (trusted) {
       const entry = makeEntry(schema, text, document, cacheDocument, true, trustedDocuments!.idOf(text));
       cacheOf(schema).trusted.set(text, entry);

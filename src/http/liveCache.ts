@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { boundedCache, textBytes, type BoundedCache } from "../../common/boundedCache.ts";
 import { getOperationAST, Kind, TypeInfo, visit, visitWithTypeInfo, BREAK, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode } from "postgraphile/graphql";
 import { ALL_CHANGED, FEATURED_CHANGE, publicReadChanges, PUBLIC_READS_TOPIC } from "../../common/topics.ts";
@@ -251,9 +250,6 @@ export function canonicalJson(value: unknown): string {
       : v,
   );
 }
-
-/** The document part of a key: a trusted document's id as sent, or the text's hash. */
-export const documentKey = (text: string) => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
 
 /** One cache key: the document, the operation, the variables, who shares it, and the response format asked for. */
 export function cacheKey(document: string, operationName: string | null, variables: unknown, visibility: VisibilityClass, accept: string): string {
