@@ -323,6 +323,11 @@ const schema = z.object({
     .describe(
       "After an inventory change, how long the answers showing it may still be served, stale, to anonymous callers while one request recomputes them (0: dropped at once; customers and staff never get a stale answer; docs/live-cache.md).",
     ),
+  LIVE_CACHE_REFRESH_MS: int(0, 60_000)
+    .default(500)
+    .describe(
+      "During a rush, how soon after its last computation began a stale answer is recomputed at the earliest; until then anonymous callers get it as it is, within LIVE_CACHE_STALE_MS (0: the next request recomputes it; docs/live-cache.md).",
+    ),
 });
 
 /**

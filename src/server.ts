@@ -143,7 +143,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   }
   const watch = watchPool ? { superuserPool: watchPool } : undefined;
   // Public reads answered from memory, emptied by NOTIFY (src/http/liveCache.ts).
-  const liveCache = new LiveCache({ maxEntries: config.LIVE_CACHE_MAX_ENTRIES, maxBytes: config.LIVE_CACHE_MAX_BYTES, staleMs: config.LIVE_CACHE_STALE_MS });
+  const liveCache = new LiveCache({ maxEntries: config.LIVE_CACHE_MAX_ENTRIES, maxBytes: config.LIVE_CACHE_MAX_BYTES, staleMs: config.LIVE_CACHE_STALE_MS, refreshMs: config.LIVE_CACHE_REFRESH_MS });
   shutdown.add(
     "live cache",
     followPublicReads(liveCache, subscriber, (text, values) => pool.query(text, values)),

@@ -272,9 +272,10 @@ export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPa
       }
       const key = cacheKey(entry.cacheDocument, operationName ?? null, variables, visibility, contentType);
       const held = liveCache.lookup(key);
-      // Fresh; or, to an anonymous caller (who wrote nothing), stale while another request recomputes it (LIVE_CACHE_STALE_MS).
+      // Fresh; or, to an anonymous caller (who wrote nothing), stale while another request recomputes it (LIVE_CACHE_STALE_MS)
+      // or while its computation is less than LIVE_CACHE_REFRESH_MS old.
       const staleAllowed = visibility === "cafe_anonymous";
-      if (held && (!held.stale || (staleAllowed && liveCache.refreshing(key)))) {
+      if (held && (!held.stale || (staleAllowed && (held.recent || liveCache.refreshing(key))))) {
         if (held.stale) liveCacheEvents.stale += 1;
         else liveCacheEvents.hits += 1;
         send(res, held.answer);

@@ -270,12 +270,16 @@ export interface LiveCacheLimits {
   maxBytes: number;
   /** How long after an inventory change a stale answer may still be served while its key is recomputed (0: never). */
   staleMs?: number;
+  /** How soon after its computation began a stale answer is recomputed at the earliest: until then it is served as it is (0: at once). */
+  refreshMs?: number;
 }
 
 /** An answer held: stale (an inventory it shows changed since) or not. */
 export interface Held {
   answer: CachedAnswer;
   stale: boolean;
+  /** Stale, but its computation began less than LIVE_CACHE_REFRESH_MS ago: served as it is, not recomputed yet. */
+  recent: boolean;
 }
 
 /** An answer being computed: those who ask for its key meanwhile wait for it. */
@@ -296,6 +300,8 @@ type Entry = CachedAnswer & {
   madeOf: readonly string[];
   /** Since when (ms) an inventory it shows has changed: served only while a recomputation runs, until LIVE_CACHE_STALE_MS after. */
   staleSince?: number;
+  /** When (ms) the computation that made it began. */
+  computedAt: number;
 };
 
 /** The store: LRU, bounded in entries and bytes; `changed` drops the answers made of what changed. */
@@ -360,12 +366,13 @@ export class LiveCache {
   lookup(key: string): Held | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (entry.staleSince === undefined) return { answer: entry, stale: false };
-    if (Date.now() - entry.staleSince > this.staleMs) {
+    if (entry.staleSince === undefined) return { answer: entry, stale: false, recent: false };
+    const now = Date.now();
+    if (now - entry.staleSince > this.staleMs) {
       this.drop(key);
       return undefined;
     }
-    return { answer: entry, stale: true };
+    return { answer: entry, stale: true, recent: now - entry.computedAt < (this.limits.refreshMs ?? 0) };
   }
 
   /** Whether `key` is being computed now (its stale answer is then served to the others). */
@@ -405,7 +412,7 @@ export class LiveCache {
       staleSince = startedAt;
     }
     if (answer.body.length + textBytes(key) > this.limits.maxBytes) return false;
-    this.entries.set(key, { ...answer, madeOf, ...(staleSince === undefined ? null : { staleSince }) });
+    this.entries.set(key, { ...answer, madeOf, computedAt: startedAt, ...(staleSince === undefined ? null : { staleSince }) });
     if (!this.entries.has(key)) return false;
     for (const token of madeOf) {
       let keys = this.byToken.get(token);

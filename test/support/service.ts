@@ -39,6 +39,9 @@ const TEST_SERVICE_ENV = {
   // that empties the live cache may have arrived; test/live-cache.test.ts
   // turns it on and waits for it.
   LIVE_CACHE_MAX_ENTRIES: "0",
+  // Where a suite turns it on, a stale answer is recomputed by the next read
+  // (test/graphql/live-cache.refresh.test.ts tests the floor).
+  LIVE_CACHE_REFRESH_MS: "0",
 } as const;
 
 /**
