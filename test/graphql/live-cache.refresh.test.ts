@@ -1,5 +1,5 @@
 import { liveCacheEvents } from "../../src/metrics.ts";
-import { request, type RawResponse } from "../support/client.ts";
+import { gqlAs, ok, type Caller, type GraphQLResponse } from "../support/client.ts";
 import { SqlRecorder } from "../support/db.ts";
 import { ownCoffee, removeIngredients, type OwnCoffee } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
@@ -22,9 +22,8 @@ let cleanup = async () => {};
 let sql: SqlRecorder;
 
 const INVENTORY = "query Inventory($id: ID!) { coffee(id: $id) { id inventory } }";
-const read = (): Promise<RawResponse> =>
-  request(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: INVENTORY, variables: { id: coffee.id } }) });
-const inventoryOf = (r: RawResponse) => r.json.data.coffee.inventory as number;
+const read = (who: Caller = "anonymous") => gqlAs(t, who, INVENTORY, { id: coffee.id });
+const inventoryOf = (r: GraphQLResponse) => ok(r).coffee.inventory as number;
 const told = () => t.service.api!.subscriber.flush();
 const restock = (n: number) => t.db.query("update app_public.stock_items set current_stock = current_stock + $2 where ingredient_id = $1", [coffee.ingredients[0]!.id, n]);
 
@@ -57,7 +56,7 @@ test("a stale answer is recomputed at most once per LIVE_CACHE_REFRESH_MS: until
   await restock(70);
   await told();
   const { stale, misses } = liveCacheEvents;
-  const { result, statements } = await sql.record(() => Promise.all(Array.from({ length: 8 }, read)));
+  const { result, statements } = await sql.record(() => Promise.all(Array.from({ length: 8 }, () => read())));
   expect(Date.now() - computed).toBeLessThan(REFRESH_MS); // (else the test proves nothing: the machine was too slow)
   expect(result.map(inventoryOf)).toEqual(Array.from({ length: 8 }, () => before));
   expect(statements.filter((s) => /coffee_inventory/.test(s))).toEqual([]);
@@ -72,13 +71,7 @@ test("a stale answer is recomputed at most once per LIVE_CACHE_REFRESH_MS: until
 });
 
 test("a customer is never served the stale answer, even within the floor", async () => {
-  const token = await t.token("alice");
-  const asAlice = () =>
-    request(`${t.url}/graphql`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query: INVENTORY, variables: { id: coffee.id } }),
-    });
+  const asAlice = () => read("alice");
   const before = inventoryOf(await asAlice());
   await restock(70);
   await told();
