@@ -889,10 +889,15 @@ describe("signing-secret rotation and a trusted proxy (a service started with SI
       // A source with a clean record: exactly `threshold` failures are tolerated, the next one blocks it.
       const { rows: rules } = await t.db.query("select threshold, block_seconds from app_private.alert_rules where kind = 'auth_failures'");
       const { threshold } = rules[0] as { threshold: number };
-      const fresh = `198.51.100.${1 + Math.floor(Math.random() * 250)}`;
+      // A /64 of its own (an IPv6 client's source), which no other test file
+      // uses: the test database is shared, and other files leave IPv4
+      // documentation addresses blocked or with failures on record.
+      const group = () => (0x1000 + Math.floor(Math.random() * 0xefff)).toString(16);
+      const net64 = `2001:db8:${group()}:${group()}`;
+      const fresh = `${net64}::/64`;
       await t.db.query("delete from app_private.blocked_sources where source = $1", [fresh]);
       await t.db.query("update app_private.payment_deliveries set received_at = received_at - interval '1 day' where source = $1", [fresh]);
-      const from = { headers: { "x-forwarded-for": fresh } };
+      const from = { headers: { "x-forwarded-for": `${net64}::7` } };
       const o4 = await order(tokens.alice, [[c, 1]]);
       const body = shapeA(o4.id, 3.15);
       const alertsBefore = Number((await t.db.query("select count(*)::int as n from app_public.payment_alerts where kind = 'auth_failures' and source = $1", [fresh])).rows[0].n);
