@@ -1,6 +1,6 @@
 import pg from "pg";
-import { viewerFromAuthorization } from "./src/auth.ts";
-import { applyEnvFile, loadConfig } from "./src/config.ts";
+import { cachedViewerFrom } from "./src/auth.ts";
+import { applyEnvFile, loadConfig, MEMORY_BOUNDS } from "./src/config.ts";
 import { makePreset } from "./src/preset.ts";
 
 // The service's preset as a static default export, for the graphile tools
@@ -13,10 +13,12 @@ import { makePreset } from "./src/preset.ts";
 // proxy rules and revocation list.
 applyEnvFile();
 const config = loadConfig();
+// Tokens are verified as the service does; the revoked sign-ins are not followed here.
+const viewerFrom = cachedViewerFrom([config.JWT_SECRET], () => false, MEMORY_BOUNDS.verifiedTokens);
 
 export default makePreset({
   config,
   pool: new pg.Pool({ connectionString: config.DATABASE_URL }),
   clientAddress: (req) => req.socket.remoteAddress ?? "",
-  viewerFromConnectionParams: (params) => viewerFromAuthorization(config.JWT_SECRET, params?.authorization as string | undefined),
+  viewerFromConnectionParams: (params) => viewerFrom(params?.authorization as string | undefined),
 });

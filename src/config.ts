@@ -348,6 +348,8 @@ export const MEMORY_BOUNDS = {
   rateLimitWindows: { maxEntries: 100_000, maxBytes: 32 * 1024 * 1024 },
   /** The payment callback's blocked sources held in memory (the database keeps them all; one dropped is learnt again at its next refused delivery). */
   blockedSources: { maxEntries: 10_000, maxBytes: 2 * 1024 * 1024 },
+  /** Bearer tokens that verified, with their viewer (src/auth.ts); one dropped is verified again at its next use. */
+  verifiedTokens: { maxEntries: 20_000, maxBytes: 8 * 1024 * 1024 },
   /** Sources and reasons whose refusals are being counted for the next summary line (src/http/refusalLog.ts). */
   refusalLog: { maxEntries: 10_000, maxBytes: 4 * 1024 * 1024 },
   /** Requests' prices, by document, operation and the variables a price depends on (plugins/QueryCostPlugin/cache.ts). */

@@ -3,9 +3,9 @@ import express from "express";
 import pg from "pg";
 import { postgraphile } from "postgraphile";
 import { grafserv } from "postgraphile/grafserv/node";
-import type { Config } from "./config.ts";
+import { MEMORY_BOUNDS, type Config } from "./config.ts";
 import { databaseName, type DatabaseUrls } from "./db/database.ts";
-import { viewerFromAuthorization } from "./auth.ts";
+import { cachedViewerFrom } from "./auth.ts";
 import { makePreset } from "./preset.ts";
 import { logger } from "./logger.ts";
 import { ReconnectingPgSubscriber } from "./subscriber.ts";
@@ -114,7 +114,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   const sources = makeClientAddress(config.TRUST_PROXY, config.TRUSTED_NETWORKS);
   const { trust, clientAddress, sourceOf } = sources;
   const jwtSecrets = [config.JWT_SECRET, ...(config.JWT_SECRET_PREVIOUS ? [config.JWT_SECRET_PREVIOUS] : [])];
-  const viewerFrom = (authorization: string | string[] | undefined) => viewerFromAuthorization(jwtSecrets, authorization, revokedSignIns.has);
+  const viewerFrom = cachedViewerFrom(jwtSecrets, revokedSignIns.has, MEMORY_BOUNDS.verifiedTokens);
   const viewerFromConnectionParams = (params: Record<string, unknown> | undefined) => viewerFrom(params?.authorization as string | undefined);
 
   // The request budget, shared with the other API processes through the database in the background.

@@ -190,6 +190,24 @@ describe("bearer tokens the service did not issue are a 401 UNAUTHENTICATED", ()
     expect({ status: r.status, data: r.body.data }).toEqual({ status: 200, data: { customer: { id: DEMO.alice.id } } });
   });
 
+  test("a token the service has accepted (and remembers as verified) is refused from the second its exp names; a copy with its signature changed never passes", async () => {
+    const claims = await genuineClaims("alice");
+    // Expires at the start of a second at least 2 s away.
+    const exp = now() + 2;
+    const token = forge({ ...claims, iat: now(), exp });
+    const [head, payload, signature] = token.split(".") as [string, string, string];
+    const altered = `${head}.${payload}.${signature.slice(0, -2)}${signature.endsWith("AA") ? "BA" : "AA"}`;
+    for (let i = 0; i < 3; i++) {
+      const r = await post(`Bearer ${token}`, `{ customer { id } }`);
+      expect({ status: r.status, data: r.body.data }).toEqual({ status: 200, data: { customer: { id: DEMO.alice.id } } });
+      expect401(await post(`Bearer ${altered}`, `{ customer { id } }`));
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 - Date.now()) + 50));
+    const late = await post(`Bearer ${token}`, `{ customer { id } }`);
+    expect401(late);
+    expect(late.body.errors[0].message).toMatch(/expired/i);
+  });
+
   test("no Authorization header is anonymous (the menu, no customer)", async () => {
     const r = await t.gql(`{ menuItems { id } }`);
     expect(ok(r).menuItems.length).toBeGreaterThan(0);

@@ -50,7 +50,7 @@ test("the maps callers fill are bounded caches, each reported in /metrics by nam
   // an ad-hoc document through grafserv makes the parsed-documents cache.
   const asked = await fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
   expect(asked.status).toBe(200);
-  const names = ["rate_limit_windows", "blocked_sources", "live_cache", "query_costs", "fast_path_ad_hoc", "ad_hoc_documents", "password_check_callers"];
+  const names = ["rate_limit_windows", "blocked_sources", "verified_tokens", "live_cache", "query_costs", "fast_path_ad_hoc", "ad_hoc_documents", "password_check_callers"];
   // One scrape, read for every name (its status and the cache lines shown if one is missing).
   const scrape = await fetch(`${t.url}/metrics`);
   const text = await scrape.text();
