@@ -290,8 +290,13 @@ describe("who may follow an order", () => {
     ];
     await listening(t, orderTopics(bobs.id));
     await sleep(100);
+    // Each change is seen by every subscriber before the next one is made:
+    // orderUpdated reads the order when its event arrives, so two subscribers
+    // could otherwise read it at different steps.
     await dbSetStatus(bobs.id, "PAID");
+    for (const s of subs) await s.waitFor(1);
     ok(await advance(bobs.id, "PREPARING", tokens.admin));
+    for (const s of subs) await s.waitFor(2);
     ok(await advance(bobs.id, "BREWING", tokens.admin));
     for (const s of subs) await s.waitFor(3);
     for (const s of subs) expect(errorsOf(s)).toEqual([]);
