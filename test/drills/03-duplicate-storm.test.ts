@@ -14,7 +14,8 @@ import { sleep } from "../support/wait.ts";
 // three jobs, then one notification and one stock movement set). A few
 // events also arrive once with an extra field (a different body under the
 // same key): still a duplicate, and an alert. The storm itself is a burst
-// over app_private.alert_rules 'burst' (300 in 60 s): one burst alert.
+// over app_private.alert_rules 'burst' (300 in 60 s): one burst alert a
+// window it falls in.
 
 const EVENTS = LONG ? 400 : 100;
 const COPIES = 10;
@@ -126,6 +127,12 @@ test(
         });
 
         const burstAlerts = alerts.find((a) => a.kind === "burst")?.n ?? 0;
+        // The rule's windows are aligned (date_bin from the epoch): a storm of
+        // a few seconds may fall across two of them, and then alerts in each.
+        const { rows: windows } = await d.db.query(
+          "select count(distinct date_bin(make_interval(secs => r.window_seconds), p.received_at, timestamptz 'epoch'))::int as n from app_private.payment_deliveries p, app_private.alert_rules r where r.kind = 'burst'",
+        );
+        const windowsTouched = windows[0].n as number;
         expect({
           otherAnswers: answers.filter((a) => a.answer !== "processed" && a.answer !== "duplicate").slice(0, 5),
           processed: count("processed"),
@@ -139,7 +146,7 @@ test(
           // siblings differ from it, or it came later and differs).
           differentBodyAlertsAtLeastAltered: (alerts.find((a) => a.kind === "duplicate_key_different_body")?.n ?? 0) >= ALTERED,
           // 1,000 callbacks in seconds is a burst over the rule (300 in 60 s): one alert a window.
-          burstAlerts,
+          burstAlertsOneAWindow: burstAlerts >= 1 && burstAlerts <= windowsTouched ? true : { burstAlerts, windowsTouched },
           unsettled: orders
             .map((o) => ({ order: o.id, problems: effectProblems(effects.get(o.id), true) }))
             .filter((x) => x.problems.length)
@@ -154,7 +161,7 @@ test(
           ordersWithoutThreeJobs: 0,
           logged: { duplicate: EVENTS * (COPIES - 1), processed: EVENTS },
           differentBodyAlertsAtLeastAltered: true,
-          burstAlerts: 1,
+          burstAlertsOneAWindow: true,
           unsettled: [],
         });
       },
