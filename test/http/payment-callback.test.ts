@@ -855,6 +855,15 @@ describe("concurrency", () => {
 
 describe("signing-secret rotation and a trusted proxy (a service started with SIGNING_SECRET_PREVIOUS and TRUST_PROXY)", () => {
   const PREVIOUS = "previous-signing-secret-0123456789";
+  /**
+   * An IPv6 /64 of its own (one source), which no other test uses: the test
+   * database is shared, and other files leave loopback and IPv4
+   * documentation addresses blocked or with failures on record.
+   */
+  const ownNet64 = () => {
+    const group = () => (0x1000 + Math.floor(Math.random() * 0xefff)).toString(16);
+    return `2001:db8:${group()}:${group()}`;
+  };
   test("the previous secret is accepted only where it is configured; behind a trusted proxy X-Forwarded-For is the source, blocked after exactly threshold + 1 failures", async () => {
     const c = await coffee("Pay rotation", "3.15", 2);
     const [o1, o2, o3] = await Promise.all(Array.from({ length: 3 }, () => order(tokens.alice, [[c, 1]])));
@@ -871,8 +880,10 @@ describe("signing-secret rotation and a trusted proxy (a service started with SI
       expect({ status: prev.status, body: prev.body }).toEqual({ status: 200, body: expect.objectContaining({ status: "processed" }) });
       const cur = await send(shapeA(o2!.id, 3.15), {}, rotated);
       expect({ status: cur.status, body: cur.body }).toEqual({ status: 200, body: expect.objectContaining({ status: "processed" }) });
-      await clearBlock();
-      const third = await send(shapeA(o3!.id, 3.15), { secret: "a-third-signing-secret-000" }, rotated);
+      // From a source of its own: earlier tests may have left the
+      // loopback address blocked, and the other process learns of
+      // clearBlock()'s unblocking only when its notification arrives.
+      const third = await send(shapeA(o3!.id, 3.15), { secret: "a-third-signing-secret-000", headers: { "x-forwarded-for": `${ownNet64()}::3` } }, rotated);
       expect({ status: third.status, code: third.body?.error?.code }).toEqual({ status: 401, code: "BAD_SIGNATURE" });
       expect(await state(o3!.id)).toMatchObject({ status: "PENDING", paid: false, jobs: 0 });
       // Jobs queued through the other process run on this process's worker.
@@ -889,11 +900,7 @@ describe("signing-secret rotation and a trusted proxy (a service started with SI
       // A source with a clean record: exactly `threshold` failures are tolerated, the next one blocks it.
       const { rows: rules } = await t.db.query("select threshold, block_seconds from app_private.alert_rules where kind = 'auth_failures'");
       const { threshold } = rules[0] as { threshold: number };
-      // A /64 of its own (an IPv6 client's source), which no other test file
-      // uses: the test database is shared, and other files leave IPv4
-      // documentation addresses blocked or with failures on record.
-      const group = () => (0x1000 + Math.floor(Math.random() * 0xefff)).toString(16);
-      const net64 = `2001:db8:${group()}:${group()}`;
+      const net64 = ownNet64();
       const fresh = `${net64}::/64`;
       await t.db.query("delete from app_private.blocked_sources where source = $1", [fresh]);
       await t.db.query("update app_private.payment_deliveries set received_at = received_at - interval '1 day' where source = $1", [fresh]);
