@@ -3,6 +3,7 @@ import jwt from "jsonwebtoken";
 import { SafeError } from "postgraphile/grafast";
 import { boundedCache, textBytes, type CacheBounds } from "../common/boundedCache.ts";
 import { ACCOUNT_ROLES, type AccountRole, type Session, type Viewer } from "../common/services.ts";
+import { bearerToken } from "./http/bearer.ts";
 
 // Bearer tokens for /graphql: HS256 JWTs signed with JWT_SECRET. The role
 // claim picks the Postgres role a request runs as; only the three sign-in
@@ -49,9 +50,9 @@ export type IsRevoked = (signInId: string) => boolean;
 function bearerOf(header: string | string[] | undefined): string | undefined {
   if (header === undefined || header === "") return undefined;
   if (Array.isArray(header)) throw new AuthError("Send one Authorization header.");
-  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
-  if (!match) throw new AuthError("The Authorization header must be `Bearer <token>`.");
-  return match[1]!;
+  const token = bearerToken(header.trim());
+  if (token === undefined) throw new AuthError("The Authorization header must be `Bearer <token>`.");
+  return token;
 }
 
 /** Checks a token's signature, audience and expiry with each secret in turn; its viewer, not yet checked against the revoked sign-ins. */

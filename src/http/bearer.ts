@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 
-// Shared secrets sent as `Authorization: Bearer <secret>` (the payment
+// What `Authorization: Bearer <token>` carries: the access tokens of
+// /graphql (src/auth.ts verifies them) and shared secrets (the payment
 // provider's token, the metrics scraper's token).
 
 /** The token of an `Authorization: Bearer <token>` header, if that is what it is. */
