@@ -77,7 +77,10 @@ export const ERROR_CATALOGUE = {
   GRAPHQL_PARSE_FAILED: { status: null, by: "graphql", when: "The document is not valid GraphQL syntax." },
   GRAPHQL_VALIDATION_FAILED: { status: null, by: "graphql", when: "The document does not validate against the schema (unknown field, wrong argument type, ...)." },
   // the limits, checked before any SQL (plugins/QueryCostPlugin/)
-  QUERY_TOO_COMPLEX: { status: null, when: "The request's cost is above `MAX_QUERY_COST` (`MAX_QUERY_COST_STAFF` for staff)." },
+  QUERY_TOO_COMPLEX: {
+    status: null,
+    when: "The request's cost is above `MAX_QUERY_COST` (`MAX_QUERY_COST_STAFF` for staff), or an operation, its fragments spread out, expands to more selections than the pricing walks (the message gives the limit).",
+  },
   QUERY_TOO_DEEP: { status: null, when: "The document is nested deeper than `MAX_QUERY_DEPTH`." },
   TOO_MANY_ALIASES: { status: null, when: "The document holds more than `MAX_QUERY_ALIASES` aliases." },
   TOO_MANY_TOKENS: { status: null, when: "The document holds more than `MAX_QUERY_TOKENS` tokens." },

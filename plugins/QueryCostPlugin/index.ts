@@ -2,12 +2,12 @@ import type { DocumentNode, GraphQLSchema } from "postgraphile/graphql";
 import type { CacheBounds } from "../../common/boundedCache.ts";
 import { isStaff, servicesOf, type AccountRole } from "../../common/services.ts";
 import { makeCostCache } from "./cache.ts";
-import { MAX_PRICED_NODES, queryCost, SUBSCRIPTION_EVENTS } from "./pricing.ts";
-import { documentRules, limitError, variablesRefusal, type DocumentLimits } from "./rules.ts";
+import { queryCost, SUBSCRIPTION_EVENTS } from "./pricing.ts";
+import { documentRules, limitError, MAX_EXPANDED_SELECTIONS, variablesRefusal, type DocumentLimits } from "./rules.ts";
 
 export { makeCostCache } from "./cache.ts";
 export { costEstimator, queryCost, ROWS_SCANNED_PER_COST_UNIT, SUBSCRIPTION_EVENTS } from "./pricing.ts";
-export { introspectionCounts, MAX_TYPE_FIELDS, variablesRefusal } from "./rules.ts";
+export { expandedSelections, introspectionCounts, MAX_EXPANDED_SELECTIONS, MAX_TYPE_FIELDS, variablesRefusal } from "./rules.ts";
 
 /** The operation that runs: its type and its name (the document's, when the request names none). */
 function operationOf(document: DocumentNode, operationName: string | null | undefined): { type: string; name: string | undefined } {
@@ -24,7 +24,10 @@ function operationOf(document: DocumentNode, operationName: string | null | unde
  * - per document (validation rules, cached with the document, HTTP and
  *   WebSocket alike): depth (QUERY_TOO_DEEP; fragments flattened,
  *   introspection exempt), aliases (TOO_MANY_ALIASES),
- *   tokens (TOO_MANY_TOKENS), length (QUERY_TOO_LARGE);
+ *   tokens (TOO_MANY_TOKENS), length (QUERY_TOO_LARGE), and the
+ *   selections it expands to (QUERY_TOO_COMPLEX past
+ *   MAX_EXPANDED_SELECTIONS: counted once per fragment, so a fragment bomb
+ *   is refused in time linear in its text, before any pricing);
  * - per request (grafast's execute/subscribe middleware, which sees the
  *   variables and the caller): cost (QUERY_TOO_COMPLEX), with a higher
  *   ceiling for staff. The cost is reported in `extensions.cost`;
@@ -88,7 +91,7 @@ export function makeQueryCostPlugin(limits: QueryLimits): GraphileConfig.Plugin 
       return {
         cost: NaN,
         maximum,
-        refusal: { errors: [limitError(code, code === "QUERY_TOO_COMPLEX" ? `The query expands to more than ${MAX_PRICED_NODES} fields.` : message)] },
+        refusal: { errors: [limitError(code, code === "QUERY_TOO_COMPLEX" ? `The query expands to more than ${MAX_EXPANDED_SELECTIONS} fields.` : message)] },
       };
     }
     if (cost > maximum) {

@@ -14,6 +14,7 @@ import {
   type SelectionNode,
 } from "postgraphile/graphql";
 import type { PageSize } from "../PageSizePlugin.ts";
+import { MAX_EXPANDED_SELECTIONS } from "./rules.ts";
 
 // The pricing: what a request costs, in rows the database reads (see
 // ./index.ts for the rules of the price).
@@ -22,8 +23,6 @@ import type { PageSize } from "../PageSizePlugin.ts";
 export const ROWS_SCANNED_PER_COST_UNIT = 10;
 /** Re-reads a subscription is priced for (each event re-runs its selection). */
 export const SUBSCRIPTION_EVENTS = 10;
-
-export const MAX_PRICED_NODES = 50_000;
 
 /** The table a connection type lists (its `nodes`' type's `extensions.pgTable`, set by plugins/ComplexityDirectivePlugin.ts). */
 function tableOfConnection(connection: GraphQLNamedType): string | undefined {
@@ -106,8 +105,9 @@ export function queryCost(
     variables: variables ?? {},
     operationName: operationName ?? undefined,
     estimators: [costEstimator(defaultListSize, rowsOf)],
-    // Fields visited while pricing, fragments expanded; past this the query
-    // is refused as too complex (the length and token limits bound it too).
-    maxQueryNodes: MAX_PRICED_NODES,
+    // Selections visited while pricing, fragments expanded. A document past
+    // this was refused by the validation rule that counts them (./rules.ts);
+    // this is the walk's own backstop (one more, as the library stops at it).
+    maxQueryNodes: MAX_EXPANDED_SELECTIONS + 1,
   });
 }

@@ -12,6 +12,14 @@ export interface DocumentLimits {
   maxLength: number;
 }
 
+/**
+ * Selections (fields, fragment spreads, inline fragments) an operation may
+ * expand to, fragments expanded where they are spread: the pricing
+ * (./pricing.ts) visits each one, so past this a query is refused before it
+ * is priced. A contract document expands to a few hundred.
+ */
+export const MAX_EXPANDED_SELECTIONS = 10_000;
+
 /** `__type` fields per operation (Ruru sends none; a client asking after a few types needs no more). */
 export const MAX_TYPE_FIELDS = 10;
 
@@ -140,6 +148,54 @@ function introspectionRule(maxTypes: number): ValidationRule {
   });
 }
 
+/**
+ * The selections an operation expands to (see MAX_EXPANDED_SELECTIONS),
+ * counted as the pricing would visit them but with each fragment counted
+ * once and its count reused wherever it is spread: linear in the document,
+ * where walking a fragment bomb (ten spreads of ten spreads of ...) would
+ * visit the limit's worth of nodes before refusing it.
+ */
+export function expandedSelections(
+  operation: { selectionSet: { selections: readonly SelectionNode[] } },
+  getFragment: (name: string) => { selectionSet: { selections: readonly SelectionNode[] } } | null | undefined,
+): number {
+  const perFragment = new Map<string, number>();
+  const count = (selections: readonly SelectionNode[], visiting: Set<string>): number => {
+    let n = 0;
+    for (const sel of selections) {
+      n += 1;
+      if (sel.kind === Kind.FIELD) {
+        if (sel.selectionSet) n += count(sel.selectionSet.selections, visiting);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        n += count(sel.selectionSet.selections, visiting);
+      } else if (!visiting.has(sel.name.value)) {
+        const name = sel.name.value;
+        let inner = perFragment.get(name);
+        if (inner === undefined) {
+          const fragment = getFragment(name);
+          visiting.add(name);
+          inner = fragment ? count(fragment.selectionSet.selections, visiting) : 0;
+          visiting.delete(name);
+          perFragment.set(name, inner);
+        }
+        n += inner;
+      }
+    }
+    return n;
+  };
+  return count(operation.selectionSet.selections, new Set());
+}
+
+function expansionRule(maxSelections: number): ValidationRule {
+  return (context) => ({
+    OperationDefinition(operation) {
+      if (expandedSelections(operation, (name) => context.getFragment(name)) > maxSelections) {
+        context.reportError(limitError("QUERY_TOO_COMPLEX", `The query expands to more than ${maxSelections} fields.`));
+      }
+    },
+  });
+}
+
 function tokensRule(maxTokens: number, maxLength: number): ValidationRule {
   return (context) => {
     const body = context.getDocument().loc?.source.body;
@@ -249,5 +305,6 @@ export function documentRules(limits: DocumentLimits): ValidationRule[] {
     maxAliasesRule({ n: limits.maxAliases, ...withCode("TOO_MANY_ALIASES") }) as unknown as ValidationRule,
     tokensRule(limits.maxTokens, limits.maxLength),
     introspectionRule(MAX_TYPE_FIELDS),
+    expansionRule(MAX_EXPANDED_SELECTIONS),
   ];
 }

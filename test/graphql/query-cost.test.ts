@@ -1,5 +1,5 @@
 import { getIntrospectionQuery, parse, type GraphQLSchema } from "graphql";
-import { queryCost, SUBSCRIPTION_EVENTS } from "../../plugins/QueryCostPlugin/index.ts";
+import { expandedSelections, MAX_EXPANDED_SELECTIONS, queryCost, SUBSCRIPTION_EVENTS } from "../../plugins/QueryCostPlugin/index.ts";
 import { type Caller, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "../support/client.ts";
 import { CLIENT_CALLER, type ClientName, operationsOf } from "../support/contract.ts";
 import { SqlRecorder } from "../support/db.ts";
@@ -29,6 +29,14 @@ const DEFAULTS = { maxCost: 5000, maxCostStaff: 50_000, maxDepth: 12, maxAliases
 const STAFF = new Set<Caller>(["barista", "admin"]);
 const ceilingOf = (who: Caller) => (STAFF.has(who) ? DEFAULTS.maxCostStaff : DEFAULTS.maxCost);
 const suffix = `${process.pid}-${Date.now().toString(36)}`;
+/** 20 levels of fragments, each spreading the next 10 times: 10^20 selections once expanded, from 1.4 kB of text. */
+const FRAGMENT_BOMB = `query { ...F0 }\n${Array.from(
+  { length: 20 },
+  (_, i) =>
+    `fragment F${i} on Query { ${Array(10)
+      .fill(i === 19 ? "menuItems { id }" : `...F${i + 1}`)
+      .join(" ")} }\n`,
+).join("")}`;
 const COFFEE_DETAIL_ID = "40000000-0000-4000-8000-000000000003";
 
 const t = useTestService({
@@ -167,6 +175,10 @@ describe("1. every contract operation passes under the default limits, as its cl
     const depth = fieldDepth(doc, name);
     expect(depth).toBeLessThanOrEqual(DEFAULTS.maxDepth);
     expect(computed).toBeLessThanOrEqual(ceilingOf(who));
+    // Far from the expansion limit: a client's real documents never near it.
+    const parsed = parse(doc);
+    const operation = parsed.definitions.find((d: any) => d.kind === "OperationDefinition" && d.name?.value === name);
+    expect(expandedSelections(operation as any, (f) => parsed.definitions.find((d: any) => d.kind === "FragmentDefinition" && d.name.value === f) as any)).toBeLessThan(MAX_EXPANDED_SELECTIONS / 10);
     // A subscription is priced for SUBSCRIPTION_EVENTS re-reads of its selection.
     priced.push({ name, who, cost: computed * (type === "subscription" ? SUBSCRIPTION_EVENTS : 1) });
 
@@ -399,6 +411,27 @@ describe("3. refusals carry their code and run no SQL", () => {
     test("aliases hidden in a fragment count too: TOO_MANY_ALIASES, no SQL", async () => {
       const fields = Array.from({ length: 31 }, (_, i) => `n${i}: name`).join(" ");
       await refusedWithoutSql("TOO_MANY_ALIASES", () => gqlAs("anonymous", `{ featuredCoffee { ...F } } fragment F on Coffee { ${fields} }`));
+    });
+  });
+
+  describe(`selections after fragments are expanded (MAX_EXPANDED_SELECTIONS ${MAX_EXPANDED_SELECTIONS})`, () => {
+    // featuredCoffee 1 + k spreads × (the spread 1 + m fields), as the pricing visits them.
+    const spreads = (k: number, m: number) => `{ featuredCoffee { ${"...F ".repeat(k)}} } fragment F on Coffee { ${"id ".repeat(m)}}`;
+    test("exactly the limit is priced and runs (the count agrees with the pricing's own walk)", async () => {
+      expect(expandedSelections(parse(spreads(99, 100)).definitions[0] as any, (name) => parse(spreads(99, 100)).definitions.find((d: any) => d.name?.value === name) as any)).toBe(
+        MAX_EXPANDED_SELECTIONS,
+      );
+      const r = await gqlAs("admin", spreads(99, 100));
+      expect(accepted(r, "admin").data.featuredCoffee).toHaveProperty("id");
+    });
+    test("one over: QUERY_TOO_COMPLEX, no SQL", async () => {
+      const err = await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("admin", spreads(100, 99)));
+      expect(err.message).toContain(String(MAX_EXPANDED_SELECTIONS));
+    });
+    test("a fragment bomb (20 levels of 10 spreads: 10^20 selections) is counted once per fragment and refused: QUERY_TOO_COMPLEX, no SQL", async () => {
+      const doc = parse(FRAGMENT_BOMB);
+      expect(expandedSelections(doc.definitions[0] as any, (name) => doc.definitions.find((d: any) => d.name?.value === name) as any)).toBeGreaterThan(1e20);
+      await refusedWithoutSql("QUERY_TOO_COMPLEX", () => gqlAs("anonymous", FRAGMENT_BOMB));
     });
   });
 
@@ -720,6 +753,10 @@ describe("5. the same limits over graphql-ws", () => {
       // priced for SUBSCRIPTION_EVENTS (10) re-reads of its selection
       expect({ who, ext: err.extensions }).toMatchObject({ who, ext: { cost: 10 * 100_002, maximumCost: ceilingOf(who) } });
     }
+  });
+
+  test("a fragment bomb: QUERY_TOO_COMPLEX, no SQL", async () => {
+    await refusedOverWs("QUERY_TOO_COMPLEX", "anonymous", FRAGMENT_BOMB);
   });
 
   test("a subscription with a variable limit: refused for a large $n", async () => {
