@@ -67,7 +67,42 @@ interface RushResult {
   advance: number[];
   orders: { placed: number; paid: number; preparing: number; completed: number; failed: number; skipped: number; missedDeliveries: number; seconds: number };
   perOrder: { orders: number; statements: number; roundTrips: number; byProcess: Record<string, number> } | null;
+  /** PostgreSQL's own time per order over the same window, by statement (pg_stat_statements, when the server loads it). */
+  pgTime: PgTime | null;
   errors: string[];
+}
+
+interface PgTime {
+  /** Planning and execution, ms per order, every top-level statement. */
+  msPerOrder: number;
+  top: Array<{ query: string; callsPerOrder: number; msPerOrder: number; planShare: number }>;
+}
+
+/**
+ * PostgreSQL's time by statement over a window, from pg_stat_statements
+ * when the bench's server preloads it (`shared_preload_libraries`; the
+ * machine's PostgreSQL does not: see bench/README.md, S9); null otherwise.
+ * Top-level statements only (a function's own statements are in its time).
+ */
+async function pgStatements(root: pg.Client) {
+  const loaded = await root.query<{ on: boolean }>("select current_setting('shared_preload_libraries') ~ 'pg_stat_statements' as on");
+  if (!loaded.rows[0]!.on) return null;
+  await root.query("create extension if not exists pg_stat_statements");
+  return {
+    reset: () => root.query("select pg_stat_statements_reset()"),
+    async read(orders: number): Promise<PgTime> {
+      const { rows } = await root.query<{ query: string; calls: string; exec: number; plan: number }>(
+        `select regexp_replace(query, '\\s+', ' ', 'g') as query, calls, total_exec_time as exec, total_plan_time as plan
+           from pg_stat_statements where toplevel and dbid = (select oid from pg_database where datname = current_database())`,
+      );
+      const ms = (r: (typeof rows)[number]) => r.exec + r.plan;
+      const top = rows
+        .sort((a, b) => ms(b) - ms(a))
+        .slice(0, 12)
+        .map((r) => ({ query: r.query.slice(0, 120), callsPerOrder: Number(r.calls) / orders, msPerOrder: ms(r) / orders, planShare: ms(r) ? r.plan / ms(r) : 0 }));
+      return { msPerOrder: rows.reduce((a, r) => a + ms(r), 0) / orders, top };
+    },
+  };
 }
 
 async function cacheCounters(baseUrl: string, token: string) {
@@ -357,6 +392,8 @@ async function rush(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolean, kioskRa
 
     // The SQL of the order path: a window of the rush without the kiosks.
     const cursors = await Promise.all(procs.all.map((p) => startCapture(p)));
+    const statementStats = await pgStatements(ctx.root);
+    await statementStats?.reset();
     const placedBefore = stats.placed;
     const w0 = performance.now();
     const stopCpu = meter();
@@ -364,6 +401,7 @@ async function rush(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolean, kioskRa
     const windowCpu = stopCpu();
     const windowOrders = stats.placed - placedBefore;
     const windowSeconds = (performance.now() - w0) / 1000;
+    const pgTime = statementStats ? await statementStats.read(windowOrders || o.s9Rate * windowSeconds) : null;
     await Promise.all(procs.all.map((p) => stopCapture(p)));
     const captured = procs.all.map((p, i) => readCapture(p, cursors[i]!).filter((q) => !BACKGROUND.test(q.text) && !/^\s*select 1\s*;?\s*$/i.test(q.text)));
     const ordersInWindow = windowOrders || o.s9Rate * windowSeconds;
@@ -406,6 +444,7 @@ async function rush(ctx: Ctx, bouncer: Bouncer | null, cacheOn: boolean, kioskRa
       advance,
       orders: { ...stats, missedDeliveries, seconds },
       perOrder,
+      pgTime,
       errors,
     };
   } finally {
@@ -506,6 +545,12 @@ export async function s9(ctx: Ctx): Promise<ScenarioResult> {
       notes.push(
         `${name}: SQL per order (the three processes, ${o.s9CaptureSeconds} s of the rush without kiosks, ${r.perOrder.orders} orders placed in it): ${sig(r.perOrder.statements, 3)} statements, ${sig(r.perOrder.roundTrips, 3)} round trips; statements by process: ${JSON.stringify(r.perOrder.byProcess)}`,
       );
+    if (r.pgTime)
+      notes.push(
+        `${name}: PostgreSQL's time per order over the same window (pg_stat_statements, top-level statements, planning and execution): ${sig(r.pgTime.msPerOrder, 3)} ms; the largest: ${r.pgTime.top
+          .map((q) => `${sig(q.msPerOrder, 2)} ms in ${sig(q.callsPerOrder, 2)} calls (${Math.round(100 * q.planShare)}% planning) \`${q.query}\``)
+          .join("; ")}`,
+      );
     if (r.idle.cpu && r.busy.cpu && r.rushCpu) {
       const cores = os.cpus().length;
       const left = 1 - (r.rushCpu.cpu.apis + r.rushCpu.cpu.worker + r.rushCpu.cpu.postgres + r.rushCpu.cpu.other) / (100 * cores);
@@ -537,6 +582,7 @@ export async function s9(ctx: Ctx): Promise<ScenarioResult> {
     dashboards: summarize(r.dashboardDeliveries),
     cache: r.cache,
     perOrder: r.perOrder,
+    pgTime: r.pgTime,
     orders: r.orders,
   });
   return { id: "S9", title: "rush hour", rows, notes, rush: { cacheOn: summary(on!), cacheOff: off && summary(off), throughPgBouncer: Boolean(bouncer) } };
