@@ -1,5 +1,5 @@
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
-import { GraphQLError, Kind, Lexer, Source, TokenKind, type DocumentNode, type SelectionNode, type ValidationContext, type ValidationRule, type ValueNode } from "postgraphile/graphql";
+import { GraphQLError, Kind, Lexer, Source, TokenKind, type DocumentNode, type FieldNode, type SelectionNode, type ValidationContext, type ValidationRule, type ValueNode } from "postgraphile/graphql";
 
 // The rules: what a document may be (checked once per document, cached with
 // it) and what a request's variables may add. No SQL, no pricing.
@@ -42,6 +42,50 @@ function valueDepth(value: ValueNode): number {
   return 0;
 }
 
+/** An operation or a fragment: what has selections. */
+interface Selecting {
+  selectionSet: { selections: readonly SelectionNode[] };
+}
+type FragmentOf = (name: string) => Selecting | null | undefined;
+
+/**
+ * Folds an operation's selections into one value, fragments flattened:
+ * `field` is a field's value (`below()` folds its own selections, if any),
+ * `fragment` a spread's or inline fragment's from what it holds, and
+ * siblings combine with `plus` from `zero`. Each named fragment is folded
+ * once and its value reused wherever it is spread: a fragment bomb spreads
+ * 10^n times, and walking it would hang. A spread that would cycle (reported
+ * by NoFragmentCycles) or names no fragment holds `zero`.
+ */
+function foldOperation<T>(operation: Selecting, getFragment: FragmentOf, f: { zero: T; plus(a: T, b: T): T; field(sel: FieldNode, below: () => T): T; fragment(inner: T): T }): T {
+  const perFragment = new Map<string, T>();
+  const fold = (selections: readonly SelectionNode[], visiting: Set<string>): T => {
+    let acc = f.zero;
+    for (const sel of selections) {
+      let value: T;
+      if (sel.kind === Kind.FIELD) {
+        value = f.field(sel, () => (sel.selectionSet ? fold(sel.selectionSet.selections, visiting) : f.zero));
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        value = f.fragment(fold(sel.selectionSet.selections, visiting));
+      } else {
+        const name = sel.name.value;
+        let inner = visiting.has(name) ? f.zero : perFragment.get(name);
+        if (inner === undefined) {
+          const fragment = getFragment(name);
+          visiting.add(name);
+          inner = fragment ? fold(fragment.selectionSet.selections, visiting) : f.zero;
+          visiting.delete(name);
+          perFragment.set(name, inner);
+        }
+        value = f.fragment(inner);
+      }
+      acc = f.plus(acc, value);
+    }
+    return acc;
+  };
+  return fold(operation.selectionSet.selections, new Set());
+}
+
 /**
  * Depth of the deepest field path (an argument's literal adds its nesting), fragments flattened (a spread adds no
  * level) and introspection (`__schema`, `__type`) exempt so Ruru works.
@@ -51,35 +95,14 @@ function valueDepth(value: ValueNode): number {
 function depthRule(maxDepth: number): ValidationRule {
   return (context) => ({
     OperationDefinition(operation) {
-      const fragmentDepth = new Map<string, number>();
-      const depthOf = (selections: readonly SelectionNode[], visiting: Set<string>): number => {
-        let deepest = 0;
-        for (const sel of selections) {
-          if (sel.kind === Kind.FIELD) {
-            if (sel.name.value.startsWith("__")) continue;
-            // An argument's literal counts too: `filter: {and: [{or: ...}]}`
-            // nests as deep as a selection does, and costs as much to coerce.
-            const below = sel.selectionSet ? depthOf(sel.selectionSet.selections, visiting) : 0;
-            deepest = Math.max(deepest, 1 + Math.max(below, ...(sel.arguments ?? []).map((a) => valueDepth(a.value))));
-          } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-            deepest = Math.max(deepest, depthOf(sel.selectionSet.selections, visiting));
-          } else {
-            const name = sel.name.value;
-            if (visiting.has(name)) continue; // a cycle: reported by NoFragmentCycles
-            let d = fragmentDepth.get(name);
-            if (d === undefined) {
-              const fragment = context.getFragment(name);
-              visiting.add(name);
-              d = fragment ? depthOf(fragment.selectionSet.selections, visiting) : 0;
-              visiting.delete(name);
-              fragmentDepth.set(name, d);
-            }
-            deepest = Math.max(deepest, d);
-          }
-        }
-        return deepest;
-      };
-      const depth = depthOf(operation.selectionSet.selections, new Set());
+      const depth = foldOperation(operation, (name) => context.getFragment(name), {
+        zero: 0,
+        plus: Math.max,
+        // An argument's literal counts too: `filter: {and: [{or: ...}]}`
+        // nests as deep as a selection does, and costs as much to coerce.
+        field: (sel, below) => (sel.name.value.startsWith("__") ? 0 : 1 + Math.max(below(), ...(sel.arguments ?? []).map((a) => valueDepth(a.value)))),
+        fragment: (inner) => inner,
+      });
       if (depth > maxDepth) {
         context.reportError(limitError("QUERY_TOO_DEEP", `The query is ${depth} levels deep; the limit is ${maxDepth}.`, { depth, maximumDepth: maxDepth }));
       }
@@ -93,43 +116,15 @@ function depthRule(maxDepth: number): ValidationRule {
  * expanded), else INTROSPECTION_LIMIT. Thirty aliased `__schema` walks
  * would otherwise answer megabytes at cost 0.
  */
-export function introspectionCounts(
-  operation: { selectionSet: { selections: readonly SelectionNode[] } },
-  getFragment: (name: string) => { selectionSet: { selections: readonly SelectionNode[] } } | null | undefined,
-) {
-  // Each fragment is counted once and its count reused wherever it is
-  // spread (a fragment bomb spreads 2^n times: walking it would hang).
-  const perFragment = new Map<string, { schema: number; type: number }>();
-  const count = (selections: readonly SelectionNode[], visiting: Set<string>) => {
-    const counts = { schema: 0, type: 0 };
-    for (const sel of selections) {
-      let inner: { schema: number; type: number } | null = null;
-      if (sel.kind === Kind.FIELD) {
-        if (sel.name.value === "__schema") counts.schema++;
-        else if (sel.name.value === "__type") counts.type++;
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        inner = count(sel.selectionSet.selections, visiting);
-      } else if (!visiting.has(sel.name.value)) {
-        const name = sel.name.value;
-        inner = perFragment.get(name) ?? null;
-        if (!inner) {
-          const fragment = getFragment(name);
-          visiting.add(name);
-          inner = fragment ? count(fragment.selectionSet.selections, visiting) : { schema: 0, type: 0 };
-          visiting.delete(name);
-          perFragment.set(name, inner);
-        }
-      }
-      if (inner) {
-        counts.schema += inner.schema;
-        counts.type += inner.type;
-      }
-    }
-    return counts;
-  };
+export function introspectionCounts(operation: Selecting, getFragment: FragmentOf): { schema: number; type: number } {
   // Introspection fields live on the root type: its selection set (and the
-  // fragments spread there) is all there is to look at.
-  return count(operation.selectionSet.selections, new Set());
+  // fragments spread there) is all there is to look at, so fields are not descended.
+  return foldOperation(operation, getFragment, {
+    zero: { schema: 0, type: 0 },
+    plus: (a, b) => ({ schema: a.schema + b.schema, type: a.type + b.type }),
+    field: (sel) => ({ schema: sel.name.value === "__schema" ? 1 : 0, type: sel.name.value === "__type" ? 1 : 0 }),
+    fragment: (inner) => inner,
+  });
 }
 
 function introspectionRule(maxTypes: number): ValidationRule {
@@ -149,41 +144,19 @@ function introspectionRule(maxTypes: number): ValidationRule {
 }
 
 /**
- * The selections an operation expands to (see MAX_EXPANDED_SELECTIONS),
- * counted as the pricing would visit them but with each fragment counted
- * once and its count reused wherever it is spread: linear in the document,
- * where walking a fragment bomb (ten spreads of ten spreads of ...) would
- * visit the limit's worth of nodes before refusing it.
+ * The selections an operation expands to (see MAX_EXPANDED_SELECTIONS):
+ * each field, fragment spread and inline fragment, as the pricing visits
+ * them, but with each fragment counted once (foldOperation): linear in the
+ * document, where the pricing's walk of a fragment bomb visits the limit's
+ * worth of nodes before refusing it.
  */
-export function expandedSelections(
-  operation: { selectionSet: { selections: readonly SelectionNode[] } },
-  getFragment: (name: string) => { selectionSet: { selections: readonly SelectionNode[] } } | null | undefined,
-): number {
-  const perFragment = new Map<string, number>();
-  const count = (selections: readonly SelectionNode[], visiting: Set<string>): number => {
-    let n = 0;
-    for (const sel of selections) {
-      n += 1;
-      if (sel.kind === Kind.FIELD) {
-        if (sel.selectionSet) n += count(sel.selectionSet.selections, visiting);
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        n += count(sel.selectionSet.selections, visiting);
-      } else if (!visiting.has(sel.name.value)) {
-        const name = sel.name.value;
-        let inner = perFragment.get(name);
-        if (inner === undefined) {
-          const fragment = getFragment(name);
-          visiting.add(name);
-          inner = fragment ? count(fragment.selectionSet.selections, visiting) : 0;
-          visiting.delete(name);
-          perFragment.set(name, inner);
-        }
-        n += inner;
-      }
-    }
-    return n;
-  };
-  return count(operation.selectionSet.selections, new Set());
+export function expandedSelections(operation: Selecting, getFragment: FragmentOf): number {
+  return foldOperation(operation, getFragment, {
+    zero: 0,
+    plus: (a, b) => a + b,
+    field: (_sel, below) => 1 + below(),
+    fragment: (inner) => 1 + inner,
+  });
 }
 
 function expansionRule(maxSelections: number): ValidationRule {

@@ -35,6 +35,31 @@ export function fieldDepth(document: DocumentNode | string, operationName?: stri
   return depthOf(operationOf(doc, operationName).selectionSet, 0, new Set());
 }
 
+/**
+ * The selections an operation expands to, walked in full (fragments spread
+ * out where they are spread, each field, spread and inline fragment counting
+ * one): `{ a { b } }` is 2, `{ ...F } fragment F on Query { a b }` is 3.
+ * For documents of ordinary size only: a fragment bomb would not finish.
+ */
+export function selectionCount(document: DocumentNode | string, operationName?: string): number {
+  const doc = typeof document === "string" ? parse(document) : document;
+  const fragments = new Map(doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f] as const));
+  const countOf = (set: SelectionSetNode | undefined, active: ReadonlySet<string>): number => {
+    let n = 0;
+    for (const s of set?.selections ?? []) {
+      n += 1;
+      if (s.kind === Kind.FIELD) n += countOf(s.selectionSet, active);
+      else if (s.kind === Kind.INLINE_FRAGMENT) n += countOf(s.selectionSet, active);
+      else {
+        const f = fragments.get(s.name.value);
+        if (f && !active.has(f.name.value)) n += countOf(f.selectionSet, new Set([...active, f.name.value]));
+      }
+    }
+    return n;
+  };
+  return countOf(operationOf(doc, operationName).selectionSet, new Set());
+}
+
 /** The lexical tokens of a document (punctuation, names, values; not commas, blanks or comments). */
 export function countTokens(document: string): number {
   const lexer = new Lexer(new Source(document));
