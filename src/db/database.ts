@@ -4,6 +4,8 @@ import path from "node:path";
 import os from "node:os";
 import pg from "pg";
 import { Logger as MigrateLogger, migrate } from "graphile-migrate";
+// Not in graphile-migrate's index: ends its pools that nothing holds (see migrateNow).
+import { clearAllPools as endMigratePools } from "graphile-migrate/dist/pgReal.js";
 import { runMigrations as runWorkerMigrations } from "graphile-worker";
 import { ConfigError, isDevelopmentDefault, productionDefaultError, type Config } from "../config.ts";
 import { graphileLogFactory, logger } from "../logger.ts";
@@ -407,11 +409,7 @@ export async function prepareDatabase(urls: DatabaseUrls, config: Pick<Config, "
     await owner.query("select pg_advisory_lock(820232)");
     logger.info({ database: databaseName(urls.owner) }, "applying the migrations…");
     await runWorkerMigrations({ connectionString: urls.owner });
-    await migrate({
-      connectionString: urls.owner,
-      migrationsFolder: options.migrationsFolder ?? MIGRATIONS_DIR,
-      logger: migrateLogger,
-    });
+    await migrateNow(urls.owner, options.migrationsFolder ?? MIGRATIONS_DIR);
     if (options.demoData) {
       const { rows } = await owner.query("select exists (select 1 from app_public.coffees) as has_data");
       if (!rows[0].has_data) {
@@ -519,6 +517,22 @@ async function installDdlAudit(urls: DatabaseUrls, owner: pg.Client): Promise<vo
 }
 
 const migrateLogger = new MigrateLogger(graphileLogFactory("graphile-migrate"));
+
+/**
+ * graphile-migrate's migrate, its connections closed when it returns.
+ * graphile-migrate keeps its pool 200 ms after the last use and exits the
+ * process (code 1) when a connection of that pool is terminated: a
+ * `drop database ... with (force)`, a DBA's pg_terminate_backend or a
+ * restart in that moment would end the service (or a test run) that has
+ * just migrated.
+ */
+async function migrateNow(connectionString: string, migrationsFolder: string): Promise<void> {
+  try {
+    await migrate({ connectionString, migrationsFolder, logger: migrateLogger });
+  } finally {
+    endMigratePools();
+  }
+}
 
 /** Drops a database (tests and `npm run db:reset`); needs a superuser. */
 export async function dropDatabase(rootUrl: string, name: string): Promise<void> {

@@ -3,9 +3,11 @@ import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
+import { dropDatabase, prepareDatabase, resolveDatabaseUrls } from "../../src/db/database.ts";
 import { startService } from "../../src/service.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { emptyDir, expectNoStackTrace, ROOT, runMain, testConfig } from "../support/service.ts";
+import { sleep } from "../support/wait.ts";
 
 // Databases the service did not create: one a DBA made beforehand (owned by
 // the superuser), one reached without a superuser (the DBA made the roles;
@@ -76,6 +78,23 @@ test("a database made beforehand by a DBA (owned by the superuser) works with a 
   // Given to the owner role, as if the service had created it.
   expect(await ownerOf("cafe_cfg_premade")).toBe("cafe_owner");
   expect(await count("cafe_cfg_premade", "select count(*) as n from pg_namespace where nspname = 'graphile_worker'")).toBe(1);
+});
+
+// graphile-migrate keeps its pool 200 ms after the last use and exits the
+// process when one of its connections is terminated then: a database dropped
+// with force (or a DBA's pg_terminate_backend) right after start-up's
+// migrations ended this test run once. Without the fix, the drop below exits
+// this Jest process with "process.exit called with 1" from graphile-migrate.
+test("the migrations keep no connection open after them: the database dropped with force at once, this process carries on", async () => {
+  const name = "cafe_cfg_dropped_at_once";
+  made.add(name);
+  const config = loadConfig({ NODE_ENV: "development" });
+  const urls = await resolveDatabaseUrls(config, urlFor(name));
+  await dropDatabase(urls.root!, name);
+  await prepareDatabase(urls, config, { demoData: false });
+  await dropDatabase(urls.root!, name);
+  await sleep(400);
+  expect(await ownerOf(name)).toBeUndefined();
 });
 
 describe("without a superuser: start-up names what the DBA has not granted, one line each", () => {
