@@ -1,4 +1,5 @@
 import { extendSchema } from "postgraphile/utils";
+import { getOperationAST } from "postgraphile/graphql";
 import { pgSelectSingleFromRecord, withPgClient } from "postgraphile/@dataplan/pg";
 import { jsonParse } from "postgraphile/@dataplan/json";
 import { constant, context, isPromiseLike, lambda, listen, type Step } from "postgraphile/grafast";
@@ -155,14 +156,20 @@ const SubscriptionsSchemaPlugin = extendSchema((build) => {
   };
 }, "SubscriptionsPlugin");
 
-/** Ties an operation's `pgSubscriber` to its `withPgClient` (see sharedReads.ts). */
+/**
+ * Ties an operation's `pgSubscriber` to its `withPgClient` (see
+ * sharedReads.ts). A subscription reads on `subscriptionWithPgClient` when
+ * the server gives one (connections of their own, whose statements stay
+ * prepared: src/db/pool.ts openSubscriptionPool), else on the API's pool.
+ */
 function shareReReads(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {
-  const ctx = args.contextValue as { pgSubscriber?: SharingSubscriber; withPgClient?: WithPgClient } | undefined;
+  const ctx = args.contextValue as { pgSubscriber?: SharingSubscriber; withPgClient?: WithPgClient; subscriptionWithPgClient?: WithPgClient } | undefined;
   const subscriber = ctx?.pgSubscriber;
   if (!args.requestContext?.ws || !subscriber || !ctx.withPgClient) return args;
   const scope: DeliveryScope = { delivery: null };
   ctx.pgSubscriber = { subscribe: (topic: string) => subscriber.subscribe(topic, scope) };
-  ctx.withPgClient = sharingWithPgClient(ctx.withPgClient, scope);
+  const own = ctx.subscriptionWithPgClient && getOperationAST(args.document, args.operationName)?.operation === "subscription" ? ctx.subscriptionWithPgClient : ctx.withPgClient;
+  ctx.withPgClient = sharingWithPgClient(own, scope);
   return args;
 }
 

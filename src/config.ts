@@ -111,6 +111,11 @@ const schema = z.object({
       "A prefix for this deployment's login roles (`<prefix>cafe_owner`, `<prefix>cafe_authenticator`): login roles belong to the whole PostgreSQL server, so two deployments on one server (staging and production) each take their own (docs/operations.md). Empty: `cafe_owner`, `cafe_authenticator`.",
     ),
   DATABASE_POOL_SIZE: int(1, 200).default(10).describe("Connections in the API's pool."),
+  DATABASE_SUBSCRIPTION_POOL_SIZE: int(0, 50)
+    .default(3)
+    .describe(
+      "With `DATABASE_POOL_MODE=transaction`: connections straight to PostgreSQL (`DATABASE_LISTEN_URL`) on which the subscriptions read each event again, keeping their prepared statements (through a pooler in transaction mode every statement is planned anew, and each read is four round trips through it). 0: those reads take the API's pool. In session mode the API's pool keeps prepared statements and this is not used.",
+    ),
   DATABASE_POOL_WAIT_MS: int(100, 60_000)
     .default(5000)
     .describe(

@@ -109,7 +109,7 @@ export function observeRequest(route: string, status: number, seconds: number): 
 
 export const poolWait = new client.Histogram({
   name: "cafe_db_pool_wait_seconds",
-  help: "Time a checkout waited for a pool connection (0 when one was idle), by pool: api (DATABASE_POOL_SIZE), callback (CALLBACK_POOL_SIZE).",
+  help: "Time a checkout waited for a pool connection (0 when one was idle), by pool: api (DATABASE_POOL_SIZE), callback (CALLBACK_POOL_SIZE), subscriptions (DATABASE_SUBSCRIPTION_POOL_SIZE, transaction mode only).",
   labelNames: ["pool"] as const,
   buckets: [0, ...LATENCY_BUCKETS],
   registers: [registry],
@@ -120,7 +120,7 @@ for (const pool of ["api", "callback"]) poolWait.zero({ pool });
  * Times every checkout of `pool` into cafe_db_pool_wait_seconds{pool=name}
  * (pool.query() goes through pool.connect() too).
  */
-export function timePoolWaits(pool: pg.Pool, name: "api" | "callback"): void {
+export function timePoolWaits(pool: pg.Pool, name: "api" | "callback" | "subscriptions"): void {
   const observe = poolWait.labels({ pool: name });
   const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
   pool.connect = function (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void) {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
-import { makePgService } from "postgraphile/adaptors/pg";
+import { createWithPgClient, makePgService } from "postgraphile/adaptors/pg";
 import { normalizeConnectionParams } from "postgraphile/grafserv";
 import { PostGraphileConnectionFilterPreset } from "postgraphile-plugin-connection-filter";
 import type { Pool } from "pg";
@@ -50,6 +50,8 @@ export interface PresetOptions {
   sourceOf?(req: import("node:http").IncomingMessage): Source;
   config: Config;
   pool: Pool;
+  /** Where the subscriptions read each event again (src/db/pool.ts openSubscriptionPool); without it, the API's pool. */
+  subscriptionPool?: Pool | null;
   /** Waits until this process knows of the sign-ins revoked so far. */
   revocationsCaughtUp?: () => Promise<void>;
   /** A request role's time limits (src/db/roleLimits.ts); without it (scripts that only build the schema), the strict fallback. */
@@ -106,6 +108,7 @@ function servicesFor(config: Config): CafeServices {
 export function makePreset({
   config,
   pool,
+  subscriptionPool,
   pgSubscriber,
   viewerFromConnectionParams,
   clientAddress,
@@ -118,6 +121,8 @@ export function makePreset({
   chargeWork,
 }: PresetOptions): GraphileConfig.Preset {
   const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
+  // plugins/SubscriptionsPlugin.ts takes it from a subscription's context.
+  const subscriptionWithPgClient = subscriptionPool ? createWithPgClient({ pool: subscriptionPool }) : undefined;
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
@@ -233,7 +238,16 @@ export function makePreset({
         // Jobs a mutation queues carry the request's trace (migration 000009-ops.sql).
         const trace = traceparent();
         if (trace) pgSettings["cafe.traceparent"] = trace;
-        return { viewer, clientIp: source?.key ?? "unknown", clientTrusted: source?.trusted ?? false, revocationsCaughtUp, onCommit, pgSettings, idempotency: idempotencyState(req) };
+        return {
+          viewer,
+          clientIp: source?.key ?? "unknown",
+          clientTrusted: source?.trusted ?? false,
+          revocationsCaughtUp,
+          onCommit,
+          pgSettings,
+          idempotency: idempotencyState(req),
+          ...(subscriptionWithPgClient && requestContext.ws ? { subscriptionWithPgClient } : null),
+        };
       },
     },
   };

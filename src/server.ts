@@ -14,7 +14,7 @@ import { RevokedSignIns } from "./db/revocations.ts";
 import { RoleLimits } from "./db/roleLimits.ts";
 import { TableSizes } from "./db/tableSizes.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
-import { openApiPool, openCallbackPool } from "./db/pool.ts";
+import { openApiPool, openCallbackPool, openSubscriptionPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
 import { installConnectionLimit } from "./http/connectionLimit.ts";
 import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
@@ -93,6 +93,12 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   // LISTEN needs a session of its own: straight to PostgreSQL (DATABASE_LISTEN_URL) when the pool goes through a pooler.
   const subscriber = new ReconnectingPgSubscriber(urls.listen);
   shutdown.add("LISTEN/NOTIFY subscriber", () => subscriber.release());
+  // Behind a pooler in transaction mode, the subscriptions' re-reads go straight to PostgreSQL too, prepared.
+  const subscriptionPool = openSubscriptionPool(config, urls);
+  if (subscriptionPool) {
+    timePoolWaits(subscriptionPool, "subscriptions");
+    shutdown.add("subscriptions' pool", () => subscriptionPool.end());
+  }
   const revokedSignIns = new RevokedSignIns(subscriber, pool, config.JWT_EXPIRES_IN_SECONDS);
   shutdown.add("revoked sign-ins", () => revokedSignIns.stop());
   // Each request role's statement and lock timeouts, as the DBA sets them.
@@ -152,6 +158,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
     makePreset({
       config,
       pool,
+      subscriptionPool,
       pgSubscriber: subscriber as never,
       viewerFromConnectionParams,
       clientAddress,

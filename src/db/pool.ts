@@ -119,3 +119,20 @@ export function openCallbackPool(config: Config, urls: DatabaseUrls): pg.Pool {
   pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection of the payment callback failed"));
   return pool;
 }
+
+/**
+ * Behind a pooler in transaction mode (DATABASE_POOL_MODE=transaction), the
+ * subscriptions' re-reads of each event get their own few connections
+ * straight to PostgreSQL (DATABASE_LISTEN_URL, DATABASE_SUBSCRIPTION_POOL_SIZE),
+ * as the LISTEN connection does. These are the same statements every event
+ * (an order's queue step read for each dashboard, its barista for each
+ * customer): here they stay prepared per connection instead of being planned
+ * anew through the pooler, and each takes no round trip through it. Null in
+ * session mode (the API's pool keeps prepared statements) or when the size is 0.
+ */
+export function openSubscriptionPool(config: Pick<Config, "DATABASE_POOL_MODE" | "DATABASE_SUBSCRIPTION_POOL_SIZE" | "DATABASE_POOL_WAIT_MS">, urls: DatabaseUrls): pg.Pool | null {
+  if (config.DATABASE_POOL_MODE !== "transaction" || config.DATABASE_SUBSCRIPTION_POOL_SIZE === 0) return null;
+  const pool = new pg.Pool({ connectionString: urls.listen, max: config.DATABASE_SUBSCRIPTION_POOL_SIZE, connectionTimeoutMillis: config.DATABASE_POOL_WAIT_MS });
+  pool.on("error", (err) => logger.warn({ err: err.message }, "idle database connection of the subscriptions' re-reads failed"));
+  return pool;
+}
