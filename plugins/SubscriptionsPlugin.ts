@@ -1,9 +1,9 @@
 import { extendSchema } from "postgraphile/utils";
-import { getOperationAST } from "postgraphile/graphql";
 import { pgSelectSingleFromRecord, withPgClient } from "postgraphile/@dataplan/pg";
 import { jsonParse } from "postgraphile/@dataplan/json";
 import { constant, context, isPromiseLike, lambda, listen, type Step } from "postgraphile/grafast";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
+import { operationOf } from "../common/mutationTransaction.ts";
 import { sharingWithPgClient } from "../common/sharedReads.ts";
 import { NEW_COFFEE_TOPIC, notificationTopic, orderQueueTopic, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "../common/topics.ts";
 
@@ -168,7 +168,7 @@ function shareReReads(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {
   if (!args.requestContext?.ws || !subscriber || !ctx.withPgClient) return args;
   const scope: DeliveryScope = { delivery: null };
   ctx.pgSubscriber = { subscribe: (topic: string) => subscriber.subscribe(topic, scope) };
-  const own = ctx.subscriptionWithPgClient && getOperationAST(args.document, args.operationName)?.operation === "subscription" ? ctx.subscriptionWithPgClient : ctx.withPgClient;
+  const own = ctx.subscriptionWithPgClient && operationOf(args.document, args.operationName)?.operation === "subscription" ? ctx.subscriptionWithPgClient : ctx.withPgClient;
   ctx.withPgClient = sharingWithPgClient(own, scope);
   return args;
 }
