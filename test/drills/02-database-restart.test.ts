@@ -21,7 +21,11 @@ import { sleep } from "../support/wait.ts";
 // client reconnect) receives status changes made after the restart, and the
 // worker runs jobs again, including those interrupted by the outage.
 
-const PG = { EMBEDDED_PG_DIR: ".data/drill-pg", EMBEDDED_PG_PORT: 54350 } as const;
+// A port below every system's ephemeral range (Linux 32768-60999, macOS and
+// Windows 49152-65535): the server stops and starts again on it while the
+// test run holds many connections, and one of their local ports was 54350
+// once, so PostgreSQL could not bind it for the whole drill.
+const PG = { EMBEDDED_PG_DIR: ".data/drill-pg", EMBEDDED_PG_PORT: 29350 } as const;
 const OUTAGE_MS = LONG ? 60_000 : 4_000;
 const PROMPT_MS = 5_000;
 const BUSY_ORDERS = 6;
