@@ -34,32 +34,40 @@ if (args[0]?.startsWith("--requires=")) {
   args = args.slice(1);
 }
 
-// Signals from the start: one that arrives while the Node to run is being
-// found (npm exec, a few seconds the first time) ends the launcher at once,
-// exit 0, before anything started; once the program runs, each goes to it.
-let child = null;
-const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"];
-for (const signal of SIGNALS) {
-  process.on(signal, () => {
-    if (child) child.kill(signal);
-    else process.exit(0);
-  });
-}
-
 const [major, minor] = process.versions.node.split(".").map(Number);
 const supported = major > MINIMUM[0] || (major === MINIMUM[0] && minor >= MINIMUM[1]);
 const scriptIndex = args.findIndex((a) => !a.startsWith("-"));
 
+// Signals, when a second process runs the program: one that arrives while
+// the Node to run is being found (npm exec, a few seconds the first time)
+// ends the launcher at once, exit 0, before anything started; once the
+// program runs, each goes to it. When the program runs in this process, no
+// handler is ever installed: its own decide, and until it has any, a signal
+// ends the process. (A handler installed and then removed would swallow a
+// signal that came in between: libuv takes it in at once, and hands it to
+// the listeners only on the event loop's next turn, when there are none.)
+let child = null;
+const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"];
+function relaySignals() {
+  for (const signal of SIGNALS) {
+    process.on(signal, () => {
+      if (child) child.kill(signal);
+      else process.exit(0);
+    });
+  }
+}
+
 if (supported && scriptIndex === 0) {
-  // `node script.ts args...` in this process: its own handlers decide.
-  for (const signal of SIGNALS) process.removeAllListeners(signal);
+  // `node script.ts args...` in this process.
   const script = path.resolve(args[0]);
   process.argv = [process.execPath, script, ...args.slice(1)];
   await import(pathToFileURL(script).href);
 } else if (supported) {
   // Node flags before the script (e.g. --cpu-prof): they need a fresh process.
+  relaySignals();
   relay(process.execPath, args);
 } else {
+  relaySignals();
   // Said on a terminal only: a log collected from a pipe stays JSON from its first line.
   if (process.stderr.isTTY)
     console.error(

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
@@ -108,6 +108,31 @@ describe("scripts/node.mjs", () => {
     expect(seen.argv).toEqual([process.execPath, script, "x"]);
     expect(pkg.scripts.test).toContain("node scripts/node.mjs --requires=24.9 ");
   });
+
+  // A program that has no handler of its own dies of SIGTERM whenever it
+  // comes, during the launcher's first milliseconds too. (The launcher once
+  // installed relaying handlers and removed them before running the program
+  // in its own process: a signal in between was taken in by libuv and never
+  // handed on, and the CLI waited for its password, CI saw, for ever.) The
+  // signals go at every moment of the first 80 ms, two launches each.
+  test("on this Node, a SIGTERM at any moment of the launcher's start ends the program that has no handler", async () => {
+    const script = probe("setInterval(() => {}, 1000);\n");
+    const trial = (delayMs: number) =>
+      new Promise<{ delayMs: number; signal: string | null; code: number | null }>((resolve) => {
+        const child = spawn(process.execPath, [launcher, script], { stdio: "ignore" });
+        const kill = setTimeout(() => child.kill("SIGTERM"), delayMs);
+        const stuck = setTimeout(() => child.kill("SIGKILL"), delayMs + 10_000);
+        child.on("exit", (code, signal) => {
+          clearTimeout(kill);
+          clearTimeout(stuck);
+          resolve({ delayMs, signal, code });
+        });
+      });
+    const delays = Array.from({ length: 80 }, (_, i) => i);
+    const results = [];
+    for (let i = 0; i < delays.length; i += 8) results.push(...(await Promise.all(delays.slice(i, i + 8).flatMap((d) => [trial(d), trial(d + 0.5)]))));
+    expect(results.filter((r) => r.signal !== "SIGTERM")).toEqual([]);
+  }, 120_000);
 
   test("every npm script that runs the launcher execs it: npm's SIGTERM reaches the service, not a shell that dies of it (test/project/signals.test.ts)", () => {
     const launching = Object.entries(pkg.scripts as Record<string, string>).filter(([, cmd]) => cmd.includes("scripts/node.mjs"));
