@@ -32,7 +32,7 @@ import { CriticalityLevel, diff, type Change } from "@graphql-inspector/core";
 import { watch as migrateWatch } from "graphile-migrate";
 import { applyEnvFile, ConfigError, loadConfig } from "../src/config.ts";
 import { makePreset } from "../src/preset.ts";
-import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres } from "../src/db/database.ts";
+import { dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, withMigratePools } from "../src/db/database.ts";
 import { operationOf, printedDocuments, ROOT } from "./operations.ts";
 
 export const RELEASED = "data/released-schema.graphql";
@@ -70,7 +70,7 @@ export async function buildSchemaFromMigrations(dir: string, serverUrl: string):
   try {
     await prepareDatabase(urls, config, { demoData: false, migrationsFolder: path.join(dir, "migrations") });
     // graphile-migrate applies current.sql as `migrate watch --once` does.
-    await migrateWatch({ connectionString: urls.owner, migrationsFolder: path.join(dir, "migrations") }, true);
+    await withMigratePools(() => migrateWatch({ connectionString: urls.owner, migrationsFolder: path.join(dir, "migrations") }, true));
     const pool = new pg.Pool({ connectionString: urls.authenticator });
     try {
       const { schema } = await makeSchema(makePreset({ config, pool, viewerFromConnectionParams: () => null, clientAddress: () => "schema-check" }));
@@ -79,30 +79,7 @@ export async function buildSchemaFromMigrations(dir: string, serverUrl: string):
       await pool.end();
     }
   } finally {
-    await untilUnused(urls.root, scratch);
     await dropDatabase(urls.root, scratch);
-  }
-}
-
-/**
- * Waits (at most 11 s: pg's idle timeout and then some) until nobody else
- * is connected to `database`. graphile-migrate keeps its pool a moment after
- * its last use, and exits the process (exit code 1) when a connection of it
- * is terminated, as `drop database ... with (force)` would.
- */
-async function untilUnused(rootUrl: string, database: string): Promise<void> {
-  const url = new URL(rootUrl);
-  url.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    for (const until = Date.now() + 11_000; Date.now() < until;) {
-      const { rows } = await client.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = $1", [database]);
-      if (rows[0]!.n === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  } finally {
-    await client.end();
   }
 }
 

@@ -527,8 +527,13 @@ const migrateLogger = new MigrateLogger(graphileLogFactory("graphile-migrate"));
  * just migrated.
  */
 async function migrateNow(connectionString: string, migrationsFolder: string): Promise<void> {
+  await withMigratePools(() => migrate({ connectionString, migrationsFolder, logger: migrateLogger }));
+}
+
+/** Runs one of graphile-migrate's commands; its pools (see migrateNow) end when it returns. */
+export async function withMigratePools<T>(command: () => Promise<T>): Promise<T> {
   try {
-    await migrate({ connectionString, migrationsFolder, logger: migrateLogger });
+    return await command();
   } finally {
     endMigratePools();
   }
