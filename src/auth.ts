@@ -3,7 +3,7 @@ import jwt from "jsonwebtoken";
 import { SafeError } from "postgraphile/grafast";
 import { boundedCache, textBytes, type CacheBounds } from "../common/boundedCache.ts";
 import { ACCOUNT_ROLES, type AccountRole, type Session, type Viewer } from "../common/services.ts";
-import { bearerToken } from "./http/bearer.ts";
+import { bearerToken } from "./bearer.ts";
 
 // Bearer tokens for /graphql: HS256 JWTs signed with JWT_SECRET. The role
 // claim picks the Postgres role a request runs as; only the three sign-in

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config.ts";
 import type { Registry } from "prom-client";
 import { registry } from "../metrics.ts";
-import { bearerToken, sameSecret } from "./bearer.ts";
+import { bearerToken, sameSecret } from "../bearer.ts";
 import { ROUTE_ERRORS } from "../../common/errorCatalogue.ts";
 import { sendJson } from "../payments/delivery.ts";
 

@@ -8,7 +8,7 @@ import type { BlockedSources } from "./blockList.ts";
 import { paymentCallbacks } from "../metrics.ts";
 import { asSystem, statementAsSystem } from "../db/asSystem.ts";
 import type { DatabaseHealth } from "../db/dbHealth.ts";
-import { bearerToken, sameSecret } from "../http/bearer.ts";
+import { bearerToken, sameSecret } from "../bearer.ts";
 import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../common/errorCatalogue.ts";
 import { signatureMatches } from "./signature.ts";
 import type { Source } from "../http/clientAddress.ts";
