@@ -187,6 +187,10 @@ export const STRIPE_WEBHOOK_ERRORS = {
   INVALID_JSON: { status: 400, when: "A correctly signed body that is not JSON." },
   VALIDATION_FAILED: { status: 400, when: "A correctly signed event without `id`, `type` or `data.object`." },
   PAYLOAD_TOO_LARGE: { status: ERROR_CATALOGUE.PAYLOAD_TOO_LARGE.status, when: "A body over 64 KiB (never read nor written)." },
+  RATE_LIMITED: {
+    status: ERROR_CATALOGUE.RATE_LIMITED.status,
+    when: "An unverified delivery from a source past `CALLBACK_RATE_LIMIT` a second (the payment routes' one per-source limit; one without `Stripe-Signature` is not read). A verified delivery is never refused nor counted.",
+  },
   METHOD_NOT_ALLOWED: { status: ERROR_CATALOGUE.METHOD_NOT_ALLOWED.status, when: "Any method but POST." },
   SERVICE_UNAVAILABLE: { status: ERROR_CATALOGUE.SERVICE_UNAVAILABLE.status, when: "The database cannot be reached; nothing was recorded (Stripe retries)." },
   SERVICE_BUSY: { status: ERROR_CATALOGUE.SERVICE_BUSY.status, when: "Every connection of the payment routes' pool stayed in use; nothing was recorded (Stripe retries)." },

@@ -2238,7 +2238,12 @@ begin
   end if;
 
   if p_action = 'payment' then
-    -- One intent pays once, whatever the event (a copy, or events out of order).
+    -- One intent pays once, whatever the event (a copy, another event id,
+    -- events out of order) and whenever it arrives: events of one intent
+    -- queue here, so the next one's check below sees the first's effect.
+    if v_intent_id is not null then
+      perform pg_advisory_xact_lock(hashtextextended('stripe_intent:' || v_intent_id, 0));
+    end if;
     if exists (select 1 from app_private.payment_intents i where i.intent_id = v_intent_id and i.succeeded_at is not null) then
       result := row(200, 'duplicate', null, 'This payment was processed already.', v_order_id);
       perform app_private.log_delivery(p_source, 200, 'duplicate', null, null, v_key, p_body_sha256, p_type, v_order_id);
@@ -2330,6 +2335,15 @@ begin
         p_source, v_refund.order_id);
     end if;
     result := row(200, case when v_refund.id is null then 'ignored' else 'processed' end, null, 'Refund failed.', v_refund.order_id);
+  elsif p_action = 'incomplete' then
+    -- A verified event without a field its action needs (p_fields.missing,
+    -- named by the route as Stripe names them): a business refusal, never
+    -- a failure Stripe retries for days. Nothing is paid or settled.
+    perform app_private.raise_alert('stripe_event_incomplete',
+      format('Stripe event %s (%s, payment %s) lacks %s: nothing was done. Check it in the Stripe dashboard.',
+             p_event_id, left(p_type, 100), coalesce(v_intent_id, 'unknown'), left(p_fields ->> 'missing', 200)),
+      p_source, v_order_id);
+    result := row(200, 'refused', 'VALIDATION_FAILED', format('The event lacks %s.', left(p_fields ->> 'missing', 200)), v_order_id);
   elsif p_action = 'dispute' then
     perform app_private.raise_alert('payment_dispute',
       format('Dispute on Stripe payment %s (order %s): %s %s, reason %s. Answer it in the Stripe dashboard.',
@@ -2344,7 +2358,7 @@ begin
   end if;
 
   insert into app_private.processed_payment_keys (key, body_sha256, order_id, outcome) values (v_key, p_body_sha256, result.order_id, result.status);
-  perform app_private.log_delivery(p_source, 200, result.status, null, null, v_key, p_body_sha256, p_type, result.order_id);
+  perform app_private.log_delivery(p_source, 200, result.status, result.code, case when result.code is not null then result.message end, v_key, p_body_sha256, p_type, result.order_id);
   return result;
 end;
 $_$;

@@ -264,7 +264,7 @@ const schema = z.object({
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)
     .describe(
-      "Payment-callback deliveries per second per source, answered from memory before anything is read or written. Past it a delivery is refused 429, unless it carries the webhook token and a valid signature (the provider is never starved by its own source's limit).",
+      "Payment-callback deliveries per second per source, answered from memory before anything is read or written. Past it a delivery is refused 429, unless it carries the webhook token and a valid signature (the provider is never starved by its own source's limit). The Stripe webhook shares it: there only unverified deliveries count, and a verified one is never refused.",
     ),
   CALLBACK_POOL_SIZE: int(1, 50).default(2).describe("Database connections of the payment-callback route's own pool, apart from the API's, so a flood of callbacks cannot take the API's connections."),
   METRICS: bool.default(true).describe("Serve Prometheus metrics on `/metrics`."),

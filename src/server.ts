@@ -20,6 +20,7 @@ import { installConnectionLimit } from "./http/connectionLimit.ts";
 import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
 import { CALLBACK_PATH, genericProvider } from "./payments/generic.ts";
 import { STRIPE_WEBHOOK_PATH, stripeProvider } from "./payments/stripe.ts";
+import { deliveryLimiter } from "./payments/delivery.ts";
 import { installPaymentAlerts } from "./payments/alerts.ts";
 import { installLingeringClose, withBodyLimit } from "./http/bodyLimit.ts";
 import { makeCors } from "./http/cors.ts";
@@ -192,9 +193,11 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   // Answered straight by their handlers: the payment providers (each its
   // own module, src/payments/), health and metrics.
   const metrics = metricsHandler(config);
+  // One per-source limit of both payment routes (CALLBACK_RATE_LIMIT).
+  const deliveries = deliveryLimiter(config);
   const direct = {
-    [CALLBACK_PATH]: genericProvider({ config, pool: callbackPool, health, blocked: blockedSources, sourceOf }),
-    ...(config.STRIPE_SECRET_KEY ? { [STRIPE_WEBHOOK_PATH]: stripeProvider({ config, pool: callbackPool, health, sourceOf }) } : null),
+    [CALLBACK_PATH]: genericProvider({ config, pool: callbackPool, health, blocked: blockedSources, limiter: deliveries, sourceOf }),
+    ...(config.STRIPE_SECRET_KEY ? { [STRIPE_WEBHOOK_PATH]: stripeProvider({ config, pool: callbackPool, health, limiter: deliveries, sourceOf }) } : null),
     ...Object.fromEntries(Object.entries(healthHandlers(health)).map(([path, handler]) => [path, withBodyLimit(handler)])),
     ...(metrics ? { "/metrics": withBodyLimit(metrics) } : null),
   };

@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isDatabaseBusy, isDatabaseUnavailable, type DatabaseHealth } from "../db/dbHealth.ts";
 import { RETRY_AFTER_SECONDS } from "../../common/errorCatalogue.ts";
+import type { Config } from "../config.ts";
+import { RateLimiter } from "../http/rateLimiter.ts";
 
 // What every provider's route (src/payments/generic.ts, stripe.ts) does the
 // same way: read the exact bytes sent, at most MAX_DELIVERY_BYTES (the
@@ -12,6 +14,20 @@ export const MAX_DELIVERY_BYTES = 64 * 1024;
 
 /** A provider route's handler: the router (src/http/router.ts) calls it straight. */
 export type DeliveryHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The payment routes' one per-source limit (CALLBACK_RATE_LIMIT a second),
+ * shared by both routes so a source gets one budget, not one per route: the
+ * generic callback spends it on every delivery without the webhook token,
+ * the Stripe webhook on every delivery that does not verify.
+ */
+export const deliveryLimiter = (config: Pick<Config, "CALLBACK_RATE_LIMIT">) => new RateLimiter(config.CALLBACK_RATE_LIMIT, 1000);
+
+/** A 429 of a payment route: when to retry, and the connection closes when the body was not read. */
+export function tooManyHeaders(req: IncomingMessage, res: ServerResponse, retryAfterSeconds: number): void {
+  res.setHeader("retry-after", String(retryAfterSeconds));
+  if (!req.complete) res.setHeader("connection", "close");
+}
 
 export const sha256Hex = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
 

@@ -12,9 +12,9 @@ import { bearerToken, sameSecret } from "../bearer.ts";
 import { CALLBACK_ERRORS, type CallbackErrorCode } from "../../common/errorCatalogue.ts";
 import { signatureMatches } from "./signature.ts";
 import type { Source } from "../http/clientAddress.ts";
-import { RateLimiter } from "../http/rateLimiter.ts";
+import type { RateLimiter } from "../http/rateLimiter.ts";
 import { annotateSpan, inSpan } from "../tracing.ts";
-import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, type DeliveryHandler } from "./delivery.ts";
+import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, tooManyHeaders, type DeliveryHandler } from "./delivery.ts";
 
 // The generic provider (the contract's): POST /orders/payment-callback,
 // docs/payments.md. Its steps, in order:
@@ -68,14 +68,15 @@ export interface PaymentCallbackOptions {
   pool: pg.Pool;
   health: DatabaseHealth;
   blocked: BlockedSources;
+  /** The payment routes' per-source limit (delivery.ts deliveryLimiter). */
+  limiter: RateLimiter;
   sourceOf(req: IncomingMessage): Source;
 }
 
 /** Deliveries waiting for one of the route's connections beyond which it answers 503 at once (the provider retries). */
 const MAX_WAITING_PER_CONNECTION = 100;
 
-export function genericProvider({ config, pool, health, blocked, sourceOf }: PaymentCallbackOptions): DeliveryHandler {
-  const limiter = new RateLimiter(config.CALLBACK_RATE_LIMIT, 1000);
+export function genericProvider({ config, pool, health, blocked, limiter, sourceOf }: PaymentCallbackOptions): DeliveryHandler {
   for (const outcome of CALLBACK_OUTCOMES) paymentCallbacks.inc({ outcome }, 0);
   const secrets = [config.SIGNING_SECRET, ...(config.SIGNING_SECRET_PREVIOUS ? [config.SIGNING_SECRET_PREVIOUS] : [])];
 
@@ -84,9 +85,8 @@ export function genericProvider({ config, pool, health, blocked, sourceOf }: Pay
   // metric and in the refusal log, by source and why (the access log's).
   const refuse429 = (req: IncomingMessage, res: ServerResponse, source: string, why: "blocked" | "overLimit") => {
     refusedFor(why === "blocked" ? "SOURCE_BLOCKED" : "RATE_LIMITED");
-    res.setHeader("retry-after", why === "blocked" ? "60" : "1");
     // The body is not read: the connection closes after the answer.
-    if (!req.complete) res.setHeader("connection", "close");
+    tooManyHeaders(req, res, why === "blocked" ? 60 : 1);
     return why === "blocked" ? fail(res, "RATE_LIMITED", "Too many failed attempts from this source; retry later.") : fail(res, "RATE_LIMITED", "Too many deliveries from this source; slow down.");
   };
 

@@ -9,8 +9,9 @@ import { statementAsSystem } from "../db/asSystem.ts";
 import type { DatabaseHealth } from "../db/dbHealth.ts";
 import { RETRY_AFTER_SECONDS, STRIPE_WEBHOOK_ERRORS, type StripeWebhookErrorCode } from "../../common/errorCatalogue.ts";
 import type { Source } from "../http/clientAddress.ts";
+import type { RateLimiter } from "../http/rateLimiter.ts";
 import { annotateSpan, inSpan } from "../tracing.ts";
-import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, type DeliveryHandler } from "./delivery.ts";
+import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex, tooManyHeaders, type DeliveryHandler } from "./delivery.ts";
 
 // Stripe's own webhooks: POST /payments/stripe/webhook (docs/payments.md).
 // Its steps, in order:
@@ -18,26 +19,36 @@ import { headerOf, MAX_DELIVERY_BYTES, readBody, retryLater, sendJson, sha256Hex
 //   2. verify  `Stripe-Signature` with the official package
 //              (webhooks.constructEvent, Stripe's 300 s tolerance) under each
 //              of STRIPE_WEBHOOK_SECRET's secrets; missing, bad or stale: 400
-//              (the one answer that makes Stripe retry);
+//              (the one answer that makes Stripe retry), or 429 past the
+//              source's limit of unverified deliveries;
 //   3. parse   the event: its id, type and object;
 //   4. map     the type onto what the service does (`action`) and the
-//              fields it needs;
+//              fields it needs (one missing: `incomplete`, refused 2xx with
+//              an alert);
 //   5. process app_private.process_stripe_event, one transaction: deduped
 //              by the event id; a payment takes the generic callback's SQL
 //              path; a business refusal is 2xx with an alert (and a refund
 //              owed when money was taken).
 //
-// No bearer token, no block list, no per-source limit: a verified delivery
-// is never refused by either and never counts toward one. An unverified one
-// costs reading at most 64 KiB and an HMAC per secret, in memory: it writes
-// nothing (counted in the metric, one log line per source a minute), so a
-// stranger cannot make the database work, nor block Stripe's own address.
+// No bearer token, no block list: a verified delivery is never refused and
+// never counts toward a limit. An unverified one costs reading at most
+// 64 KiB and an HMAC per secret, in memory: it writes nothing (counted in
+// the metric, one log line per source a minute), so a stranger cannot make
+// the database work, nor block Stripe's own address. It spends its source's
+// share of the payment routes' one per-source limit (CALLBACK_RATE_LIMIT a
+// second, delivery.ts deliveryLimiter); past it the answer is 429 and the
+// connection closes, and a delivery without Stripe-Signature (which can
+// never verify) is refused before its body is read.
 // While tracing is on, each step is a span (`stripe_webhook <step>`).
 
 export const STRIPE_WEBHOOK_PATH = "/payments/stripe/webhook";
 
-/** What an event asks the database to do (app_private.process_stripe_event's p_action). */
-export type StripeAction = "payment" | "payment_failed" | "refund_settled" | "refund_failed" | "dispute" | "ignored";
+/**
+ * What an event asks the database to do (app_private.process_stripe_event's
+ * p_action); `incomplete`: a verified event without a field its action
+ * needs, refused 2xx with an alert (`fields.missing` names them).
+ */
+export type StripeAction = "payment" | "payment_failed" | "refund_settled" | "refund_failed" | "dispute" | "ignored" | "incomplete";
 
 export interface MappedEvent {
   action: StripeAction;
@@ -49,6 +60,8 @@ export interface MappedEvent {
     refundRef?: string | null;
     providerRefundId?: string | null;
     reason?: string | null;
+    /** `incomplete`: the event's fields that are missing or invalid, as Stripe names them. */
+    missing?: string | null;
   };
 }
 
@@ -60,6 +73,8 @@ export interface StripeWebhookOptions {
   /** The payment routes' own pool (CALLBACK_POOL_SIZE connections). */
   pool: pg.Pool;
   health: DatabaseHealth;
+  /** The payment routes' per-source limit (delivery.ts deliveryLimiter): spent by unverified deliveries only. */
+  limiter: RateLimiter;
   sourceOf(req: IncomingMessage): Source;
 }
 
@@ -70,8 +85,40 @@ const int = (v: unknown): number | null => (typeof v === "number" && Number.isSa
 const idOf = (v: unknown): string | null => str(v) ?? str((v as Obj | null)?.id);
 const metadataOf = (o: Obj): Obj => (o.metadata && typeof o.metadata === "object" ? (o.metadata as Obj) : {});
 
-/** 4. map: an event's type onto an action and its fields (any other type: ignored). */
+type Fields = MappedEvent["fields"];
+
+/**
+ * The fields an event's action cannot go without, by Stripe's name in
+ * data.object, and the mapped fields that hold it (one of them is enough):
+ * a payment needs its intent, amount and currency; a settlement by charge,
+ * the intent and the amount refunded; a refund's update, the refund. An
+ * event lacking one is `incomplete`.
+ */
+const NEEDED: Record<string, Array<[string, Array<keyof Fields>]>> = {
+  "payment_intent.succeeded": [
+    ["id", ["intentId"]],
+    ["amount_received", ["amount"]],
+    ["currency", ["currency"]],
+  ],
+  "payment_intent.payment_failed": [["id", ["intentId"]]],
+  "charge.refunded": [
+    ["payment_intent", ["intentId"]],
+    ["amount_refunded", ["amount"]],
+  ],
+  "refund.updated": [["id", ["refundRef", "providerRefundId"]]],
+  "refund.failed": [["id", ["refundRef", "providerRefundId"]]],
+};
+
+/** 4. map: an event's type onto an action and its fields (any other type: ignored; a needed field missing: incomplete). */
 export function mapEvent(type: string, o: Obj): MappedEvent {
+  const mapped = mapType(type, o);
+  if (mapped.action === "ignored") return mapped;
+  const missing = (NEEDED[type] ?? []).filter(([, keys]) => keys.every((k) => mapped.fields[k] == null)).map(([name]) => `data.object.${name}`);
+  if (missing.length === 0) return mapped;
+  return { action: "incomplete", fields: { intentId: mapped.fields.intentId ?? null, orderRef: mapped.fields.orderRef ?? null, missing: missing.join(", ") } };
+}
+
+function mapType(type: string, o: Obj): MappedEvent {
   switch (type) {
     case "payment_intent.succeeded":
       return {
@@ -103,7 +150,7 @@ export function mapEvent(type: string, o: Obj): MappedEvent {
   }
 }
 
-export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhookOptions): DeliveryHandler {
+export function stripeProvider({ config, pool, health, limiter, sourceOf }: StripeWebhookOptions): DeliveryHandler {
   const secrets = (config.STRIPE_WEBHOOK_SECRET ?? "")
     .split(",")
     .map((s) => s.trim())
@@ -114,6 +161,11 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
     refusedFor(code);
     stripeWebhooks.inc({ outcome: code });
     sendJson(res, STRIPE_WEBHOOK_ERRORS[code].status, { error: { code, message } });
+  }
+
+  function tooMany(req: IncomingMessage, res: ServerResponse) {
+    tooManyHeaders(req, res, 1);
+    return fail(res, "RATE_LIMITED", "Too many unverified deliveries from this source; slow down.");
   }
 
   // Unverified deliveries are written nowhere: counted by source and code
@@ -178,6 +230,10 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
       res.setHeader("retry-after", String(RETRY_AFTER_SECONDS.SERVICE_UNAVAILABLE));
       return fail(res, "SERVICE_UNAVAILABLE", "The service is unavailable; Stripe retries.");
     }
+    // A delivery without a signature can never verify: it spends the
+    // source's limit now, and past it is refused before it is read.
+    const signature = headerOf(req, "stripe-signature");
+    if (!signature && !limiter.take(source)) return tooMany(req, res);
     // 1. read
     let body: Buffer | null;
     try {
@@ -191,11 +247,12 @@ export function stripeProvider({ config, pool, health, sourceOf }: StripeWebhook
     }
     // 2. verify
     const signed = body;
-    const verified = inSpan("stripe_webhook verify_signature", {}, () => verify(signed, headerOf(req, "stripe-signature")));
+    const verified = inSpan("stripe_webhook verify_signature", {}, () => verify(signed, signature));
     if ("error" in verified) {
-      return verified.error === "json"
-        ? fail(res, "INVALID_JSON", "The signed body is not valid JSON.")
-        : fail(res, "BAD_SIGNATURE", "Stripe-Signature is missing, does not match the body under the webhook's secret, or is older than 300 s.");
+      if (verified.error === "json") return fail(res, "INVALID_JSON", "The signed body is not valid JSON.");
+      // Unverified: it spends the source's limit (one without a signature did already).
+      if (signature && !limiter.take(source)) return tooMany(req, res);
+      return fail(res, "BAD_SIGNATURE", "Stripe-Signature is missing, does not match the body under the webhook's secret, or is older than 300 s.");
     }
     // 3. parse
     const event = parse(verified.event);

@@ -34,8 +34,9 @@ let latte: StockedCoffee;
 
 beforeAll(async () => {
   stripe = await startStripeServer();
-  // The per-source limit as in production: a verified delivery must never meet it.
-  t = await startTestService({ worker: true, env: { ...stripeEnv(stripe.url), CALLBACK_RATE_LIMIT: "5" } });
+  // The per-source limit as in production: a verified delivery must never meet it. Behind
+  // the loopback proxy, so a test may send from a source of its own (X-Forwarded-For).
+  t = await startTestService({ worker: true, env: { ...stripeEnv(stripe.url), CALLBACK_RATE_LIMIT: "5", TRUST_PROXY: "loopback" } });
   box = await sandbox(t);
   tokens = await t.tokens();
   latte = await stockedCoffee(t, "Stripe latte", "3.80", 10);
@@ -47,7 +48,7 @@ afterAll(async () => {
   await t?.db.query("update app_private.settings set value = 30 where key = 'refund_backoff_base_seconds'");
   await t?.db.query("update app_private.settings set text_value = 'EUR' where key = 'currency'");
   await t?.db.query(
-    "delete from app_public.payment_alerts where kind in ('unknown_order', 'payment_dispute', 'refund_failed', 'refund_failing', 'amount_mismatch', 'currency_mismatch', 'refund_needed', 'multiple_payments')",
+    "delete from app_public.payment_alerts where kind in ('unknown_order', 'payment_dispute', 'refund_failed', 'refund_failing', 'amount_mismatch', 'currency_mismatch', 'refund_needed', 'multiple_payments', 'stripe_event_incomplete')",
   );
   await box?.restore();
   await t?.stop();
@@ -204,6 +205,20 @@ describe("POST /payments/stripe/webhook", () => {
     expect(notified.map((n) => n.kind)).toEqual(["payment_received"]);
   });
 
+  test("two payment_intent.succeeded events for one intent at the same moment, with different event ids: one payment, no refund (10 rounds, intents from startPayment and made elsewhere)", async () => {
+    const rounds: Array<{ answers: string[]; paid: number; refunds: number }> = [];
+    for (let i = 0; i < 10; i++) {
+      const o = await order();
+      // Even rounds: the intent startPayment made; odd: one Stripe made elsewhere, named only by the events.
+      const intent = i % 2 === 0 ? await paidIntent(o.id) : { id: `pi_elsewhere${i}${Date.now()}`, amount: 760, currency: "eur", metadata: { order_id: o.id } };
+      const answers = await Promise.all([sendStripeEvent(t.url, succeededEvent(intent)), sendStripeEvent(t.url, succeededEvent(intent))]);
+      const { rows } = await t.db.query("select count(*)::int as n from app_public.order_events where order_id = $1 and to_status = 'PAID'", [o.id]);
+      rounds.push({ answers: answers.map((r) => `${r.status} ${r.body.status}`).sort(), paid: rows[0].n, refunds: (await refundsOf(o.id)).length });
+    }
+    const doubled = rounds.filter((r) => r.refunds > 0).length;
+    expect({ doubled, rounds }).toEqual({ doubled: 0, rounds: Array(10).fill({ answers: ["200 duplicate", "200 processed"], paid: 1, refunds: 0 }) });
+  });
+
   test("payment_intent.payment_failed tells the customer (a notification of its own kind); the order stays PENDING", async () => {
     const o = await order();
     const { paymentIntentId } = (await startPayment(o.id)).body.data.startPayment;
@@ -240,21 +255,67 @@ describe("POST /payments/stripe/webhook", () => {
     expect(second.body.status).toBe("processed");
   });
 
-  test("30 deliveries with bad signatures from one address, then a good one from it: 2xx (never blocked, never counted)", async () => {
+  test("unverified deliveries from one source: 400 up to CALLBACK_RATE_LIMIT (5) a second, then 429 with Retry-After; a verified delivery from that source and from another still 2xx, never counted, never blocked", async () => {
     const o = await order();
     const event = succeededEvent(await paidIntent(o.id));
-    for (let i = 0; i < 30; i++) {
-      const r = await sendStripeEvent(t.url, event, { signature: stripeSignature(JSON.stringify(event), { secret: "whsec_forged000000000000000000" }) });
-      expect(r.status).toBe(400);
-    }
-    const good = await sendStripeEvent(t.url, event);
+    const flood = { "x-forwarded-for": "198.51.100.141" };
+    const forged = stripeSignature(JSON.stringify(event, null, 2), { secret: "whsec_forged000000000000000000" });
+    // Half with a forged signature, half with none (never read past the limit).
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => sendStripeEvent(t.url, event, { signature: i % 2 ? null : forged, headers: flood })));
+    // The limit's windows are 1 s each: at most 5 answered 400 in each window the flood spanned.
+    const windows = Math.ceil((Date.now() - started) / 1000) + 1;
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.every((s) => s === 400 || s === 429)).toBe(true);
+    expect(statuses.filter((s) => s === 400).length).toBeLessThanOrEqual(5 * windows);
+    const refused = answers.filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(40 - 5 * windows);
+    expect(refused[0]!.body.error.code).toBe("RATE_LIMITED");
+    expect(refused[0]!.headers["retry-after"]).toBe("1");
+
+    // Still over its limit: the verified delivery from that source is not refused.
+    const good = await sendStripeEvent(t.url, event, { headers: flood });
     expect(good.status).toBe(200);
     expect(good.body).toEqual({ status: "processed", orderId: o.id });
-    // Over CALLBACK_RATE_LIMIT (5/s) too: verified deliveries do not take from it.
-    const more = await Promise.all(Array.from({ length: 10 }, () => sendStripeEvent(t.url, stripeEvent("customer.created", { id: "cus_1", object: "customer" }))));
+    // From another source at once, and over CALLBACK_RATE_LIMIT: verified deliveries do not take from it.
+    const more = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        sendStripeEvent(t.url, stripeEvent("customer.created", { id: "cus_1", object: "customer" }), { headers: i % 2 ? flood : { "x-forwarded-for": "198.51.100.142" } }),
+      ),
+    );
     expect(more.map((r) => r.status)).toEqual(Array(10).fill(200));
     const { rows } = await t.db.query("select count(*)::int as n from app_private.blocked_sources");
     expect(rows[0].n).toBe(0);
+  });
+
+  test("a verified event without a field its action needs (a payment without currency, or amount_received; a charge.refunded without its amount): 2xx refused, an alert, recorded; nothing paid, refunded or settled", async () => {
+    const o = await order();
+    const intent = await paidIntent(o.id);
+    const { currency: _c, ...noCurrency } = succeededEvent(intent).data.object;
+    const { amount_received: _a, ...noAmount } = succeededEvent(intent).data.object;
+    for (const [object, missing] of [
+      [noCurrency, "data.object.currency"],
+      [{ ...noAmount, amount_received: "760" }, "data.object.amount_received"],
+    ] as const) {
+      const event = stripeEvent("payment_intent.succeeded", object);
+      const r = await sendStripeEvent(t.url, event);
+      expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { status: "refused", code: "VALIDATION_FAILED", message: `The event lacks ${missing}.`, orderId: o.id } });
+      // Recorded: a copy is a duplicate, and changes nothing.
+      expect((await sendStripeEvent(t.url, event)).body.status).toBe("duplicate");
+    }
+    const raised = await alerts(o.id, "stripe_event_incomplete");
+    expect(raised.map((a) => a.message)).toEqual([expect.stringContaining("data.object.currency"), expect.stringContaining("data.object.amount_received")]);
+    expect(await statusOf(o.id)).toBe("PENDING");
+    expect(await refundsOf(o.id)).toEqual([]);
+
+    // Then the whole event pays; a charge.refunded without its amount settles no refund.
+    expect((await sendStripeEvent(t.url, succeededEvent(intent))).body.status).toBe("processed");
+    await t.gql("mutation($id: ID!, $s: OrderStatus!) { updateOrderStatus(id: $id, status: $s) { id } }", { variables: { id: o.id, s: "CANCELLED" }, token: tokens.barista });
+    await waitUntil("the refund SENT", async () => (await refundsOf(o.id))[0]?.status === "SENT", 15_000);
+    const { amount_refunded: _r, ...noRefunded } = chargeRefundedEvent(intent.id, 760, "eur").data.object;
+    const unsettled = await sendStripeEvent(t.url, stripeEvent("charge.refunded", noRefunded));
+    expect(unsettled.body).toMatchObject({ status: "refused", code: "VALIDATION_FAILED" });
+    expect(await refundsOf(o.id)).toEqual([expect.objectContaining({ status: "SENT", settled: false })]);
   });
 
   test("2xx and an alert, and a refund owed, for a mismatched amount or currency; 2xx and an alert for an unknown order", async () => {
