@@ -185,6 +185,41 @@ insert into app_public.stock_items (ingredient_id, current_stock, alert_level, u
   ('30000000-0000-4000-8000-000000000018', 1000, 100, 'g');
 
 --------------------------------------------------------------------------------
+-- Options (000018-options.sql): option groups 50000000-..., options 60000000-...
+-- On every MILK_BASED coffee a Size (Small and Large scale the recipe) and a
+-- Milk (Oat takes the place of the whole milk; Skimmed is poured from the
+-- whole milk's stock: no ingredient of its own); on every espresso-based
+-- coffee (ESPRESSO and MILK_BASED, and any other whose recipe pulls espresso)
+-- up to two extra shots of 9 g each.
+--------------------------------------------------------------------------------
+
+insert into app_public.option_groups (id, name, min_selections, max_selections) values
+  ('50000000-0000-4000-8000-000000000001', 'Size', 1, 1),
+  ('50000000-0000-4000-8000-000000000002', 'Milk', 1, 1),
+  ('50000000-0000-4000-8000-000000000003', 'Extra shot', 0, 2);
+
+insert into app_public.options (id, group_id, name, price_delta, is_default, ingredient_id, ingredient_amount, recipe_factor, position) values
+  ('60000000-0000-4000-8000-000000000001', '50000000-0000-4000-8000-000000000001', 'Small', -0.30, false, null, null, 0.75, 1),
+  ('60000000-0000-4000-8000-000000000002', '50000000-0000-4000-8000-000000000001', 'Regular', 0, true, null, null, null, 2),
+  ('60000000-0000-4000-8000-000000000003', '50000000-0000-4000-8000-000000000001', 'Large', 0.50, false, null, null, 1.5, 3),
+  ('60000000-0000-4000-8000-000000000004', '50000000-0000-4000-8000-000000000002', 'Whole', 0, true, '30000000-0000-4000-8000-000000000003', null, null, 1),
+  ('60000000-0000-4000-8000-000000000005', '50000000-0000-4000-8000-000000000002', 'Oat', 0.40, false, '30000000-0000-4000-8000-000000000004', null, null, 2),
+  ('60000000-0000-4000-8000-000000000006', '50000000-0000-4000-8000-000000000002', 'Skimmed', 0, false, null, null, null, 3),
+  ('60000000-0000-4000-8000-000000000007', '50000000-0000-4000-8000-000000000003', 'Extra shot', 0.60, false, '30000000-0000-4000-8000-000000000001', 9, null, 1),
+  ('60000000-0000-4000-8000-000000000008', '50000000-0000-4000-8000-000000000003', 'Second extra shot', 0.60, false, '30000000-0000-4000-8000-000000000001', 9, null, 2);
+
+insert into app_public.coffee_option_groups (coffee_id, group_id, position)
+select c.id, g.id, g.position
+from app_public.coffees c
+cross join (values ('50000000-0000-4000-8000-000000000001'::uuid, 1), ('50000000-0000-4000-8000-000000000002'::uuid, 2)) g(id, position)
+where c.category = 'MILK_BASED'
+union all
+select c.id, '50000000-0000-4000-8000-000000000003', 3
+from app_public.coffees c
+where c.category in ('ESPRESSO', 'MILK_BASED')
+   or exists (select 1 from app_public.recipe_lines rl where rl.coffee_id = c.id and rl.ingredient_id = '30000000-0000-4000-8000-000000000001');
+
+--------------------------------------------------------------------------------
 -- People: accounts, customers and their profiles, staff
 --------------------------------------------------------------------------------
 

@@ -122,6 +122,33 @@ CREATE TYPE app_public.coffee_category AS ENUM (
 );
 
 --
+-- Name: order_item_option; Type: TYPE; Schema: app_public; Owner: -
+--
+
+CREATE TYPE app_public.order_item_option AS (
+	name text,
+	price_delta numeric(10,2)
+);
+
+--
+-- Name: TYPE order_item_option; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TYPE app_public.order_item_option IS 'An option of an order line, as it was ordered.';
+
+--
+-- Name: COLUMN order_item_option.name; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.order_item_option.name IS '@notNull';
+
+--
+-- Name: COLUMN order_item_option.price_delta; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.order_item_option.price_delta IS '@notNull';
+
+--
 -- Name: order_line; Type: TYPE; Schema: app_public; Owner: -
 --
 
@@ -1541,6 +1568,18 @@ end;
 $$;
 
 --
+-- Name: coffee_price_at(uuid, uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.coffee_price_at(p_coffee_id uuid, p_store_id uuid) RETURNS numeric
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce((select p.price from app_public.store_coffee_prices p where p.store_id = p_store_id and p.coffee_id = p_coffee_id),
+                  (select c.price from app_public.coffees c where c.id = p_coffee_id));
+$$;
+
+--
 -- Name: currency_exponent(text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -1569,6 +1608,20 @@ CREATE FUNCTION app_private.ddl_audit_installed() RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
   select exists (select 1 from pg_catalog.pg_event_trigger where evtname = 'cafe_audit_ddl' and evtenabled <> 'D');
+$$;
+
+--
+-- Name: default_options(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.default_options(p_coffee_id uuid) RETURNS uuid[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce(array_agg(o.id order by o.id), '{}')
+  from app_public.coffee_option_groups cg
+  join app_public.options o on o.group_id = cg.group_id and o.is_default
+  where cg.coffee_id = p_coffee_id;
 $$;
 
 --
@@ -1677,14 +1730,14 @@ CREATE FUNCTION app_private.inventory_of(p_coffees uuid[]) RETURNS TABLE(store_i
     SET search_path TO 'pg_catalog'
     AS $$
   select st.id, c.id,
-         case when count(rl.ingredient_id) = 0 then null
-           else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / rl.quantity)))::integer
+         case when count(u.ingredient_id) = 0 then null
+           else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / u.amount)))::integer
          end
   from app_public.stores st
   cross join unnest(p_coffees) c(id)
-  left join app_public.recipe_lines rl on rl.coffee_id = c.id
-  left join app_public.stock_items s on s.store_id = st.id and s.ingredient_id = rl.ingredient_id
-  left join app_private.stock_reserved r on r.store_id = st.id and r.ingredient_id = rl.ingredient_id
+  left join lateral app_private.line_usage(c.id, app_private.default_options(c.id)) u on true
+  left join app_public.stock_items s on s.store_id = st.id and s.ingredient_id = u.ingredient_id
+  left join app_private.stock_reserved r on r.store_id = st.id and r.ingredient_id = u.ingredient_id
   group by st.id, c.id;
 $$;
 
@@ -1743,6 +1796,38 @@ begin
     union all
     select 'failed'::text, count(*) from graphile_worker.jobs j where j.last_error is not null;
 end;
+$$;
+
+--
+-- Name: line_usage(uuid, uuid[]); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.line_usage(p_coffee_id uuid, p_option_ids uuid[]) RETURNS TABLE(ingredient_id uuid, amount numeric)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  with chosen as (
+    select o.* from app_public.options o where o.id = any (p_option_ids)
+  ), factor as (
+    select coalesce((select round(exp(sum(ln(c.recipe_factor))), 6) from chosen c where c.recipe_factor is not null), 1) as f
+  ), swaps as (
+    select d.ingredient_id as from_id, min(c.ingredient_id::text)::uuid as to_id
+    from chosen c
+    join app_public.options d on d.group_id = c.group_id and d.is_default and d.ingredient_id is not null and d.ingredient_amount is null
+    where c.ingredient_id is not null and c.ingredient_amount is null and d.ingredient_id <> c.ingredient_id
+    group by d.ingredient_id
+  )
+  select u.ingredient_id, sum(u.amount)
+  from (
+    select coalesce(s.to_id, rl.ingredient_id) as ingredient_id, rl.quantity * f.f as amount
+    from app_public.recipe_lines rl
+    cross join factor f
+    left join swaps s on s.from_id = rl.ingredient_id
+    where rl.coffee_id = p_coffee_id
+    union all
+    select c.ingredient_id, c.ingredient_amount from chosen c where c.ingredient_amount is not null
+  ) u
+  group by u.ingredient_id;
 $$;
 
 --
@@ -2002,6 +2087,177 @@ $$;
 --
 
 COMMENT ON FUNCTION app_private.ops_counts() IS 'Gauges for /metrics: workers alive and dead, notification webhooks pending and given up, refunds open and the oldest one''s age.';
+
+--
+-- Name: option_available_at(uuid, uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.option_available_at(p_option_id uuid, p_store_id uuid) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select coalesce((select so.available from app_public.store_options so where so.store_id = p_store_id and so.option_id = p_option_id), true);
+$$;
+
+--
+-- Name: stores; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.stores (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    time_zone text NOT NULL,
+    address text,
+    is_open boolean DEFAULT true NOT NULL,
+    is_default boolean DEFAULT false NOT NULL,
+    pending_order_expiry_seconds integer,
+    max_open_orders_per_customer integer,
+    max_open_cups_per_customer integer,
+    max_stock_share_percent numeric,
+    stock_share_cooldown_seconds integer,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT stores_address_check CHECK ((length(address) <= 500)),
+    CONSTRAINT stores_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100)))
+);
+
+--
+-- Name: TABLE stores; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.stores IS 'A café of the chain. Orders, stock, refunds and notifications belong to one; the menu, customers and points are the chain''s.';
+
+--
+-- Name: COLUMN stores.time_zone; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.time_zone IS 'The store''s time zone (an IANA name): its sales report''s hours and days.';
+
+--
+-- Name: COLUMN stores.is_open; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.is_open IS 'Taking orders now. Customers and kiosks see open stores only.';
+
+--
+-- Name: COLUMN stores.is_default; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.is_default IS 'The store that an API argument naming no store means (the café that existed before the chain). Exactly one.';
+
+--
+-- Name: COLUMN stores.pending_order_expiry_seconds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.pending_order_expiry_seconds IS 'An unpaid order here expires this long after it was made; null: the chain''s pending_order_expiry_seconds.';
+
+--
+-- Name: COLUMN stores.max_open_orders_per_customer; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.max_open_orders_per_customer IS 'Most unpaid orders a customer holds here; null: the chain''s setting.';
+
+--
+-- Name: COLUMN stores.max_open_cups_per_customer; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.max_open_cups_per_customer IS 'Most cups in a customer''s unpaid orders here; null: the chain''s setting.';
+
+--
+-- Name: COLUMN stores.max_stock_share_percent; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.max_stock_share_percent IS 'Most of an ingredient''s stock here one customer''s orders may hold (percent); null: the chain''s setting.';
+
+--
+-- Name: COLUMN stores.stock_share_cooldown_seconds; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON COLUMN app_public.stores.stock_share_cooldown_seconds IS 'How long a cancelled unpaid order still counts toward that share; null: the chain''s setting.';
+
+--
+-- Name: order_line_options(app_public.coffees, app_public.stores, jsonb, integer); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.order_line_options(p_coffee app_public.coffees, p_store app_public.stores, p_option_ids jsonb, p_pos integer) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $_$
+declare
+  v_ids uuid[] := '{}';
+  v_text text;
+  bad record;
+begin
+  if p_option_ids is null or jsonb_typeof(p_option_ids) = 'null' then
+    v_ids := app_private.default_options(p_coffee.id);
+  else
+    if jsonb_typeof(p_option_ids) <> 'array' then
+      raise exception 'optionIds must be a list (item %).', p_pos using errcode = '22023';
+    end if;
+    if jsonb_array_length(p_option_ids) > 20 then
+      raise exception 'An item may have at most 20 options (item %).', p_pos using errcode = '22023';
+    end if;
+    for v_text in select jsonb_array_elements_text(p_option_ids) loop
+      if v_text !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+        raise exception 'No option with id % (item %).', v_text, p_pos using errcode = '22023';
+      end if;
+      if v_text::uuid = any (v_ids) then
+        raise exception 'The option % is chosen twice (item %); each option may be chosen once.',
+          coalesce((select '"' || o.name || '"' from app_public.options o where o.id = v_text::uuid), v_text), p_pos using errcode = '22023';
+      end if;
+      v_ids := v_ids || v_text::uuid;
+    end loop;
+    select x.id, o.name into bad
+    from unnest(v_ids) with ordinality x(id, n)
+    left join app_public.options o on o.id = x.id
+    where not exists (select 1 from app_public.coffee_option_groups cg where cg.coffee_id = p_coffee.id and cg.group_id = o.group_id)
+    order by x.n
+    limit 1;
+    if found then
+      raise exception 'The option % is not offered for % (item %).', coalesce('"' || bad.name || '"', bad.id::text), p_coffee.name, p_pos
+        using errcode = '22023';
+    end if;
+  end if;
+  select g.name, g.min_selections, g.max_selections, count(o.id) as n into bad
+  from app_public.coffee_option_groups cg
+  join app_public.option_groups g on g.id = cg.group_id
+  left join app_public.options o on o.group_id = g.id and o.id = any (v_ids)
+  where cg.coffee_id = p_coffee.id
+  group by g.id, g.name, g.min_selections, g.max_selections, cg.position
+  having count(o.id) < g.min_selections or count(o.id) > g.max_selections
+  order by cg.position, g.name
+  limit 1;
+  if found then
+    if bad.n < bad.min_selections then
+      raise exception 'Choose at least % from "%" for % (item %).', bad.min_selections, bad.name, p_coffee.name, p_pos using errcode = '22023';
+    end if;
+    raise exception 'Choose at most % from "%" for % (item %).', bad.max_selections, bad.name, p_coffee.name, p_pos using errcode = '22023';
+  end if;
+  select o.name into bad
+  from app_public.options o
+  where o.id = any (v_ids) and not app_private.option_available_at(o.id, p_store.id)
+  order by o.name
+  limit 1;
+  if found then
+    raise exception '"%" is not available at % (item %).', bad.name, p_store.name, p_pos using errcode = '22023';
+  end if;
+  return v_ids;
+end;
+$_$;
+
+--
+-- Name: order_line_usage(uuid); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.order_line_usage(p_order_id uuid) RETURNS TABLE(line integer, coffee_id uuid, quantity integer, ingredient_id uuid, amount numeric)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select oi.position, oi.coffee_id, oi.quantity, u.ingredient_id, u.amount
+  from app_public.order_items oi
+  cross join lateral app_private.line_usage(oi.coffee_id, array(
+    select x.option_id from app_private.order_item_options x where x.order_id = oi.order_id and x.position = oi.position)) u
+  where oi.order_id = p_order_id;
+$$;
 
 --
 -- Name: parse_report_time(text, text, text); Type: FUNCTION; Schema: app_private; Owner: -
@@ -2490,12 +2746,11 @@ begin
   perform 1 from app_private.stock_reserved r order by r.store_id, r.ingredient_id for update;
   delete from app_private.stock_reservations;
   insert into app_private.stock_reservations (order_id, store_id, ingredient_id, amount)
-  select oi.order_id, o.store_id, rl.ingredient_id, sum(oi.quantity * rl.quantity)
-  from app_public.order_items oi
-  join app_public.orders o on o.id = oi.order_id
-  join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
+  select o.id, o.store_id, u.ingredient_id, sum(u.quantity * u.amount)
+  from app_public.orders o
+  cross join lateral app_private.order_line_usage(o.id) u
   where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
-  group by oi.order_id, o.store_id, rl.ingredient_id;
+  group by o.id, o.store_id, u.ingredient_id;
   update app_private.stock_reserved set amount = 0;
   insert into app_private.stock_reserved (store_id, ingredient_id, amount)
   select r.store_id, r.ingredient_id, sum(r.amount) from app_private.stock_reservations r group by r.store_id, r.ingredient_id order by r.store_id, r.ingredient_id
@@ -2669,12 +2924,10 @@ begin
     return;
   end if;
   for line in
-    select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
-    from app_public.order_items oi
-    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
-    join app_public.stock_items s on s.store_id = v_store and s.ingredient_id = rl.ingredient_id
-    where oi.order_id = p_order_id
-    group by rl.ingredient_id
+    select u.ingredient_id, sum(u.quantity * u.amount) as amount
+    from app_private.order_line_usage(p_order_id) u
+    join app_public.stock_items s on s.store_id = v_store and s.ingredient_id = u.ingredient_id
+    group by u.ingredient_id
   loop
     update app_public.stock_items set current_stock = current_stock + line.amount
      where store_id = v_store and ingredient_id = line.ingredient_id;
@@ -2875,13 +3128,11 @@ begin
     return false;
   end if;
   for line in
-    select rl.ingredient_id, sum(oi.quantity * rl.quantity) as amount
-    from app_public.order_items oi
-    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id
-    join app_public.stock_items s on s.store_id = v_store and s.ingredient_id = rl.ingredient_id
-    where oi.order_id = p_order_id
-    group by rl.ingredient_id
-    order by rl.ingredient_id
+    select u.ingredient_id, sum(u.quantity * u.amount) as amount
+    from app_private.order_line_usage(p_order_id) u
+    join app_public.stock_items s on s.store_id = v_store and s.ingredient_id = u.ingredient_id
+    group by u.ingredient_id
+    order by u.ingredient_id
   loop
     update app_public.stock_items set current_stock = greatest(current_stock - line.amount, 0)
      where store_id = v_store and ingredient_id = line.ingredient_id;
@@ -3357,12 +3608,13 @@ CREATE FUNCTION app_private.tg_order_items__reserve_stock() RETURNS trigger
     AS $$
 begin
   with needs as (
-    select ni.order_id, o.store_id, rl.ingredient_id, sum(ni.quantity * rl.quantity) as amount
+    select ni.order_id, o.store_id, u.ingredient_id, sum(ni.quantity * u.amount) as amount
     from new_items ni
     join app_public.orders o on o.id = ni.order_id
-    join app_public.recipe_lines rl on rl.coffee_id = ni.coffee_id
+    cross join lateral app_private.line_usage(ni.coffee_id, array(
+      select x.option_id from app_private.order_item_options x where x.order_id = ni.order_id and x.position = ni.position)) u
     where o.inventory_taken_at is null and o.status not in ('COMPLETED', 'CANCELLED')
-    group by ni.order_id, o.store_id, rl.ingredient_id
+    group by ni.order_id, o.store_id, u.ingredient_id
   ), written as (
     insert into app_private.stock_reservations (order_id, store_id, ingredient_id, amount)
     select n.order_id, n.store_id, n.ingredient_id, n.amount from needs n
@@ -3857,79 +4109,161 @@ CREATE FUNCTION app_private.xact_changed_rows_so_far() RETURNS bigint
 $$;
 
 --
--- Name: stores; Type: TABLE; Schema: app_public; Owner: -
+-- Name: options; Type: TABLE; Schema: app_public; Owner: -
 --
 
-CREATE TABLE app_public.stores (
+CREATE TABLE app_public.options (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
+    group_id uuid NOT NULL,
     name text NOT NULL,
-    time_zone text NOT NULL,
-    address text,
-    is_open boolean DEFAULT true NOT NULL,
+    price_delta numeric(10,2) DEFAULT 0 NOT NULL,
     is_default boolean DEFAULT false NOT NULL,
-    pending_order_expiry_seconds integer,
-    max_open_orders_per_customer integer,
-    max_open_cups_per_customer integer,
-    max_stock_share_percent numeric,
-    stock_share_cooldown_seconds integer,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT stores_address_check CHECK ((length(address) <= 500)),
-    CONSTRAINT stores_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100)))
+    ingredient_id uuid,
+    ingredient_amount numeric(10,3),
+    recipe_factor numeric(6,3),
+    "position" integer DEFAULT 0 NOT NULL,
+    CONSTRAINT options_check CHECK (((ingredient_amount IS NULL) OR (ingredient_id IS NOT NULL))),
+    CONSTRAINT options_ingredient_amount_check CHECK ((ingredient_amount > (0)::numeric)),
+    CONSTRAINT options_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100))),
+    CONSTRAINT options_price_delta_check CHECK ((abs(price_delta) <= (1000)::numeric)),
+    CONSTRAINT options_recipe_factor_check CHECK (((recipe_factor > (0)::numeric) AND (recipe_factor <= (10)::numeric)))
 );
 
 --
--- Name: TABLE stores; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: TABLE options; Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON TABLE app_public.stores IS 'A café of the chain. Orders, stock, refunds and notifications belong to one; the menu, customers and points are the chain''s.';
+COMMENT ON TABLE app_public.options IS 'One choice of an option group, with its price delta and its effect on the recipe (section 040 of 000018-options.sql).';
 
 --
--- Name: COLUMN stores.time_zone; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: COLUMN options.ingredient_id; Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.time_zone IS 'The store''s time zone (an IANA name): its sales report''s hours and days.';
+COMMENT ON COLUMN app_public.options.ingredient_id IS 'With ingredient_amount: that amount of it is added to a serving. Alone: it takes the place of the ingredient of the group''s default option, at the recipe''s amount (Oat for Whole).';
 
 --
--- Name: COLUMN stores.is_open; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: COLUMN options.recipe_factor; Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.is_open IS 'Taking orders now. Customers and kiosks see open stores only.';
+COMMENT ON COLUMN app_public.options.recipe_factor IS 'Every recipe amount of a serving times this (sizes).';
 
 --
--- Name: COLUMN stores.is_default; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: add_option(uuid, text, numeric, boolean, uuid, numeric, numeric); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.is_default IS 'The store that an API argument naming no store means (the café that existed before the chain). Exactly one.';
+CREATE FUNCTION app_public.add_option(p_group_id uuid, p_name text, p_price_delta numeric, p_is_default boolean DEFAULT NULL::boolean, p_ingredient_id uuid DEFAULT NULL::uuid, p_ingredient_amount numeric DEFAULT NULL::numeric, p_recipe_factor numeric DEFAULT NULL::numeric) RETURNS app_public.options
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_group app_public.option_groups;
+  v_option app_public.options;
+begin
+  perform app_hidden.require_admin();
+  select * into v_group from app_public.option_groups where id = p_group_id for update;
+  if v_group.id is null then
+    raise exception 'No option group with id %.', p_group_id using errcode = 'P0002';
+  end if;
+  if p_name is null or btrim(p_name) = '' or length(p_name) > 100 then
+    raise exception 'An option needs a name of at most 100 characters.' using errcode = '22023';
+  end if;
+  if exists (select 1 from app_public.options o where o.group_id = p_group_id and o.name = btrim(p_name)) then
+    raise exception '"%" already has an option "%".', v_group.name, btrim(p_name) using errcode = '22023';
+  end if;
+  if p_price_delta is null or abs(p_price_delta) > 1000 then
+    raise exception 'priceDelta must be between -1000 and 1000.' using errcode = '22023';
+  end if;
+  if p_ingredient_id is not null and not exists (select 1 from app_public.ingredients i where i.id = p_ingredient_id) then
+    raise exception 'No ingredient with id %.', p_ingredient_id using errcode = 'P0002';
+  end if;
+  if p_ingredient_amount is not null and (p_ingredient_id is null or p_ingredient_amount <= 0 or p_ingredient_amount > 100000) then
+    raise exception 'ingredientAmount needs an ingredientId and must be more than 0.' using errcode = '22023';
+  end if;
+  if p_recipe_factor is not null and (p_recipe_factor <= 0 or p_recipe_factor > 10) then
+    raise exception 'recipeFactor must be more than 0 and at most 10.' using errcode = '22023';
+  end if;
+  if coalesce(p_is_default, false)
+     and (select count(*) from app_public.options o where o.group_id = p_group_id and o.is_default) >= v_group.max_selections then
+    raise exception '"%" already has % default options (its maxSelections).', v_group.name, v_group.max_selections using errcode = '22023';
+  end if;
+  insert into app_public.options (group_id, name, price_delta, is_default, ingredient_id, ingredient_amount, recipe_factor, position)
+  values (p_group_id, btrim(p_name), p_price_delta, coalesce(p_is_default, false), p_ingredient_id, p_ingredient_amount, p_recipe_factor,
+          coalesce((select max(o.position) + 1 from app_public.options o where o.group_id = p_group_id), 0))
+  returning * into v_option;
+  return v_option;
+end;
+$$;
 
 --
--- Name: COLUMN stores.pending_order_expiry_seconds; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION add_option(p_group_id uuid, p_name text, p_price_delta numeric, p_is_default boolean, p_ingredient_id uuid, p_ingredient_amount numeric, p_recipe_factor numeric); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.pending_order_expiry_seconds IS 'An unpaid order here expires this long after it was made; null: the chain''s pending_order_expiry_seconds.';
+COMMENT ON FUNCTION app_public.add_option(p_group_id uuid, p_name text, p_price_delta numeric, p_is_default boolean, p_ingredient_id uuid, p_ingredient_amount numeric, p_recipe_factor numeric) IS '@behavior -queryField -mutationField -typeField';
 
 --
--- Name: COLUMN stores.max_open_orders_per_customer; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: option_groups; Type: TABLE; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.max_open_orders_per_customer IS 'Most unpaid orders a customer holds here; null: the chain''s setting.';
+CREATE TABLE app_public.option_groups (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    min_selections integer DEFAULT 0 NOT NULL,
+    max_selections integer DEFAULT 1 NOT NULL,
+    CONSTRAINT option_groups_check CHECK ((min_selections <= max_selections)),
+    CONSTRAINT option_groups_max_selections_check CHECK (((max_selections >= 1) AND (max_selections <= 20))),
+    CONSTRAINT option_groups_min_selections_check CHECK ((min_selections >= 0)),
+    CONSTRAINT option_groups_name_check CHECK (((btrim(name) <> ''::text) AND (length(name) <= 100)))
+);
 
 --
--- Name: COLUMN stores.max_open_cups_per_customer; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: TABLE option_groups; Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.max_open_cups_per_customer IS 'Most cups in a customer''s unpaid orders here; null: the chain''s setting.';
+COMMENT ON TABLE app_public.option_groups IS 'A choice a coffee offers (Size, Milk, Extra shot): between min_selections and max_selections of its options per order line.';
 
 --
--- Name: COLUMN stores.max_stock_share_percent; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: add_option_group(text, integer, integer, uuid[]); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.max_stock_share_percent IS 'Most of an ingredient''s stock here one customer''s orders may hold (percent); null: the chain''s setting.';
+CREATE FUNCTION app_public.add_option_group(p_name text, p_min_selections integer, p_max_selections integer, p_coffee_ids uuid[]) RETURNS app_public.option_groups
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_group app_public.option_groups;
+  v_missing uuid;
+begin
+  perform app_hidden.require_admin();
+  if p_name is null or btrim(p_name) = '' or length(p_name) > 100 then
+    raise exception 'A group needs a name of at most 100 characters.' using errcode = '22023';
+  end if;
+  if p_min_selections is null or p_max_selections is null or p_min_selections < 0 or p_max_selections < 1
+     or p_max_selections > 20 or p_min_selections > p_max_selections then
+    raise exception 'minSelections and maxSelections: 0 <= min <= max, 1 <= max <= 20.' using errcode = '22023';
+  end if;
+  if cardinality(p_coffee_ids) > 1000 then
+    raise exception 'At most 1000 coffees.' using errcode = '22023';
+  end if;
+  select x.id into v_missing from unnest(p_coffee_ids) x(id)
+   where not exists (select 1 from app_public.coffees c where c.id = x.id) limit 1;
+  if found then
+    raise exception 'No coffee with id %.', v_missing using errcode = 'P0002';
+  end if;
+  insert into app_public.option_groups (name, min_selections, max_selections)
+  values (btrim(p_name), p_min_selections, p_max_selections) returning * into v_group;
+  insert into app_public.coffee_option_groups (coffee_id, group_id, position)
+  select distinct x.id, v_group.id,
+         coalesce((select max(cg.position) + 1 from app_public.coffee_option_groups cg where cg.coffee_id = x.id), 0)
+  from unnest(p_coffee_ids) x(id);
+  return v_group;
+end;
+$$;
 
 --
--- Name: COLUMN stores.stock_share_cooldown_seconds; Type: COMMENT; Schema: app_public; Owner: -
+-- Name: FUNCTION add_option_group(p_name text, p_min_selections integer, p_max_selections integer, p_coffee_ids uuid[]); Type: COMMENT; Schema: app_public; Owner: -
 --
 
-COMMENT ON COLUMN app_public.stores.stock_share_cooldown_seconds IS 'How long a cancelled unpaid order still counts toward that share; null: the chain''s setting.';
+COMMENT ON FUNCTION app_public.add_option_group(p_name text, p_min_selections integer, p_max_selections integer, p_coffee_ids uuid[]) IS '@behavior -queryField -mutationField -typeField';
 
 --
 -- Name: add_store(text, text, text); Type: FUNCTION; Schema: app_public; Owner: -
@@ -4224,6 +4558,27 @@ $$;
 COMMENT ON FUNCTION app_public.coffees_margin(c app_public.coffees) IS '(price - cost) / price, as a fraction: 0.7 is 70%. Admins only: null for everyone else.';
 
 --
+-- Name: coffees_option_groups(app_public.coffees); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_option_groups(c app_public.coffees) RETURNS SETOF app_public.option_groups
+    LANGUAGE sql STABLE
+    AS $$
+  select g.* from app_public.coffee_option_groups cg
+  join app_public.option_groups g on g.id = cg.group_id
+  where cg.coffee_id = c.id
+  order by cg.position, g.name;
+$$;
+
+--
+-- Name: FUNCTION coffees_option_groups(c app_public.coffees); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_option_groups(c app_public.coffees) IS '@behavior -connection +list
+@notNull
+The choices the coffee offers (Size, Milk, ...).';
+
+--
 -- Name: reviews; Type: TABLE; Schema: app_public; Owner: -
 --
 
@@ -4316,6 +4671,24 @@ $$;
 COMMENT ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) IS '@behavior -connection +list
 @notNull
 The seasonal part of the recipe.';
+
+--
+-- Name: coffees_store_price(app_public.coffees, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.coffees_store_price(c app_public.coffees, store_id uuid DEFAULT NULL::uuid) RETURNS numeric
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select app_private.coffee_price_at(c.id, app_hidden.store_or_default(coffees_store_price.store_id));
+$$;
+
+--
+-- Name: FUNCTION coffees_store_price(c app_public.coffees, store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.coffees_store_price(c app_public.coffees, store_id uuid) IS '@notNull
+The price at that store (absent: the default store): its own price there, else the chain''s (price).';
 
 --
 -- Name: suppliers; Type: TABLE; Schema: app_public; Owner: -
@@ -4433,6 +4806,8 @@ declare
   v_pos integer := 0;
   v_total numeric(10,2) := 0;
   v_cups integer := 0;
+  v_options uuid[];
+  v_unit numeric(10,2);
   shortage record;
   hog record;
   v_items jsonb := '[]';
@@ -4517,9 +4892,17 @@ begin
     if not app_hidden.on_sale_at(v_coffee, v_store.id) then
       raise exception '% is not on sale.', v_coffee.name using errcode = 'CT003';
     end if;
+    -- The line's options (each group's defaults when it names none), and
+    -- its price: the coffee's at this store plus the options' deltas.
+    v_options := app_private.order_line_options(v_coffee, v_store, line -> 'option_ids', v_pos);
+    v_unit := app_private.coffee_price_at(v_coffee.id, v_store.id)
+              + coalesce((select sum(o.price_delta) from app_public.options o where o.id = any (v_options)), 0);
+    if v_unit <= 0 then
+      raise exception 'The options bring the price of % to % (item %).', v_coffee.name, v_unit, v_pos using errcode = '22023';
+    end if;
     v_items := v_items || jsonb_build_object('position', v_pos, 'coffee_id', v_coffee.id, 'quantity', v_qty,
-      'unit_price', v_coffee.price, 'special_instructions', nullif(line ->> 'special_instructions', ''));
-    v_total := v_total + v_qty * v_coffee.price;
+      'unit_price', v_unit, 'option_ids', to_jsonb(v_options), 'special_instructions', nullif(line ->> 'special_instructions', ''));
+    v_total := v_total + v_qty * v_unit;
     v_cups := v_cups + v_qty;
   end loop;
 
@@ -4552,8 +4935,9 @@ begin
   -- trigger), and refuse it when that is more than the shelf holds.
   perform 1 from app_public.stock_items s
    where s.store_id = v_store.id and s.ingredient_id in (
-     select rl.ingredient_id from jsonb_array_elements(v_items) l
-     join app_public.recipe_lines rl on rl.coffee_id = (l ->> 'coffee_id')::uuid)
+     select u.ingredient_id from jsonb_array_elements(v_items) l
+     cross join lateral app_private.line_usage((l ->> 'coffee_id')::uuid,
+       array(select jsonb_array_elements_text(l -> 'option_ids')::uuid)) u)
    order by s.ingredient_id for update;
   insert into app_public.orders (customer_id, notes, total, estimated_ready_time, created_by, expires_at, store_id)
   values (v_customer_id, nullif(v_notes, ''), v_total, v_ready, app_public.current_user_id(),
@@ -4563,6 +4947,11 @@ begin
   if v_source is not null then
     insert into app_private.order_sources (order_id, source) values (v_order.id, v_source);
   end if;
+  -- The lines' options first: the lines' trigger reserves what they take.
+  insert into app_private.order_item_options (order_id, position, option_id, name, price_delta)
+  select v_order.id, (l ->> 'position')::integer, o.id, o.name, o.price_delta
+  from jsonb_array_elements(v_items) l
+  join app_public.options o on o.id in (select jsonb_array_elements_text(l -> 'option_ids')::uuid);
   insert into app_public.order_items (order_id, position, coffee_id, quantity, unit_price, special_instructions)
   select v_order.id, (l ->> 'position')::integer, (l ->> 'coffee_id')::uuid, (l ->> 'quantity')::integer,
          (l ->> 'unit_price')::numeric, l ->> 'special_instructions'
@@ -4573,10 +4962,9 @@ begin
   join app_private.stock_reserved r on r.store_id = n.store_id and r.ingredient_id = n.ingredient_id
   join app_public.ingredients i on i.id = n.ingredient_id
   join lateral (
-    select min(c.name) as name from app_public.order_items oi
-    join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = n.ingredient_id
-    join app_public.coffees c on c.id = oi.coffee_id
-    where oi.order_id = v_order.id
+    select min(c.name) as name from app_private.order_line_usage(v_order.id) u
+    join app_public.coffees c on c.id = u.coffee_id
+    where u.ingredient_id = n.ingredient_id
   ) c on true
   where n.order_id = v_order.id and s.current_stock < r.amount
   order by n.ingredient_id
@@ -4621,18 +5009,16 @@ begin
       select coalesce((select sum(r.amount) from app_private.stock_reservations r
                         join app_public.orders o on o.id = r.order_id
                        where r.store_id = v_store.id and r.ingredient_id = mine.ingredient_id and o.customer_id = v_customer_id and o.created_by = v_customer_id), 0)
-           + coalesce((select sum(oi.quantity * rl.quantity) from app_public.orders o
-                        join app_public.order_items oi on oi.order_id = o.id
-                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
-                       where o.customer_id = v_customer_id and o.created_by = v_customer_id and o.store_id = v_store.id
+           + coalesce((select sum(u.quantity * u.amount) from app_public.orders o
+                        cross join lateral app_private.order_line_usage(o.id) u
+                       where u.ingredient_id = mine.ingredient_id and o.customer_id = v_customer_id and o.created_by = v_customer_id and o.store_id = v_store.id
                          and o.status = 'CANCELLED' and o.paid_at is null and o.inventory_taken_at is null
                          and o.updated_at > now() - make_interval(secs => v_cooldown)), 0) as held
     ) h
     cross join lateral (
       select greatest(s.current_stock * v_share / 100,
-                      (select max(rl.quantity) from app_public.order_items oi
-                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
-                       where oi.order_id = v_order.id)) as allowed
+                      (select max(u.amount) from app_private.order_line_usage(v_order.id) u
+                       where u.ingredient_id = mine.ingredient_id)) as allowed
     ) a
     where h.held > a.allowed
     order by mine.ingredient_id
@@ -4664,19 +5050,17 @@ begin
                         join app_public.orders o on o.id = r.order_id
                        where r.store_id = v_store.id and r.ingredient_id = mine.ingredient_id
                          and os.source = v_source and o.created_by = o.customer_id), 0)
-           + coalesce((select sum(oi.quantity * rl.quantity) from app_private.order_sources os
+           + coalesce((select sum(u.quantity * u.amount) from app_private.order_sources os
                         join app_public.orders o on o.id = os.order_id
-                        join app_public.order_items oi on oi.order_id = o.id
-                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
-                       where os.source = v_source and o.created_by = o.customer_id and o.store_id = v_store.id
+                        cross join lateral app_private.order_line_usage(o.id) u
+                       where u.ingredient_id = mine.ingredient_id and os.source = v_source and o.created_by = o.customer_id and o.store_id = v_store.id
                          and o.status = 'CANCELLED' and o.paid_at is null and o.inventory_taken_at is null
                          and o.updated_at > now() - make_interval(secs => v_cooldown)), 0) as held
     ) h
     cross join lateral (
       select greatest(s.current_stock * v_source_share / 100,
-                      (select max(rl.quantity) from app_public.order_items oi
-                        join app_public.recipe_lines rl on rl.coffee_id = oi.coffee_id and rl.ingredient_id = mine.ingredient_id
-                       where oi.order_id = v_order.id)) as allowed
+                      (select max(u.amount) from app_private.order_line_usage(v_order.id) u
+                       where u.ingredient_id = mine.ingredient_id)) as allowed
     ) a
     where h.held > a.allowed
     order by mine.ingredient_id
@@ -5156,6 +5540,70 @@ COMMENT ON FUNCTION app_public.open_refunds() IS '@behavior -connection +list
 Admins only: refunds owed at their stores (the chain''s admin: every store) and not yet settled, oldest first.';
 
 --
+-- Name: option_groups_options(app_public.option_groups); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.option_groups_options(g app_public.option_groups) RETURNS SETOF app_public.options
+    LANGUAGE sql STABLE
+    AS $$
+  select o.* from app_public.options o where o.group_id = g.id order by o.position, o.name;
+$$;
+
+--
+-- Name: FUNCTION option_groups_options(g app_public.option_groups); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.option_groups_options(g app_public.option_groups) IS '@behavior -connection +list
+@notNull
+The group''s options, in position order.';
+
+--
+-- Name: options_available(app_public.options, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.options_available(o app_public.options, store_id uuid DEFAULT NULL::uuid) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select app_private.option_available_at(o.id, app_hidden.store_or_default(options_available.store_id));
+$$;
+
+--
+-- Name: FUNCTION options_available(o app_public.options, store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.options_available(o app_public.options, store_id uuid) IS '@notNull
+On offer at that store (absent: the default store): not switched off there (setOptionAvailable).';
+
+--
+-- Name: options_inventory(app_public.options, uuid); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.options_inventory(o app_public.options, store_id uuid DEFAULT NULL::uuid) RETURNS integer
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select case when o.ingredient_id is null or p.amount is null then null
+              else greatest(0, floor((s.current_stock - coalesce(r.amount, 0)) / p.amount))::integer end
+  from (select app_hidden.store_or_default(options_inventory.store_id) as id) st
+  cross join (
+    select coalesce(o.ingredient_amount,
+      (select max(rl.quantity) from app_public.options d
+         join app_public.coffee_option_groups cg on cg.group_id = d.group_id
+         join app_public.recipe_lines rl on rl.coffee_id = cg.coffee_id and rl.ingredient_id = d.ingredient_id
+        where d.group_id = o.group_id and d.is_default and d.ingredient_id is not null and d.ingredient_amount is null)) as amount
+  ) p
+  left join app_public.stock_items s on s.store_id = st.id and s.ingredient_id = o.ingredient_id
+  left join app_private.stock_reserved r on r.store_id = st.id and r.ingredient_id = o.ingredient_id;
+$$;
+
+--
+-- Name: FUNCTION options_inventory(o app_public.options, store_id uuid); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.options_inventory(o app_public.options, store_id uuid) IS 'Servings of this option the store''s (absent: the default store''s) stock can still make, less what open orders hold: its ingredient over what one serving takes (a swap: the most any of the group''s coffees'' recipes takes). Null when it uses no counted ingredient.';
+
+--
 -- Name: order_by_id(uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
@@ -5171,6 +5619,71 @@ $$;
 
 COMMENT ON FUNCTION app_public.order_by_id(id uuid) IS '@fieldName order
 One order by id, if you may see it; null otherwise.';
+
+--
+-- Name: order_items; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.order_items (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    order_id uuid NOT NULL,
+    "position" integer NOT NULL,
+    coffee_id uuid NOT NULL,
+    quantity integer NOT NULL,
+    unit_price numeric(10,2) NOT NULL,
+    special_instructions text,
+    CONSTRAINT order_items_position_check CHECK (("position" >= 1)),
+    CONSTRAINT order_items_quantity_check CHECK ((quantity >= 1)),
+    CONSTRAINT order_items_special_instructions_check CHECK ((length(special_instructions) <= 200)),
+    CONSTRAINT order_items_unit_price_check CHECK ((unit_price > (0)::numeric))
+);
+
+--
+-- Name: TABLE order_items; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.order_items IS 'A line of an order, at the unit price captured when the order was made.';
+
+--
+-- Name: order_items_line_total(app_public.order_items); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.order_items_line_total(oi app_public.order_items) RETURNS numeric
+    LANGUAGE sql STABLE
+    AS $$
+  select oi.unit_price * oi.quantity;
+$$;
+
+--
+-- Name: FUNCTION order_items_line_total(oi app_public.order_items); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.order_items_line_total(oi app_public.order_items) IS '@notNull
+unitPrice (the store''s price plus the options'' deltas) times quantity.';
+
+--
+-- Name: order_items_options(app_public.order_items); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.order_items_options(oi app_public.order_items) RETURNS SETOF app_public.order_item_option
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select row(x.name, x.price_delta)::app_public.order_item_option
+  from app_private.order_item_options x
+  join app_public.options o on o.id = x.option_id
+  join app_public.option_groups g on g.id = o.group_id
+  where x.order_id = oi.order_id and x.position = oi.position
+  order by g.name, o.position, x.name;
+$$;
+
+--
+-- Name: FUNCTION order_items_options(oi app_public.order_items); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.order_items_options(oi app_public.order_items) IS '@behavior -connection +list
+@notNull
+The options chosen for the line (each group''s defaults when none were given).';
 
 --
 -- Name: order_status_message(app_public.order_status); Type: FUNCTION; Schema: app_public; Owner: -
@@ -5433,6 +5946,40 @@ $$;
 COMMENT ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid) IS '@behavior -queryField -mutationField -typeField';
 
 --
+-- Name: set_option_available(uuid, uuid, boolean); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.set_option_available(p_store_id uuid, p_option_id uuid, p_available boolean) RETURNS app_public.options
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_store uuid := app_hidden.store_or_default(p_store_id);
+  v_option app_public.options;
+begin
+  if app_public.current_actor() <> 'dba' then
+    perform app_hidden.require_store_staff(v_store);
+  end if;
+  select * into v_option from app_public.options where id = p_option_id;
+  if v_option.id is null then
+    raise exception 'No option with id %.', p_option_id using errcode = 'P0002';
+  end if;
+  if p_available is null then
+    raise exception 'available must be true or false.' using errcode = '22023';
+  end if;
+  insert into app_public.store_options (store_id, option_id, available) values (v_store, p_option_id, p_available)
+  on conflict (store_id, option_id) do update set available = excluded.available;
+  return v_option;
+end;
+$$;
+
+--
+-- Name: FUNCTION set_option_available(p_store_id uuid, p_option_id uuid, p_available boolean); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.set_option_available(p_store_id uuid, p_option_id uuid, p_available boolean) IS '@behavior -queryField -mutationField -typeField';
+
+--
 -- Name: set_stock_alert_level(uuid, numeric, uuid); Type: FUNCTION; Schema: app_public; Owner: -
 --
 
@@ -5462,6 +6009,41 @@ $$;
 --
 
 COMMENT ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid) IS '@behavior -queryField -mutationField -typeField';
+
+--
+-- Name: set_store_price(uuid, uuid, numeric); Type: FUNCTION; Schema: app_public; Owner: -
+--
+
+CREATE FUNCTION app_public.set_store_price(p_store_id uuid, p_coffee_id uuid, p_price numeric DEFAULT NULL::numeric) RETURNS app_public.coffees
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare
+  v_store uuid := app_hidden.store_or_default(p_store_id);
+  v_coffee app_public.coffees;
+begin
+  perform app_hidden.require_store_admin(v_store);
+  select * into v_coffee from app_public.coffees where id = p_coffee_id;
+  if v_coffee.id is null then
+    raise exception 'No coffee with id %.', p_coffee_id using errcode = 'P0002';
+  end if;
+  if p_price is null then
+    delete from app_public.store_coffee_prices where store_id = v_store and coffee_id = p_coffee_id;
+  elsif p_price <= 0 or p_price > 1000 then
+    raise exception 'A price must be more than 0 and at most 1000.' using errcode = '22023';
+  else
+    insert into app_public.store_coffee_prices (store_id, coffee_id, price) values (v_store, p_coffee_id, p_price)
+    on conflict (store_id, coffee_id) do update set price = excluded.price;
+  end if;
+  return v_coffee;
+end;
+$$;
+
+--
+-- Name: FUNCTION set_store_price(p_store_id uuid, p_coffee_id uuid, p_price numeric); Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON FUNCTION app_public.set_store_price(p_store_id uuid, p_coffee_id uuid, p_price numeric) IS '@behavior -queryField -mutationField -typeField';
 
 --
 -- Name: settle_refund(uuid); Type: FUNCTION; Schema: app_public; Owner: -
@@ -5950,6 +6532,24 @@ CREATE TABLE app_private.notification_webhooks (
 COMMENT ON TABLE app_private.notification_webhooks IS 'The outgoing webhook of each customer notification: attempts, last error, when it was delivered (or given up after notify_webhook_max_attempts).';
 
 --
+-- Name: order_item_options; Type: TABLE; Schema: app_private; Owner: -
+--
+
+CREATE TABLE app_private.order_item_options (
+    order_id uuid NOT NULL,
+    "position" integer NOT NULL,
+    option_id uuid NOT NULL,
+    name text NOT NULL,
+    price_delta numeric(10,2) NOT NULL
+);
+
+--
+-- Name: TABLE order_item_options; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON TABLE app_private.order_item_options IS 'The options of each order line as ordered (OrderItem.options); app_private.order_line_usage() reads them.';
+
+--
 -- Name: order_sources; Type: TABLE; Schema: app_private; Owner: -
 --
 
@@ -6276,6 +6876,23 @@ COMMENT ON TABLE app_public.coffee_inventory IS '@behavior -*
 Coffee.inventory kept current at COMMIT by the live reads triggers (section 905 of 000005-live-reads.sql).';
 
 --
+-- Name: coffee_option_groups; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.coffee_option_groups (
+    coffee_id uuid NOT NULL,
+    group_id uuid NOT NULL,
+    "position" integer DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: TABLE coffee_option_groups; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.coffee_option_groups IS '@behavior -*
+Which option groups a coffee offers (Coffee.optionGroups), in position order.';
+
+--
 -- Name: coffee_price_changes; Type: TABLE; Schema: app_public; Owner: -
 --
 
@@ -6340,30 +6957,6 @@ ALTER TABLE app_public.order_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     NO MAXVALUE
     CACHE 1
 );
-
---
--- Name: order_items; Type: TABLE; Schema: app_public; Owner: -
---
-
-CREATE TABLE app_public.order_items (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    order_id uuid NOT NULL,
-    "position" integer NOT NULL,
-    coffee_id uuid NOT NULL,
-    quantity integer NOT NULL,
-    unit_price numeric(10,2) NOT NULL,
-    special_instructions text,
-    CONSTRAINT order_items_position_check CHECK (("position" >= 1)),
-    CONSTRAINT order_items_quantity_check CHECK ((quantity >= 1)),
-    CONSTRAINT order_items_special_instructions_check CHECK ((length(special_instructions) <= 200)),
-    CONSTRAINT order_items_unit_price_check CHECK ((unit_price > (0)::numeric))
-);
-
---
--- Name: TABLE order_items; Type: COMMENT; Schema: app_public; Owner: -
---
-
-COMMENT ON TABLE app_public.order_items IS 'A line of an order, at the unit price captured when the order was made.';
 
 --
 -- Name: order_status_transitions; Type: TABLE; Schema: app_public; Owner: -
@@ -6486,6 +7079,24 @@ ALTER TABLE app_public.stock_movements ALTER COLUMN id ADD GENERATED ALWAYS AS I
 );
 
 --
+-- Name: store_coffee_prices; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.store_coffee_prices (
+    store_id uuid NOT NULL,
+    coffee_id uuid NOT NULL,
+    price numeric(10,2) NOT NULL,
+    CONSTRAINT store_coffee_prices_price_check CHECK ((price > (0)::numeric))
+);
+
+--
+-- Name: TABLE store_coffee_prices; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.store_coffee_prices IS '@behavior -*
+A coffee''s own price at a store (without a row: the chain''s, coffees.price).';
+
+--
 -- Name: store_coffees; Type: TABLE; Schema: app_public; Owner: -
 --
 
@@ -6500,6 +7111,23 @@ CREATE TABLE app_public.store_coffees (
 --
 
 COMMENT ON TABLE app_public.store_coffees IS 'A store''s own availability of a coffee: false takes it off that store''s menu (a coffee the chain does not sell is off everywhere).';
+
+--
+-- Name: store_options; Type: TABLE; Schema: app_public; Owner: -
+--
+
+CREATE TABLE app_public.store_options (
+    store_id uuid NOT NULL,
+    option_id uuid NOT NULL,
+    available boolean NOT NULL
+);
+
+--
+-- Name: TABLE store_options; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON TABLE app_public.store_options IS '@behavior -*
+An option''s availability at a store (without a row: available). false: the store ran out ("no oat milk today").';
 
 --
 -- Name: store_staff; Type: TABLE; Schema: app_public; Owner: -
@@ -6593,6 +7221,13 @@ ALTER TABLE ONLY app_private.login_attempts
 
 ALTER TABLE ONLY app_private.notification_webhooks
     ADD CONSTRAINT notification_webhooks_pkey PRIMARY KEY (notification_id);
+
+--
+-- Name: order_item_options order_item_options_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.order_item_options
+    ADD CONSTRAINT order_item_options_pkey PRIMARY KEY (order_id, "position", option_id);
 
 --
 -- Name: order_sources order_sources_pkey; Type: CONSTRAINT; Schema: app_private; Owner: -
@@ -6728,6 +7363,13 @@ ALTER TABLE ONLY app_public.coffee_inventory
     ADD CONSTRAINT coffee_inventory_pkey PRIMARY KEY (store_id, coffee_id);
 
 --
+-- Name: coffee_option_groups coffee_option_groups_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_option_groups
+    ADD CONSTRAINT coffee_option_groups_pkey PRIMARY KEY (coffee_id, group_id);
+
+--
 -- Name: coffee_price_changes coffee_price_changes_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
 --
 
@@ -6775,6 +7417,27 @@ ALTER TABLE ONLY app_public.notifications
 
 ALTER TABLE ONLY app_public.notifications
     ADD CONSTRAINT notifications_pkey PRIMARY KEY (id);
+
+--
+-- Name: option_groups option_groups_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.option_groups
+    ADD CONSTRAINT option_groups_pkey PRIMARY KEY (id);
+
+--
+-- Name: options options_group_id_name_key; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.options
+    ADD CONSTRAINT options_group_id_name_key UNIQUE (group_id, name);
+
+--
+-- Name: options options_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.options
+    ADD CONSTRAINT options_pkey PRIMARY KEY (id);
 
 --
 -- Name: order_events order_events_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
@@ -6902,11 +7565,25 @@ ALTER TABLE ONLY app_public.stock_movements
     ADD CONSTRAINT stock_movements_pkey PRIMARY KEY (id);
 
 --
+-- Name: store_coffee_prices store_coffee_prices_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_coffee_prices
+    ADD CONSTRAINT store_coffee_prices_pkey PRIMARY KEY (store_id, coffee_id);
+
+--
 -- Name: store_coffees store_coffees_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
 --
 
 ALTER TABLE ONLY app_public.store_coffees
     ADD CONSTRAINT store_coffees_pkey PRIMARY KEY (store_id, coffee_id);
+
+--
+-- Name: store_options store_options_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_options
+    ADD CONSTRAINT store_options_pkey PRIMARY KEY (store_id, option_id);
 
 --
 -- Name: store_staff store_staff_pkey; Type: CONSTRAINT; Schema: app_public; Owner: -
@@ -6971,6 +7648,12 @@ CREATE INDEX login_attempts_email_source_idx ON app_private.login_attempts USING
 --
 
 CREATE INDEX login_attempts_source_idx ON app_private.login_attempts USING btree (source, attempted_at);
+
+--
+-- Name: order_item_options_option_id_idx; Type: INDEX; Schema: app_private; Owner: -
+--
+
+CREATE INDEX order_item_options_option_id_idx ON app_private.order_item_options USING btree (option_id);
 
 --
 -- Name: order_sources_placed_at_idx; Type: INDEX; Schema: app_private; Owner: -
@@ -7045,6 +7728,12 @@ CREATE INDEX revoked_sign_ins_revoked_at_idx ON app_private.revoked_sign_ins USI
 CREATE INDEX coffee_inventory_coffee_id_idx ON app_public.coffee_inventory USING btree (coffee_id);
 
 --
+-- Name: coffee_option_groups_group_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX coffee_option_groups_group_id_idx ON app_public.coffee_option_groups USING btree (group_id);
+
+--
 -- Name: coffee_price_changes_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
 --
 
@@ -7085,6 +7774,12 @@ CREATE UNIQUE INDEX customers_one_walk_in ON app_public.customers USING btree (i
 --
 
 CREATE INDEX notifications_customer_id_idx ON app_public.notifications USING btree (customer_id, created_at DESC);
+
+--
+-- Name: options_ingredient_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX options_ingredient_id_idx ON app_public.options USING btree (ingredient_id);
 
 --
 -- Name: order_events_order_id_idx; Type: INDEX; Schema: app_public; Owner: -
@@ -7213,10 +7908,22 @@ CREATE INDEX stock_movements_ingredient_id_idx ON app_public.stock_movements USI
 CREATE INDEX stock_movements_order_id_idx ON app_public.stock_movements USING btree (order_id);
 
 --
+-- Name: store_coffee_prices_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX store_coffee_prices_coffee_id_idx ON app_public.store_coffee_prices USING btree (coffee_id);
+
+--
 -- Name: store_coffees_coffee_id_idx; Type: INDEX; Schema: app_public; Owner: -
 --
 
 CREATE INDEX store_coffees_coffee_id_idx ON app_public.store_coffees USING btree (coffee_id);
+
+--
+-- Name: store_options_option_id_idx; Type: INDEX; Schema: app_public; Owner: -
+--
+
+CREATE INDEX store_options_option_id_idx ON app_public.store_options USING btree (option_id);
 
 --
 -- Name: store_staff_staff_id_idx; Type: INDEX; Schema: app_public; Owner: -
@@ -7621,6 +8328,12 @@ CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_public.recipe_lines REF
 CREATE TRIGGER _900_inventory_update AFTER UPDATE ON app_public.stock_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__queue_inventory_update('current_stock');
 
 --
+-- Name: coffee_option_groups _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.coffee_option_groups REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: coffees _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
@@ -7631,6 +8344,18 @@ CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.coffees REFEREN
 --
 
 CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.ingredients REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: option_groups _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.option_groups REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: options _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.options REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: recipe_lines _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7651,16 +8376,34 @@ CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.reviews REFEREN
 CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.roasters REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_coffee_prices _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.store_coffee_prices REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: store_coffees _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_options _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.store_options REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: stores _900_live_cache_delete; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _900_live_cache_delete AFTER DELETE ON app_public.stores REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffee_option_groups _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.coffee_option_groups REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: coffees _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7673,6 +8416,18 @@ CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.coffees REFEREN
 --
 
 CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.ingredients REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: option_groups _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.option_groups REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: options _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.options REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: recipe_lines _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7693,16 +8448,34 @@ CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.reviews REFEREN
 CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.roasters REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_coffee_prices _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.store_coffee_prices REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: store_coffees _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.store_coffees REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_options _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.store_options REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: stores _900_live_cache_insert; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _900_live_cache_insert AFTER INSERT ON app_public.stores REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffee_option_groups _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.coffee_option_groups FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: coffees _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7715,6 +8488,18 @@ CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.coffees FOR
 --
 
 CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.ingredients FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: option_groups _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.option_groups FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: options _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.options FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: recipe_lines _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7735,16 +8520,34 @@ CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.reviews FOR
 CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.roasters FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_coffee_prices _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.store_coffee_prices FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: store_coffees _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.store_coffees FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_options _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.store_options FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: stores _900_live_cache_truncate; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _900_live_cache_truncate AFTER TRUNCATE ON app_public.stores FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: coffee_option_groups _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.coffee_option_groups REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: coffees _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7757,6 +8560,18 @@ CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.coffees REFEREN
 --
 
 CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.ingredients REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: option_groups _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.option_groups REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: options _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.options REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: recipe_lines _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7777,10 +8592,22 @@ CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.reviews REFEREN
 CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.roasters REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
+-- Name: store_coffee_prices _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.store_coffee_prices REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
 -- Name: store_coffees _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.store_coffees REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
+
+--
+-- Name: store_options _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _900_live_cache_update AFTER UPDATE ON app_public.store_options REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.tg__announce_public_reads();
 
 --
 -- Name: stores _900_live_cache_update; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7819,10 +8646,28 @@ CREATE TRIGGER _900_public_reads_insert AFTER INSERT ON app_public.coffees REFER
 CREATE TRIGGER _900_publish AFTER INSERT ON app_public.notifications FOR EACH ROW EXECUTE FUNCTION app_private.tg_notifications__publish();
 
 --
+-- Name: coffee_option_groups _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.coffee_option_groups FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('coffee_id,group_id', '*');
+
+--
 -- Name: coffees _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _950_audit AFTER INSERT OR DELETE ON app_public.coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('id', 'id,name,price,available');
+
+--
+-- Name: option_groups _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.option_groups FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('id', '*');
+
+--
+-- Name: options _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.options FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('id', '*');
 
 --
 -- Name: order_status_transitions _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7831,10 +8676,22 @@ CREATE TRIGGER _950_audit AFTER INSERT OR DELETE ON app_public.coffees FOR EACH 
 CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.order_status_transitions FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('from_status,to_status,role', '*');
 
 --
+-- Name: store_coffee_prices _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.store_coffee_prices FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('store_id,coffee_id', '*');
+
+--
 -- Name: store_coffees _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
 --
 
 CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.store_coffees FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('store_id,coffee_id', 'store_id,coffee_id,available');
+
+--
+-- Name: store_options _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
+--
+
+CREATE TRIGGER _950_audit AFTER INSERT OR DELETE OR UPDATE ON app_public.store_options FOR EACH ROW EXECUTE FUNCTION app_private.tg_audit('store_id,option_id', '*');
 
 --
 -- Name: store_staff _950_audit; Type: TRIGGER; Schema: app_public; Owner: -
@@ -7880,6 +8737,20 @@ ALTER TABLE ONLY app_private.coffee_costs
 
 ALTER TABLE ONLY app_private.notification_webhooks
     ADD CONSTRAINT notification_webhooks_notification_id_fkey FOREIGN KEY (notification_id) REFERENCES app_public.notifications(id) ON DELETE CASCADE;
+
+--
+-- Name: order_item_options order_item_options_option_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.order_item_options
+    ADD CONSTRAINT order_item_options_option_id_fkey FOREIGN KEY (option_id) REFERENCES app_public.options(id) ON DELETE RESTRICT;
+
+--
+-- Name: order_item_options order_item_options_order_id_position_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
+--
+
+ALTER TABLE ONLY app_private.order_item_options
+    ADD CONSTRAINT order_item_options_order_id_position_fkey FOREIGN KEY (order_id, "position") REFERENCES app_public.order_items(order_id, "position") ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED;
 
 --
 -- Name: order_sources order_sources_order_id_fkey; Type: FK CONSTRAINT; Schema: app_private; Owner: -
@@ -7973,6 +8844,20 @@ ALTER TABLE ONLY app_public.coffee_inventory
     ADD CONSTRAINT coffee_inventory_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
 
 --
+-- Name: coffee_option_groups coffee_option_groups_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_option_groups
+    ADD CONSTRAINT coffee_option_groups_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: coffee_option_groups coffee_option_groups_group_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.coffee_option_groups
+    ADD CONSTRAINT coffee_option_groups_group_id_fkey FOREIGN KEY (group_id) REFERENCES app_public.option_groups(id) ON DELETE CASCADE;
+
+--
 -- Name: coffee_price_changes coffee_price_changes_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
 --
 
@@ -8045,6 +8930,35 @@ ALTER TABLE ONLY app_public.notifications
 COMMENT ON CONSTRAINT notifications_store_id_fkey ON app_public.notifications IS '@fieldName store
 @notNull
 @foreignFieldName notificationList';
+
+--
+-- Name: options options_group_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.options
+    ADD CONSTRAINT options_group_id_fkey FOREIGN KEY (group_id) REFERENCES app_public.option_groups(id) ON DELETE CASCADE;
+
+--
+-- Name: CONSTRAINT options_group_id_fkey ON options; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT options_group_id_fkey ON app_public.options IS '@fieldName group
+@notNull
+@foreignFieldName optionList';
+
+--
+-- Name: options options_ingredient_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.options
+    ADD CONSTRAINT options_ingredient_id_fkey FOREIGN KEY (ingredient_id) REFERENCES app_public.ingredients(id) ON DELETE RESTRICT;
+
+--
+-- Name: CONSTRAINT options_ingredient_id_fkey ON options; Type: COMMENT; Schema: app_public; Owner: -
+--
+
+COMMENT ON CONSTRAINT options_ingredient_id_fkey ON app_public.options IS '@fieldName ingredient
+@foreignFieldName optionList';
 
 --
 -- Name: order_events order_events_order_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
@@ -8312,6 +9226,20 @@ COMMENT ON CONSTRAINT stock_movements_store_id_fkey ON app_public.stock_movement
 @foreignFieldName stockMovementList';
 
 --
+-- Name: store_coffee_prices store_coffee_prices_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_coffee_prices
+    ADD CONSTRAINT store_coffee_prices_coffee_id_fkey FOREIGN KEY (coffee_id) REFERENCES app_public.coffees(id) ON DELETE CASCADE;
+
+--
+-- Name: store_coffee_prices store_coffee_prices_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_coffee_prices
+    ADD CONSTRAINT store_coffee_prices_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
+
+--
 -- Name: store_coffees store_coffees_coffee_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
 --
 
@@ -8340,6 +9268,20 @@ ALTER TABLE ONLY app_public.store_coffees
 COMMENT ON CONSTRAINT store_coffees_store_id_fkey ON app_public.store_coffees IS '@fieldName store
 @notNull
 @foreignFieldName coffeeAvailabilityList';
+
+--
+-- Name: store_options store_options_option_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_options
+    ADD CONSTRAINT store_options_option_id_fkey FOREIGN KEY (option_id) REFERENCES app_public.options(id) ON DELETE CASCADE;
+
+--
+-- Name: store_options store_options_store_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
+--
+
+ALTER TABLE ONLY app_public.store_options
+    ADD CONSTRAINT store_options_store_id_fkey FOREIGN KEY (store_id) REFERENCES app_public.stores(id) ON DELETE CASCADE;
 
 --
 -- Name: store_staff store_staff_staff_id_fkey; Type: FK CONSTRAINT; Schema: app_public; Owner: -
@@ -8396,6 +9338,12 @@ ALTER TABLE app_public.baristas ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_public.coffee_inventory ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: coffee_option_groups; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.coffee_option_groups ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: coffee_price_changes; Type: ROW SECURITY; Schema: app_public; Owner: -
 --
 
@@ -8424,6 +9372,18 @@ ALTER TABLE app_public.ingredients ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE app_public.notifications ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: option_groups; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.option_groups ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: options; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.options ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: order_events; Type: ROW SECURITY; Schema: app_public; Owner: -
@@ -8516,6 +9476,12 @@ CREATE POLICY select_admin ON app_public.suppliers FOR SELECT TO cafe_admin USIN
 CREATE POLICY select_all ON app_public.coffee_inventory FOR SELECT USING (true);
 
 --
+-- Name: coffee_option_groups select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.coffee_option_groups FOR SELECT USING (true);
+
+--
 -- Name: coffees select_all; Type: POLICY; Schema: app_public; Owner: -
 --
 
@@ -8526,6 +9492,18 @@ CREATE POLICY select_all ON app_public.coffees FOR SELECT USING (true);
 --
 
 CREATE POLICY select_all ON app_public.ingredients FOR SELECT USING (true);
+
+--
+-- Name: option_groups select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.option_groups FOR SELECT USING (true);
+
+--
+-- Name: options select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.options FOR SELECT USING (true);
 
 --
 -- Name: recipe_lines select_all; Type: POLICY; Schema: app_public; Owner: -
@@ -8546,10 +9524,22 @@ CREATE POLICY select_all ON app_public.reviews FOR SELECT USING (true);
 CREATE POLICY select_all ON app_public.roasters FOR SELECT USING (true);
 
 --
+-- Name: store_coffee_prices select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.store_coffee_prices FOR SELECT USING (true);
+
+--
 -- Name: store_coffees select_all; Type: POLICY; Schema: app_public; Owner: -
 --
 
 CREATE POLICY select_all ON app_public.store_coffees FOR SELECT USING (true);
+
+--
+-- Name: store_options select_all; Type: POLICY; Schema: app_public; Owner: -
+--
+
+CREATE POLICY select_all ON app_public.store_options FOR SELECT USING (true);
 
 --
 -- Name: stores select_open; Type: POLICY; Schema: app_public; Owner: -
@@ -8686,10 +9676,22 @@ ALTER TABLE app_public.stock_items ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_public.stock_movements ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: store_coffee_prices; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.store_coffee_prices ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: store_coffees; Type: ROW SECURITY; Schema: app_public; Owner: -
 --
 
 ALTER TABLE app_public.store_coffees ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: store_options; Type: ROW SECURITY; Schema: app_public; Owner: -
+--
+
+ALTER TABLE app_public.store_options ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: store_staff; Type: ROW SECURITY; Schema: app_public; Owner: -
@@ -9181,6 +10183,12 @@ REVOKE ALL ON FUNCTION app_private.check_password_strength(p_password text, p_em
 REVOKE ALL ON FUNCTION app_private.check_price(p_price numeric) FROM PUBLIC;
 
 --
+-- Name: FUNCTION coffee_price_at(p_coffee_id uuid, p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.coffee_price_at(p_coffee_id uuid, p_store_id uuid) FROM PUBLIC;
+
+--
 -- Name: FUNCTION currency_exponent(p_currency text); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -9191,6 +10199,12 @@ REVOKE ALL ON FUNCTION app_private.currency_exponent(p_currency text) FROM PUBLI
 --
 
 REVOKE ALL ON FUNCTION app_private.ddl_audit_installed() FROM PUBLIC;
+
+--
+-- Name: FUNCTION default_options(p_coffee_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.default_options(p_coffee_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION estimate_ready_time(p_items integer, p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
@@ -9263,6 +10277,12 @@ REVOKE ALL ON FUNCTION app_private.job_counts() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.job_counts() TO cafe_system;
 
 --
+-- Name: FUNCTION line_usage(p_coffee_id uuid, p_option_ids uuid[]); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.line_usage(p_coffee_id uuid, p_option_ids uuid[]) FROM PUBLIC;
+
+--
 -- Name: FUNCTION local_iso(p_at timestamp with time zone, p_zone text, p_hour boolean); Type: ACL; Schema: app_private; Owner: -
 --
 
@@ -9330,6 +10350,34 @@ GRANT ALL ON FUNCTION app_private.notify_customer(p_order_id uuid, p_kind text) 
 
 REVOKE ALL ON FUNCTION app_private.ops_counts() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_private.ops_counts() TO cafe_system;
+
+--
+-- Name: FUNCTION option_available_at(p_option_id uuid, p_store_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.option_available_at(p_option_id uuid, p_store_id uuid) FROM PUBLIC;
+
+--
+-- Name: TABLE stores; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.stores TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.stores TO cafe_customer;
+GRANT SELECT ON TABLE app_public.stores TO cafe_barista;
+GRANT SELECT ON TABLE app_public.stores TO cafe_admin;
+GRANT SELECT ON TABLE app_public.stores TO cafe_system;
+
+--
+-- Name: FUNCTION order_line_options(p_coffee app_public.coffees, p_store app_public.stores, p_option_ids jsonb, p_pos integer); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.order_line_options(p_coffee app_public.coffees, p_store app_public.stores, p_option_ids jsonb, p_pos integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION order_line_usage(p_order_id uuid); Type: ACL; Schema: app_private; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_private.order_line_usage(p_order_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION parse_report_time(p_value text, p_zone text, p_name text); Type: ACL; Schema: app_private; Owner: -
@@ -9754,14 +10802,38 @@ REVOKE ALL ON FUNCTION app_private.worker_heartbeat(p_process text, p_worker_ids
 REVOKE ALL ON FUNCTION app_private.xact_changed_rows_so_far() FROM PUBLIC;
 
 --
--- Name: TABLE stores; Type: ACL; Schema: app_public; Owner: -
+-- Name: TABLE options; Type: ACL; Schema: app_public; Owner: -
 --
 
-GRANT SELECT ON TABLE app_public.stores TO cafe_anonymous;
-GRANT SELECT ON TABLE app_public.stores TO cafe_customer;
-GRANT SELECT ON TABLE app_public.stores TO cafe_barista;
-GRANT SELECT ON TABLE app_public.stores TO cafe_admin;
-GRANT SELECT ON TABLE app_public.stores TO cafe_system;
+GRANT SELECT ON TABLE app_public.options TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.options TO cafe_customer;
+GRANT SELECT ON TABLE app_public.options TO cafe_barista;
+GRANT SELECT ON TABLE app_public.options TO cafe_admin;
+GRANT SELECT ON TABLE app_public.options TO cafe_system;
+
+--
+-- Name: FUNCTION add_option(p_group_id uuid, p_name text, p_price_delta numeric, p_is_default boolean, p_ingredient_id uuid, p_ingredient_amount numeric, p_recipe_factor numeric); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.add_option(p_group_id uuid, p_name text, p_price_delta numeric, p_is_default boolean, p_ingredient_id uuid, p_ingredient_amount numeric, p_recipe_factor numeric) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.add_option(p_group_id uuid, p_name text, p_price_delta numeric, p_is_default boolean, p_ingredient_id uuid, p_ingredient_amount numeric, p_recipe_factor numeric) TO cafe_admin;
+
+--
+-- Name: TABLE option_groups; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.option_groups TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.option_groups TO cafe_customer;
+GRANT SELECT ON TABLE app_public.option_groups TO cafe_barista;
+GRANT SELECT ON TABLE app_public.option_groups TO cafe_admin;
+GRANT SELECT ON TABLE app_public.option_groups TO cafe_system;
+
+--
+-- Name: FUNCTION add_option_group(p_name text, p_min_selections integer, p_max_selections integer, p_coffee_ids uuid[]); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.add_option_group(p_name text, p_min_selections integer, p_max_selections integer, p_coffee_ids uuid[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.add_option_group(p_name text, p_min_selections integer, p_max_selections integer, p_coffee_ids uuid[]) TO cafe_admin;
 
 --
 -- Name: FUNCTION add_store(p_name text, p_time_zone text, p_address text); Type: ACL; Schema: app_public; Owner: -
@@ -9888,6 +10960,16 @@ GRANT ALL ON FUNCTION app_public.coffees_margin(c app_public.coffees) TO cafe_ba
 GRANT ALL ON FUNCTION app_public.coffees_margin(c app_public.coffees) TO cafe_admin;
 
 --
+-- Name: FUNCTION coffees_option_groups(c app_public.coffees); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_option_groups(c app_public.coffees) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_option_groups(c app_public.coffees) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_option_groups(c app_public.coffees) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_option_groups(c app_public.coffees) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_option_groups(c app_public.coffees) TO cafe_admin;
+
+--
 -- Name: TABLE reviews; Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -9926,6 +11008,16 @@ GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffe
 GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) TO cafe_customer;
 GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) TO cafe_barista;
 GRANT ALL ON FUNCTION app_public.coffees_seasonal_ingredients(c app_public.coffees) TO cafe_admin;
+
+--
+-- Name: FUNCTION coffees_store_price(c app_public.coffees, store_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.coffees_store_price(c app_public.coffees, store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.coffees_store_price(c app_public.coffees, store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.coffees_store_price(c app_public.coffees, store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.coffees_store_price(c app_public.coffees, store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.coffees_store_price(c app_public.coffees, store_id uuid) TO cafe_admin;
 
 --
 -- Name: TABLE suppliers; Type: ACL; Schema: app_public; Owner: -
@@ -10129,6 +11221,36 @@ REVOKE ALL ON FUNCTION app_public.open_refunds() FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.open_refunds() TO cafe_admin;
 
 --
+-- Name: FUNCTION option_groups_options(g app_public.option_groups); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.option_groups_options(g app_public.option_groups) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.option_groups_options(g app_public.option_groups) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.option_groups_options(g app_public.option_groups) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.option_groups_options(g app_public.option_groups) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.option_groups_options(g app_public.option_groups) TO cafe_admin;
+
+--
+-- Name: FUNCTION options_available(o app_public.options, store_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.options_available(o app_public.options, store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.options_available(o app_public.options, store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.options_available(o app_public.options, store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.options_available(o app_public.options, store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.options_available(o app_public.options, store_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION options_inventory(o app_public.options, store_id uuid); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.options_inventory(o app_public.options, store_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.options_inventory(o app_public.options, store_id uuid) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.options_inventory(o app_public.options, store_id uuid) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.options_inventory(o app_public.options, store_id uuid) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.options_inventory(o app_public.options, store_id uuid) TO cafe_admin;
+
+--
 -- Name: FUNCTION order_by_id(id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -10137,6 +11259,36 @@ GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_anonymous;
 GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_customer;
 GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_barista;
 GRANT ALL ON FUNCTION app_public.order_by_id(id uuid) TO cafe_admin;
+
+--
+-- Name: TABLE order_items; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.order_items TO cafe_customer;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_barista;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_admin;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_system;
+GRANT SELECT ON TABLE app_public.order_items TO cafe_anonymous;
+
+--
+-- Name: FUNCTION order_items_line_total(oi app_public.order_items); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.order_items_line_total(oi app_public.order_items) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.order_items_line_total(oi app_public.order_items) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.order_items_line_total(oi app_public.order_items) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.order_items_line_total(oi app_public.order_items) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.order_items_line_total(oi app_public.order_items) TO cafe_admin;
+
+--
+-- Name: FUNCTION order_items_options(oi app_public.order_items); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.order_items_options(oi app_public.order_items) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.order_items_options(oi app_public.order_items) TO cafe_anonymous;
+GRANT ALL ON FUNCTION app_public.order_items_options(oi app_public.order_items) TO cafe_customer;
+GRANT ALL ON FUNCTION app_public.order_items_options(oi app_public.order_items) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.order_items_options(oi app_public.order_items) TO cafe_admin;
 
 --
 -- Name: FUNCTION order_status_message(s app_public.order_status); Type: ACL; Schema: app_public; Owner: -
@@ -10218,11 +11370,26 @@ REVOKE ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available bo
 GRANT ALL ON FUNCTION app_public.set_coffee_available(p_id uuid, p_available boolean, p_store_id uuid) TO cafe_admin;
 
 --
+-- Name: FUNCTION set_option_available(p_store_id uuid, p_option_id uuid, p_available boolean); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.set_option_available(p_store_id uuid, p_option_id uuid, p_available boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.set_option_available(p_store_id uuid, p_option_id uuid, p_available boolean) TO cafe_barista;
+GRANT ALL ON FUNCTION app_public.set_option_available(p_store_id uuid, p_option_id uuid, p_available boolean) TO cafe_admin;
+
+--
 -- Name: FUNCTION set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid); Type: ACL; Schema: app_public; Owner: -
 --
 
 REVOKE ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION app_public.set_stock_alert_level(p_ingredient_id uuid, p_alert_level numeric, p_store_id uuid) TO cafe_admin;
+
+--
+-- Name: FUNCTION set_store_price(p_store_id uuid, p_coffee_id uuid, p_price numeric); Type: ACL; Schema: app_public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION app_public.set_store_price(p_store_id uuid, p_coffee_id uuid, p_price numeric) FROM PUBLIC;
+GRANT ALL ON FUNCTION app_public.set_store_price(p_store_id uuid, p_coffee_id uuid, p_price numeric) TO cafe_admin;
 
 --
 -- Name: FUNCTION settle_refund(p_id uuid); Type: ACL; Schema: app_public; Owner: -
@@ -10319,6 +11486,16 @@ GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_admin;
 GRANT SELECT ON TABLE app_public.coffee_inventory TO cafe_system;
 
 --
+-- Name: TABLE coffee_option_groups; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.coffee_option_groups TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.coffee_option_groups TO cafe_customer;
+GRANT SELECT ON TABLE app_public.coffee_option_groups TO cafe_barista;
+GRANT SELECT ON TABLE app_public.coffee_option_groups TO cafe_admin;
+GRANT SELECT ON TABLE app_public.coffee_option_groups TO cafe_system;
+
+--
 -- Name: TABLE coffee_price_changes; Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -10335,16 +11512,6 @@ GRANT SELECT ON TABLE app_public.order_events TO cafe_customer;
 GRANT SELECT ON TABLE app_public.order_events TO cafe_barista;
 GRANT SELECT ON TABLE app_public.order_events TO cafe_admin;
 GRANT SELECT ON TABLE app_public.order_events TO cafe_anonymous;
-
---
--- Name: TABLE order_items; Type: ACL; Schema: app_public; Owner: -
---
-
-GRANT SELECT ON TABLE app_public.order_items TO cafe_customer;
-GRANT SELECT ON TABLE app_public.order_items TO cafe_barista;
-GRANT SELECT ON TABLE app_public.order_items TO cafe_admin;
-GRANT SELECT ON TABLE app_public.order_items TO cafe_system;
-GRANT SELECT ON TABLE app_public.order_items TO cafe_anonymous;
 
 --
 -- Name: TABLE order_status_transitions; Type: ACL; Schema: app_public; Owner: -
@@ -10394,6 +11561,16 @@ GRANT SELECT ON TABLE app_public.stock_movements TO cafe_anonymous;
 GRANT SELECT ON TABLE app_public.stock_movements TO cafe_customer;
 
 --
+-- Name: TABLE store_coffee_prices; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.store_coffee_prices TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.store_coffee_prices TO cafe_customer;
+GRANT SELECT ON TABLE app_public.store_coffee_prices TO cafe_barista;
+GRANT SELECT ON TABLE app_public.store_coffee_prices TO cafe_admin;
+GRANT SELECT ON TABLE app_public.store_coffee_prices TO cafe_system;
+
+--
 -- Name: TABLE store_coffees; Type: ACL; Schema: app_public; Owner: -
 --
 
@@ -10402,6 +11579,16 @@ GRANT SELECT ON TABLE app_public.store_coffees TO cafe_customer;
 GRANT SELECT ON TABLE app_public.store_coffees TO cafe_barista;
 GRANT SELECT ON TABLE app_public.store_coffees TO cafe_admin;
 GRANT SELECT ON TABLE app_public.store_coffees TO cafe_system;
+
+--
+-- Name: TABLE store_options; Type: ACL; Schema: app_public; Owner: -
+--
+
+GRANT SELECT ON TABLE app_public.store_options TO cafe_anonymous;
+GRANT SELECT ON TABLE app_public.store_options TO cafe_customer;
+GRANT SELECT ON TABLE app_public.store_options TO cafe_barista;
+GRANT SELECT ON TABLE app_public.store_options TO cafe_admin;
+GRANT SELECT ON TABLE app_public.store_options TO cafe_system;
 
 --
 -- Name: TABLE store_staff; Type: ACL; Schema: app_public; Owner: -

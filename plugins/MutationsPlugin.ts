@@ -1,5 +1,5 @@
 import { extendSchema } from "postgraphile/utils";
-import { TYPES, type PgCodec } from "postgraphile/@dataplan/pg";
+import { TYPES, listOfCodec, type PgCodec } from "postgraphile/@dataplan/pg";
 import { lambda, type Step } from "postgraphile/grafast";
 import type { FieldArgs } from "postgraphile/grafast";
 import { oneTransactionPerMutation } from "../common/mutationTransaction.ts";
@@ -34,6 +34,11 @@ const MutationsSchemaPlugin = extendSchema((build) => {
   const addStore = fn("add_store");
   const assignStaff = fn("assign_staff");
   const updateStore = fn("update_store");
+  const setStorePrice = fn("set_store_price");
+  const setOptionAvailable = fn("set_option_available");
+  const addOptionGroup = fn("add_option_group");
+  const addOption = fn("add_option");
+  const uuidList = listOfCodec(TYPES.uuid);
   const methodCodec = markOrderPaid.parameters![1]!.codec;
   const statusCodec = pgResources.orders!.codec.attributes.status.codec;
   const roastCodec = pgResources.coffees!.codec.attributes.roast.codec;
@@ -48,6 +53,8 @@ const MutationsSchemaPlugin = extendSchema((build) => {
         "1 to 20 (app_private.settings max_quantity_per_line)."
         quantity: Int!
         specialInstructions: String
+        "The options chosen (Coffee.optionGroups). Absent: each group's default options. Given: exactly these, within each group's minSelections and maxSelections."
+        optionIds: [ID!]
       }
 
       input CreateOrderInput {
@@ -114,6 +121,14 @@ const MutationsSchemaPlugin = extendSchema((build) => {
         assignStaff(accountId: ID!, storeId: ID!): Boolean!
         "Admins of the store: its name, time zone, whether it is open, and its own settings."
         updateStore(id: ID!, patch: StoreSettingsPatch!): Store!
+        "Admins of the store: the coffee's price there; null puts it back to the chain's price."
+        setStorePrice(storeId: ID!, coffeeId: ID!, price: Float): Coffee!
+        "Staff of the store (baristas too): the option on offer there or not (we ran out of oat milk)."
+        setOptionAvailable(storeId: ID!, optionId: ID!, available: Boolean!): Option!
+        "The chain's admin: a new option group, offered by these coffees."
+        addOptionGroup(name: String!, minSelections: Int!, maxSelections: Int!, coffeeIds: [ID!]!): OptionGroup!
+        "The chain's admin: a new option. ingredientId with ingredientAmount adds that amount to a serving; ingredientId alone takes the place of the ingredient of the group's default option; recipeFactor scales the whole recipe."
+        addOption(groupId: ID!, name: String!, priceDelta: Float!, isDefault: Boolean, ingredientId: ID, ingredientAmount: Float, recipeFactor: Float): Option!
       }
     `,
     objects: {
@@ -128,6 +143,7 @@ const MutationsSchemaPlugin = extendSchema((build) => {
                     coffee_id: i.coffeeId,
                     quantity: i.quantity,
                     special_instructions: i.specialInstructions ?? null,
+                    option_ids: i.optionIds ?? null,
                   })),
             );
             const $inputNotes = lambda($input, (input: any) => input?.notes ?? null);
@@ -214,6 +230,47 @@ const MutationsSchemaPlugin = extendSchema((build) => {
             // A JSON patch keeps "absent" (unchanged) apart from "null" (the chain's setting).
             const $patch = lambda(fieldArgs.getRaw("patch"), (patch: any) => Object.fromEntries(Object.entries(patch ?? {}).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v])));
             return updateStore.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_patch", $patch, TYPES.jsonb)], "mutation");
+          },
+          setStorePrice(_: unknown, fieldArgs: FieldArgs) {
+            return setStorePrice.execute(
+              [arg("p_store_id", fieldArgs.getRaw("storeId"), TYPES.uuid), arg("p_coffee_id", fieldArgs.getRaw("coffeeId"), TYPES.uuid), arg("p_price", fieldArgs.getRaw("price"), TYPES.numeric)],
+              "mutation",
+            );
+          },
+          setOptionAvailable(_: unknown, fieldArgs: FieldArgs) {
+            return setOptionAvailable.execute(
+              [
+                arg("p_store_id", fieldArgs.getRaw("storeId"), TYPES.uuid),
+                arg("p_option_id", fieldArgs.getRaw("optionId"), TYPES.uuid),
+                arg("p_available", fieldArgs.getRaw("available"), TYPES.boolean),
+              ],
+              "mutation",
+            );
+          },
+          addOptionGroup(_: unknown, fieldArgs: FieldArgs) {
+            return addOptionGroup.execute(
+              [
+                arg("p_name", fieldArgs.getRaw("name"), TYPES.text),
+                arg("p_min_selections", fieldArgs.getRaw("minSelections"), TYPES.int),
+                arg("p_max_selections", fieldArgs.getRaw("maxSelections"), TYPES.int),
+                arg("p_coffee_ids", fieldArgs.getRaw("coffeeIds"), uuidList),
+              ],
+              "mutation",
+            );
+          },
+          addOption(_: unknown, fieldArgs: FieldArgs) {
+            return addOption.execute(
+              [
+                arg("p_group_id", fieldArgs.getRaw("groupId"), TYPES.uuid),
+                arg("p_name", fieldArgs.getRaw("name"), TYPES.text),
+                arg("p_price_delta", fieldArgs.getRaw("priceDelta"), TYPES.numeric),
+                arg("p_is_default", fieldArgs.getRaw("isDefault"), TYPES.boolean),
+                arg("p_ingredient_id", fieldArgs.getRaw("ingredientId"), TYPES.uuid),
+                arg("p_ingredient_amount", fieldArgs.getRaw("ingredientAmount"), TYPES.numeric),
+                arg("p_recipe_factor", fieldArgs.getRaw("recipeFactor"), TYPES.numeric),
+              ],
+              "mutation",
+            );
           },
           updateCoffeePrice(_: unknown, fieldArgs: FieldArgs) {
             return updateCoffeePrice.execute([arg("p_id", fieldArgs.getRaw("id"), TYPES.uuid), arg("p_new_price", fieldArgs.getRaw("newPrice"), TYPES.numeric)], "mutation");
