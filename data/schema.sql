@@ -1275,12 +1275,28 @@ $$;
 CREATE FUNCTION app_hidden.store_or_default(p_store_id uuid) RETURNS uuid
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
-    AS $$
+    AS $_$
 declare
   v_id uuid;
+  v_text text;
+  v_open boolean;
 begin
   if p_store_id is null then
-    return app_hidden.default_store_id();
+    v_text := nullif(current_setting('cafe.store_id', true), '');
+    if v_text is null then
+      return app_hidden.default_store_id();
+    end if;
+    if v_text !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+      raise exception 'X-Store-Id is not a store id: %.', left(v_text, 40) using errcode = '22023';
+    end if;
+    select s.id, s.is_open into v_id, v_open from app_public.stores s where s.id = v_text::uuid;
+    if v_id is null then
+      raise exception 'No store with id % (X-Store-Id).', v_text using errcode = '22023';
+    end if;
+    if not v_open then
+      raise exception 'The store % (X-Store-Id) is closed.', v_text using errcode = '22023';
+    end if;
+    return v_id;
   end if;
   select s.id into v_id from app_public.stores s where s.id = p_store_id;
   if v_id is null then
@@ -1288,7 +1304,13 @@ begin
   end if;
   return v_id;
 end;
-$$;
+$_$;
+
+--
+-- Name: FUNCTION store_or_default(p_store_id uuid); Type: COMMENT; Schema: app_hidden; Owner: -
+--
+
+COMMENT ON FUNCTION app_hidden.store_or_default(p_store_id uuid) IS 'The store an argument names; when it names none, the request''s store (cafe.store_id, from X-Store-Id: refused when unknown or closed), else the default store.';
 
 --
 -- Name: add_sales(uuid[], timestamp with time zone[], uuid[], bigint[]); Type: FUNCTION; Schema: app_private; Owner: -

@@ -20,6 +20,7 @@ import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../pl
 import { ComplexityDirectivePlugin } from "../plugins/ComplexityDirectivePlugin.ts";
 import { ComplexityDirectiveDefinitionPlugin } from "../plugins/ComplexityDirectiveDefinitionPlugin.ts";
 import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
+import { requestStoreOf, STORE_HEADER } from "./requestStore.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
 import { MEMORY_BOUNDS, type Config } from "./config.ts";
@@ -238,6 +239,11 @@ export function makePreset({
         // Jobs a mutation queues carry the request's trace (migration 000009-ops.sql).
         const trace = traceparent();
         if (trace) pgSettings["cafe.traceparent"] = trace;
+        // The store the request is for (X-Store-Id; graphql-ws: connectionParams.storeId): what an argument naming no store means.
+        // (grafserv lower-cases the connection params' names.)
+        const params = requestContext.ws?.normalizedConnectionParams as Record<string, unknown> | undefined;
+        const store = requestStoreOf(req ? req.headers[STORE_HEADER] : (params?.storeid ?? params?.[STORE_HEADER]));
+        if (store !== undefined) pgSettings["cafe.store_id"] = store;
         return {
           viewer,
           clientIp: source?.key ?? "unknown",

@@ -14,7 +14,7 @@ export function makeCors(config: Config) {
     handler: cors({
       origin: any ? true : origins,
       methods: ["GET", "POST", "OPTIONS"],
-      allowedHeaders: ["content-type", "authorization", "accept", "idempotency-key"],
+      allowedHeaders: ["content-type", "authorization", "accept", "idempotency-key", "x-store-id"],
       // A browser page may read whether an answer was a replay.
       exposedHeaders: ["idempotent-replayed"],
       maxAge: 600,

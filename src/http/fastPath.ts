@@ -10,6 +10,7 @@ import { documentId, introspects, parsedTextBytes, trustedDocumentsOf } from "..
 import { boundedCache, type BoundedCache, type CacheBounds } from "../../common/boundedCache.ts";
 import { isStaff, type Viewer } from "../../common/services.ts";
 import { VIEWER } from "./viewer.ts";
+import { requestStoreOf, STORE_HEADER } from "../requestStore.ts";
 import { logger } from "../logger.ts";
 import { fastPathAdHoc, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
@@ -270,7 +271,7 @@ export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPa
         if (cachedSchema) liveCache.invalidate();
         cachedSchema = schema;
       }
-      const key = cacheKey(entry.cacheDocument, operationName ?? null, variables, visibility, contentType);
+      const key = cacheKey(entry.cacheDocument, operationName ?? null, variables, visibility, contentType, requestStoreOf(req.headers[STORE_HEADER]));
       const held = liveCache.lookup(key);
       // Fresh; or, to an anonymous caller (who wrote nothing), stale while another request recomputes it (LIVE_CACHE_STALE_MS)
       // or while its computation is less than LIVE_CACHE_REFRESH_MS old.

@@ -251,9 +251,9 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** One cache key: the document, the operation, the variables, who shares it, and the response format asked for. */
-export function cacheKey(document: string, operationName: string | null, variables: unknown, visibility: VisibilityClass, accept: string): string {
-  return `${document}\n${operationName ?? ""}\n${canonicalJson(variables ?? {})}\n${visibility}\n${accept}`;
+/** One cache key: the document, the operation, the variables, who shares it, the response format asked for, and the store the request is for (X-Store-Id). */
+export function cacheKey(document: string, operationName: string | null, variables: unknown, visibility: VisibilityClass, accept: string, store?: string): string {
+  return `${document}\n${operationName ?? ""}\n${canonicalJson(variables ?? {})}\n${visibility}\n${accept}\n${store ?? ""}`;
 }
 
 /** An answer as grafserv sent it. */

@@ -205,12 +205,12 @@ export function errorSummary(r: Pick<GraphQLResponse, "body">): Array<{ code: un
 // ---------------------------------------------------------------------------
 
 /** A graphql-ws client (lazy, no retries) on the API at `baseUrl` (http:// or ws://), which records how its socket closed. */
-export function wsClient(baseUrl: string, token?: string | null) {
+export function wsClient(baseUrl: string, token?: string | null, params: Record<string, string> = {}) {
   const closes: Array<{ code: number; reason: string; wasClean: boolean }> = [];
   const client: WsClient = createClient({
     url: `${baseUrl.replace(/^http/, "ws").replace(/\/graphql$/, "")}/graphql`,
     webSocketImpl: WebSocket,
-    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    connectionParams: { ...params, ...(token ? { authorization: `Bearer ${token}` } : {}) },
     retryAttempts: 0,
     lazy: true,
     on: {
