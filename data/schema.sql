@@ -1282,6 +1282,13 @@ declare
   v_open boolean;
 begin
   if p_store_id is null then
+    v_text := nullif(current_setting('cafe.store_argument', true), '');
+    if v_text ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+      select s.id into v_id from app_public.stores s where s.id = v_text::uuid;
+      if v_id is not null then
+        return v_id;
+      end if;
+    end if;
     v_text := nullif(current_setting('cafe.store_id', true), '');
     if v_text is null then
       return app_hidden.default_store_id();
@@ -1310,7 +1317,7 @@ $_$;
 -- Name: FUNCTION store_or_default(p_store_id uuid); Type: COMMENT; Schema: app_hidden; Owner: -
 --
 
-COMMENT ON FUNCTION app_hidden.store_or_default(p_store_id uuid) IS 'The store an argument names; when it names none, the request''s store (cafe.store_id, from X-Store-Id: refused when unknown or closed), else the default store.';
+COMMENT ON FUNCTION app_hidden.store_or_default(p_store_id uuid) IS 'The store an argument names; when it names none, the store every root field of the operation named (cafe.store_argument), else the request''s store (cafe.store_id, from X-Store-Id: refused when unknown or closed), else the default store.';
 
 --
 -- Name: add_sales(uuid[], timestamp with time zone[], uuid[], bigint[]); Type: FUNCTION; Schema: app_private; Owner: -

@@ -20,6 +20,7 @@ import { AUDIT_LOG_MAX_PAGE, ReportsPlugin, SALES_REPORT_PAGE_SIZE } from "../pl
 import { ComplexityDirectivePlugin } from "../plugins/ComplexityDirectivePlugin.ts";
 import { ComplexityDirectiveDefinitionPlugin } from "../plugins/ComplexityDirectiveDefinitionPlugin.ts";
 import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
+import { RequestStorePlugin } from "../plugins/RequestStorePlugin.ts";
 import { requestStoreOf, STORE_HEADER } from "./requestStore.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
@@ -143,6 +144,7 @@ export function makePreset({
       ComplexityDirectivePlugin,
       ErrorCodesPlugin,
       OperationNamePlugin,
+      RequestStorePlugin,
       makePageSizePlugin(
         { default: config.DEFAULT_LIST_SIZE, max: config.MAX_LIST_SIZE },
         {

@@ -72,6 +72,24 @@ describe("X-Store-Id", () => {
   });
 });
 
+describe("the nearest enclosing storeId", () => {
+  test("menuItems(storeId: B) { inventory } is B's inventory, over HTTP and graphql-ws, whatever the header says", async () => {
+    const ribeiraStock = await inventoryAt(ribeira);
+    const NESTED = `query($s: ID) { menuItems(storeId: $s) { id inventory } }`;
+    const over = (items: Item[]) => Object.fromEntries(items.map((c) => [c.id, c.inventory]));
+    expect(over(ok(await t.gql(NESTED, { variables: { s: ribeira } })).menuItems)).toEqual(ribeiraStock);
+    expect(over(ok(await t.gql(NESTED, { variables: { s: ribeira }, headers: AT(baixa) })).menuItems)).toEqual(ribeiraStock);
+    const { client } = wsClient(t.url);
+    try {
+      const sub = subscribe(client, NESTED, { s: ribeira });
+      await settled(sub);
+      expect(over(sub.results[0]!.data!.menuItems as Item[])).toEqual(ribeiraStock);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
 describe("connectionParams.storeId over graphql-ws", () => {
   test("a socket opened for a store reads that store's menu", async () => {
     const { client } = wsClient(t.url, null, { storeId: ribeira });
