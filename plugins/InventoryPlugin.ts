@@ -21,6 +21,18 @@ export const InventoryPlugin = wrapPlans(
           TYPES.int,
         );
       },
+      // The price at the request's store (the nearest enclosing storeId, else
+      // X-Store-Id, else the default store: app_hidden.store_or_default): its
+      // own price there (store_coffee_prices, migration 000018), else the
+      // chain's. One indexed lookup in the coffees' own statement.
+      price(_plan, $coffee) {
+        const $row = $coffee as PgSelectSingleStep;
+        const alias = $row.getClassStep().alias;
+        return $row.select(
+          sql`coalesce((select p.price from app_public.store_coffee_prices p where p.store_id = app_hidden.store_or_default(null) and p.coffee_id = ${alias}.id), ${alias}.price)`,
+          TYPES.numeric,
+        );
+      },
     },
   },
   { name: "InventoryPlugin" },

@@ -99,13 +99,15 @@ export const PUBLIC_READS: Readonly<Record<string, PublicRead>> = {
     changes: [COFFEES, STORE_COFFEES, FEATURED_CHANGE],
   },
   "Coffee.roaster": { asCaller: ["app_public.roasters"] },
+  // The price at the request's store (plugins/InventoryPlugin.ts): the coffee's row, or the store's own price.
+  "Coffee.price": { asCaller: ["app_public.store_coffee_prices"], changes: [COFFEES, "app_public.store_coffee_prices"] },
   // Read from app_public.coffee_inventory (per store) in the coffees' statement (plugins/InventoryPlugin.ts).
   "Coffee.inventory": { args: STORE, asCaller: ["app_public.coffee_inventory"], changes: [INVENTORY] },
   "Coffee.availableAt": { args: STORE, fn: "app_public.coffees_available_at", asCaller: [STORE_COFFEES] },
   "Coffee.ingredients": { args: PAGE, fn: "app_public.coffees_ingredients", asCaller: ["app_public.recipe_lines", "app_public.ingredients"] },
   "Coffee.seasonalIngredients": { args: PAGE, fn: "app_public.coffees_seasonal_ingredients", asCaller: ["app_public.recipe_lines", "app_public.ingredients"] },
   "Coffee.reviews": { args: ["limit", ...PAGE], fn: "app_public.coffees_reviews", asCaller: ["app_public.reviews"] },
-  ...columns("Coffee", ["id", "name", "price", "roast", "category", "description", "imageUrl", "limitedTimeOffer", "available", "createdAt", "roasterId"]),
+  ...columns("Coffee", ["id", "name", "roast", "category", "description", "imageUrl", "limitedTimeOffer", "available", "createdAt", "roasterId"]),
   ...columns("Roaster", ["id", "name", "location", "sustainabilityRating", "createdAt"]),
   ...columns("Ingredient", ["id", "name", "organic", "allergens", "createdAt"]),
   ...columns("Review", ["id", "coffeeId", "rating", "comment", "createdAt"]),

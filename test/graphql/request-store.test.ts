@@ -56,6 +56,10 @@ describe("X-Store-Id", () => {
     expect(await price(AT(ribeira))).toBe(4.2);
     expect(await price({})).toBe(3.8);
     expect(await price(AT(ribeira), `(storeId: "${baixa}")`)).toBe(3.8);
+    // Coffee.price is the request's store's too: the contract's KioskMenu at Ribeira (its cached answer dropped by the change).
+    const latte = (items: Array<Item & { price?: number }>) => items.find((c) => c.id === LATTE)!.price;
+    expect(latte(await kiosk(AT(ribeira)))).toBe(4.2);
+    expect(latte(await kiosk())).toBe(3.8);
     const barista = await t.token("ribeiraBarista");
     const order = ok(await t.gql(`mutation { createOrder(coffeeId: "${LATTE}", quantity: 1) { storeId total } }`, { token: barista, headers: AT(ribeira) })).createOrder;
     expect(order).toEqual({ storeId: ribeira, total: 4.2 });
