@@ -1114,6 +1114,17 @@ begin
       group by c.id, c.name
       order by 4 desc, 1
       limit p_max_rows;
+  elsif p_group_by = 'OPTION' then
+    return query
+      select x.name, count(distinct o.id)::integer, sum(oi.quantity)::integer, sum(oi.quantity * x.price_delta)::double precision
+      from app_public.orders o
+      join app_public.order_items oi on oi.order_id = o.id
+      join app_private.order_item_options x on x.order_id = oi.order_id and x.position = oi.position
+      where o.paid_at >= v_from and o.paid_at < v_to and o.paid_at is not null and o.status <> 'CANCELLED'
+        and o.store_id = any (v_stores)
+      group by x.name
+      order by 3 desc, 1
+      limit p_max_rows;
   elsif p_group_by in ('HOUR', 'DAY') then
     return query
       select app_private.local_iso(b.start, v_zone, p_group_by = 'HOUR'), b.orders::integer, b.cups::integer, b.revenue::double precision
@@ -1129,7 +1140,7 @@ begin
       order by b.start
       limit p_max_rows;
   else
-    raise exception 'groupBy is HOUR, DAY or COFFEE.' using errcode = '22023';
+    raise exception 'groupBy is HOUR, DAY, COFFEE or OPTION.' using errcode = '22023';
   end if;
 end;
 $$;
@@ -1138,7 +1149,7 @@ $$;
 -- Name: FUNCTION sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid); Type: COMMENT; Schema: app_hidden; Owner: -
 --
 
-COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY, or per COFFEE; at most p_max_rows rows. With p_store_id: that store (its admins), in its time zone; without: every store the caller manages (the chain''s admin: the chain), in the chain''s cafe_time_zone.';
+COMMENT ON FUNCTION app_hidden.sales_report(p_from text, p_to text, p_group_by text, p_max_rows integer, p_store_id uuid) IS 'Admins only: paid orders (by payment time, provider or till; orders cancelled after payment left out) from p_from (included) to p_to (excluded), per HOUR or DAY, or per COFFEE, or per OPTION (by name as ordered: cups with it and the money its price deltas took); at most p_max_rows rows. With p_store_id: that store (its admins), in its time zone; without: every store the caller manages (the chain''s admin: the chain), in the chain''s cafe_time_zone.';
 
 --
 -- Name: share_rate_usage(text, bigint, integer, text[], integer[], integer[], integer[], bigint[]); Type: FUNCTION; Schema: app_hidden; Owner: -

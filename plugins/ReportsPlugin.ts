@@ -36,16 +36,18 @@ export const ReportsPlugin = extendSchema((build) => {
         DAY
         "Each coffee (by name), best-selling first."
         COFFEE
+        "Each option (by name: Large, Oat, ...), most cups first."
+        OPTION
       }
       "One bucket of sales."
       type SalesRow {
-        "The hour, the day (café time zone) or the coffee's name."
+        "The hour, the day (café time zone), the coffee's or the option's name."
         bucket: String!
-        "Paid orders in the bucket (COFFEE: orders with that coffee)."
+        "Paid orders in the bucket (COFFEE: orders with that coffee; OPTION: with that option)."
         orders: Int!
-        "Cups in those orders (COFFEE: cups of that coffee)."
+        "Cups in those orders (COFFEE: cups of that coffee; OPTION: cups with that option)."
         cups: Int!
-        "Money taken (COFFEE: for that coffee's cups)."
+        "Money taken (COFFEE: for that coffee's cups; OPTION: by its price deltas)."
         revenue: Float!
       }
       "One change of a rule: settings, order transitions, alert rules, coffees, staff accounts, schema (policies, grants, functions)."

@@ -112,6 +112,17 @@ describe("orders with options", () => {
       return nodes.length > 0 ? nodes : null;
     });
     expect(Object.fromEntries(moves.map((m: any) => [m.ingredientId, m.delta]))).toEqual({ [BEANS]: -72, [OAT_MILK]: -660 });
+    // The options sold, by name (salesReport groupBy OPTION): cups with each, and what its deltas took.
+    const day = (offset: number) => new Date(Date.now() + offset * 86400_000).toISOString().slice(0, 10);
+    const REPORT = `query($s: ID) { salesReport(from: "${day(-1)}", to: "${day(2)}", groupBy: OPTION, storeId: $s) { bucket orders cups revenue } }`;
+    const sold = ok(await t.gql(REPORT, { variables: { s: baixa }, token: tok.admin })).salesReport;
+    expect(sold).toEqual(
+      expect.arrayContaining([
+        { bucket: "Extra shot", orders: 1, cups: 2, revenue: 1.2 },
+        { bucket: "Large", orders: 1, cups: 2, revenue: 1 },
+        { bucket: "Oat", orders: 1, cups: 2, revenue: 0.8 },
+      ]),
+    );
   });
 
   test("without optionIds each group's defaults are used: a regular whole-milk latte at the chain's price", async () => {
