@@ -1,5 +1,6 @@
-import { DEMO, expectRefused, ok } from "../support/client.ts";
-import { useTestService } from "../support/service.ts";
+import { DEMO, expectRefused, ok, settled, subscribe } from "../support/client.ts";
+import { orderQueueTopic } from "../../common/topics.ts";
+import { listening, useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 
 // Options (migrations/committed/000018-options.sql) through the API, on the
@@ -164,6 +165,29 @@ describe("orders with options", () => {
     expect(off.message).toMatch(/"Oat" is not available at Baixa/);
     ok(await t.gql(AVAILABLE, { variables: { storeId: baixa, optionId: opt.Oat, available: true }, token: tok.barista }));
     expect(await orderCount()).toBe(before);
+  });
+});
+
+describe("the options reach those who make and see the order", () => {
+  test("the barista queue (orderQueueChanged) and the till's order show each line's options", async () => {
+    const QUEUE = `subscription { orderQueueChanged { id status items { quantity options { name } } } }`;
+    const queue = subscribe<{ orderQueueChanged: { id: string; status: string; items: Array<{ quantity: number; options: Array<{ name: string }> }> } }>(t.ws(tok.barista), QUEUE);
+    await listening(t, [orderQueueTopic(baixa)]);
+    const order = ok(await t.gql(ORDER, { variables: { items: [{ coffeeId: LATTE, quantity: 1, optionIds: [opt.Small, opt.Skimmed] }] }, token: tok.barista })).createOrder;
+    ok(await t.gql(PAY, { variables: { id: order.id }, token: tok.barista }));
+    await settled(queue);
+    const event = queue.results.map((r) => r.data?.orderQueueChanged).find((o) => o?.id === order.id);
+    expect(event?.items).toEqual([{ quantity: 1, options: [{ name: "Skimmed" }, { name: "Small" }] }]);
+    const till = ok(await t.gql(`query($id: ID!) { order(id: $id) { items { unitPrice options { name priceDelta } } } }`, { variables: { id: order.id }, token: tok.barista })).order;
+    expect(till.items).toEqual([
+      {
+        unitPrice: 3.5,
+        options: [
+          { name: "Skimmed", priceDelta: 0 },
+          { name: "Small", priceDelta: -0.3 },
+        ],
+      },
+    ]);
   });
 });
 
