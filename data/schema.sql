@@ -1769,13 +1769,32 @@ CREATE FUNCTION app_private.inventory_of(p_coffees uuid[]) RETURNS TABLE(store_i
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog'
     AS $$
+  with c as (
+    select distinct x.id from unnest(p_coffees) x(id)
+  ), defaults as (
+    select cg.coffee_id, o.ingredient_id, o.ingredient_amount, o.recipe_factor
+    from c join app_public.coffee_option_groups cg on cg.coffee_id = c.id
+    join app_public.options o on o.group_id = cg.group_id and o.is_default
+  ), factor as (
+    select d.coffee_id, round(exp(sum(ln(d.recipe_factor))), 6) as f from defaults d where d.recipe_factor is not null group by d.coffee_id
+  ), usage as (
+    select u.coffee_id, u.ingredient_id, sum(u.amount) as amount
+    from (
+      select rl.coffee_id, rl.ingredient_id, rl.quantity * coalesce(f.f, 1) as amount
+      from c join app_public.recipe_lines rl on rl.coffee_id = c.id
+      left join factor f on f.coffee_id = rl.coffee_id
+      union all
+      select d.coffee_id, d.ingredient_id, d.ingredient_amount from defaults d where d.ingredient_amount is not null
+    ) u
+    group by u.coffee_id, u.ingredient_id
+  )
   select st.id, c.id,
          case when count(u.ingredient_id) = 0 then null
            else greatest(0, min(floor(coalesce(s.current_stock - coalesce(r.amount, 0), 1e9) / u.amount)))::integer
          end
   from app_public.stores st
-  cross join unnest(p_coffees) c(id)
-  left join lateral app_private.line_usage(c.id, app_private.default_options(c.id)) u on true
+  cross join c
+  left join usage u on u.coffee_id = c.id
   left join app_public.stock_items s on s.store_id = st.id and s.ingredient_id = u.ingredient_id
   left join app_private.stock_reserved r on r.store_id = st.id and r.ingredient_id = u.ingredient_id
   group by st.id, c.id;

@@ -109,6 +109,30 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
     await closeBenchOrders(ctx.root);
   };
   const body = () => gqlBody(doc, "PlaceOrder", { input: nextInput() });
+  // The same order with 2 options a line (issue 41): each line a coffee with
+  // a Size and a Milk group (the demo chain's MILK_BASED coffees), Large or
+  // Small, Oat or Whole, so the options' prices and stock swaps are computed.
+  const { rows: optioned } = await ctx.root.query(
+    `select c.id,
+            array[(select o.id from app_public.coffee_option_groups cg join app_public.option_groups g on g.id = cg.group_id join app_public.options o on o.group_id = g.id
+                    where cg.coffee_id = c.id and g.name = 'Size' and o.name = 'Large'),
+                  (select o.id from app_public.coffee_option_groups cg join app_public.option_groups g on g.id = cg.group_id join app_public.options o on o.group_id = g.id
+                    where cg.coffee_id = c.id and g.name = 'Milk' and o.name = 'Oat'),
+                  (select o.id from app_public.coffee_option_groups cg join app_public.option_groups g on g.id = cg.group_id join app_public.options o on o.group_id = g.id
+                    where cg.coffee_id = c.id and g.name = 'Size' and o.name = 'Small'),
+                  (select o.id from app_public.coffee_option_groups cg join app_public.option_groups g on g.id = cg.group_id join app_public.options o on o.group_id = g.id
+                    where cg.coffee_id = c.id and g.name = 'Milk' and o.name = 'Whole')]::text[] as options
+       from app_public.coffees c where c.available and c.category = 'MILK_BASED' order by c.id`,
+  );
+  const withOptions = optioned.filter((r) => r.options.every((o: string | null) => o !== null));
+  const optionedBody = () => {
+    n++;
+    const line = (k: number) => {
+      const c = withOptions[(n * 7 + k * 13) % withOptions.length]!;
+      return { coffeeId: c.id, quantity: k === 2 ? 2 : 1, optionIds: (n + k) % 2 ? [c.options[0], c.options[1]] : [c.options[2], c.options[3]] };
+    };
+    return gqlBody(doc, "PlaceOrder", { input: { items: [line(1), line(2), line(3)], notes: "bench s3 options" } });
+  };
   const rows = await peakThenLatency(ctx, "S3", "PlaceOrder, 3 lines, as a customer", [
     {
       variant: "service",
@@ -119,6 +143,18 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
       sql: countSql(cap.queries),
       request: { path: "/graphql", setup: () => ({ body: body(), headers: { authorization: `Bearer ${customer().token}` } }) },
     },
+    ...(withOptions.length
+      ? [
+          {
+            variant: "extra" as const,
+            label: "cafe-api createOrder, 3 lines with 2 options each",
+            baseUrl: svc,
+            pid: ctx.service.proc.pid,
+            before: reset,
+            request: { path: "/graphql", setup: () => ({ body: optionedBody(), headers: { authorization: `Bearer ${customer().token}` } }) },
+          },
+        ]
+      : []),
     {
       variant: "floor",
       label: "node:http + pg: the service's create_order() and the lines, in one transaction",
@@ -161,6 +197,12 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
       `create_order() alone, one call at a time, right after the runs (not vacuumed): p50 ${asLeft.p50.toFixed(1)} ms; vacuumed, by open (unpaid, stock-reserving) orders: ${openProbe
         .map((p) => `${p.openOrders} open: p50 ${p.ms.p50.toFixed(1)} ms`)
         .join("; ")} (the stock check reads per-ingredient running totals, app_private.stock_reserved: it should not grow with the open orders)`,
+      `with 2 options a line / plain: ${(() => {
+        const ops = (re: RegExp) => rows.find((r) => re.test(r.label))?.opsPerSec ?? null;
+        const a = ops(/options each/);
+        const b = ops(/^cafe-api createOrder$/);
+        return a && b ? (a / b).toFixed(3) : "n/a";
+      })()}x req/s (target >= 0.9)`,
       `service SQL per createOrder: ${cap.queries.filter((q) => !/^\s*(begin|commit)|set_config/i.test(q.text)).length} statements in ${countSql(cap.queries).transactions} transactions`,
     ],
   };
