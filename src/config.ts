@@ -134,7 +134,7 @@ const schema = z.object({
   PASSWORD_CHECK_PLACES_PER_CALLER: int(1, 10_000)
     .default(3)
     .describe(
-      "Places (running or waiting) in one API process's password checks that one source may hold (TRUSTED_NETWORK_FACTOR times more inside TRUSTED_NETWORKS), and one account; beyond them its checks are refused with RATE_LIMITED.",
+      "Places (running or waiting) in one API process's password checks that one source may hold (TRUSTED_NETWORK_FACTOR times more inside TRUSTED_NETWORKS), and one signed-in account (never the account a sign-in names); beyond them its checks are refused with RATE_LIMITED.",
     ),
   EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg").describe("Where the embedded PostgreSQL (no `DATABASE_URL`) keeps its data, kept between runs."),
   EMBEDDED_PG_PORT: int(1, 65535).default(54329).describe("The port of the embedded PostgreSQL (no `DATABASE_URL`)."),
