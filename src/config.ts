@@ -256,6 +256,11 @@ const schema = z.object({
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
     .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
+  HTTP_MAX_CONNECTIONS: int(0, 10_000_000)
+    .default(0)
+    .describe(
+      "Open HTTP connections (WebSockets included) of one API process in all, never more than its open-file limit (RLIMIT_NOFILE, read from /proc/self/limits; 1024 where it cannot be read) less the database pools' connections, WORKER_CONCURRENCY and 128 files kept for the LISTEN connection, health probes and the process's own. 0: that. At the cap a newcomer takes the place of the oldest connection of the source holding the most (per its factor), unless its own source would hold more; then it is answered 503 SERVICE_BUSY and closed. So /healthz answers through any flood.",
+    ),
   RATE_LIMIT_SYNC_MS: int(0, 10_000)
     .default(100)
     .describe(
