@@ -210,7 +210,8 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
     graphqlHandler,
     app,
   });
-  const server = createHttpServer(config, pipeline.handle);
+  // A caller's traceparent decides sampling only from the café's own networks.
+  const server = createHttpServer(config, pipeline.handle, (req) => sourceOf(req).trusted);
   installLingeringClose(server);
   const cap = connectionCap(config);
   logger.info({ maxConnections: cap, openFileLimit: openFileLimit() }, "HTTP connections capped");
