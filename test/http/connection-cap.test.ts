@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
-import { ChildService, withLogsOnFailure } from "../support/service.ts";
+import { ChildService, startTestService, withLogsOnFailure } from "../support/service.ts";
 import { sleep } from "../support/wait.ts";
 
 // A process-wide cap on connections (HTTP_MAX_CONNECTIONS, derived from the
@@ -96,3 +96,38 @@ test(`${FLOOD_SOURCES} sources x ${PER_SOURCE} slow connections against an open-
     },
   );
 }, 120_000);
+
+test("at HTTP_MAX_CONNECTIONS (20) a newcomer closes the oldest connection of the source holding the most; one more from that source is refused 503 SERVICE_BUSY", async () => {
+  const t = await startTestService({ env: { HTTP_MAX_CONNECTIONS: "20" } });
+  const port = Number(new URL(t.url).port);
+  const held: net.Socket[] = [];
+  try {
+    const open = async (address: string, n: number) => {
+      const opened = await Promise.all(Array.from({ length: n }, () => slowConnection(port, address)));
+      held.push(...opened.filter((s): s is net.Socket => s !== null));
+      return opened;
+    };
+    const big = await open("127.0.2.1", 15);
+    await open("127.0.2.2", 5);
+    await sleep(200);
+    expect(big.every((s) => s && !s.destroyed)).toBe(true);
+    // The biggest holder asks for one more: it would hold more than anyone, so it is refused.
+    const refused = await new Promise<string>((resolve) => {
+      const s = net.connect({ port, host: "127.0.0.1", localAddress: "127.0.2.1" });
+      let answer = "";
+      s.on("data", (c: Buffer) => (answer += c.toString("utf8")));
+      s.on("close", () => resolve(answer));
+      s.on("error", () => {});
+    });
+    expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused).toContain('"code":"SERVICE_BUSY"');
+    expect(big.every((s) => s && !s.destroyed)).toBe(true);
+    // Another source's newcomer: the biggest holder's oldest connection makes way.
+    expect(await probe(port, "127.0.2.3")).toBe(200);
+    await sleep(200);
+    expect(big.map((s) => s!.destroyed)).toEqual([true, ...Array(14).fill(false)]);
+  } finally {
+    for (const s of held) s.destroy();
+    await t.stop();
+  }
+}, 60_000);
