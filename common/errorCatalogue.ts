@@ -71,7 +71,7 @@ export const ERROR_CATALOGUE = {
   },
   SERVICE_BUSY: {
     status: 503,
-    when: 'The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full): retry after `Retry-After` (1 s). Not "down": `/readyz` stays ready.',
+    when: 'The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full), or the process holds `HTTP_MAX_CONNECTIONS` and this source already holds the most (the connection is closed): retry after `Retry-After` (1 s). Not "down": `/readyz` stays ready.',
   },
   INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
   GRAPHQL_PARSE_FAILED: { status: null, by: "graphql", when: "The document is not valid GraphQL syntax." },

@@ -134,7 +134,7 @@ const schema = z.object({
   PASSWORD_CHECK_PLACES_PER_CALLER: int(1, 10_000)
     .default(3)
     .describe(
-      "Places (running or waiting) in one API process's password checks that one source may hold (TRUSTED_NETWORK_FACTOR times more inside TRUSTED_NETWORKS), and one account; beyond them its checks are refused with RATE_LIMITED.",
+      "Places (running or waiting) in one API process's password checks that one source may hold (TRUSTED_NETWORK_FACTOR times more inside TRUSTED_NETWORKS), and one signed-in account (never the account a sign-in names); beyond them its checks are refused with RATE_LIMITED.",
     ),
   EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg").describe("Where the embedded PostgreSQL (no `DATABASE_URL`) keeps its data, kept between runs."),
   EMBEDDED_PG_PORT: int(1, 65535).default(54329).describe("The port of the embedded PostgreSQL (no `DATABASE_URL`)."),
@@ -256,6 +256,11 @@ const schema = z.object({
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
     .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
+  HTTP_MAX_CONNECTIONS: int(0, 10_000_000)
+    .default(0)
+    .describe(
+      "Open HTTP connections (WebSockets included) of one API process in all, never more than its open-file limit (RLIMIT_NOFILE, read from /proc/self/limits; 1024 where it cannot be read) less the database pools' connections, WORKER_CONCURRENCY and 128 files kept for the LISTEN connection, health probes and the process's own. 0: that. At the cap a newcomer takes the place of the oldest connection of the source holding the most (per its factor), unless its own source would hold more; then it is answered 503 SERVICE_BUSY and closed. So /healthz answers through any flood.",
+    ),
   RATE_LIMIT_SYNC_MS: int(0, 10_000)
     .default(100)
     .describe(

@@ -9,10 +9,15 @@ import { boundedCache, textBytes } from "../common/boundedCache.ts";
  * SQL let it through), so a flood of sign-ins takes at most `concurrency`
  * connections and CPU cores while other requests go on.
  *
- * The places are shared fairly between callers (a source, an account):
+ * The places are shared fairly between the callers who pay for them: the
+ * source, and once signed in the account (never the account a sign-in
+ * names: strangers guessing its password would take its owner's places):
  * - one source holds at most `perCaller` places, running or waiting
  *   (times `trustedFactor` inside TRUSTED_NETWORKS: many customers behind
  *   one address), and so does one account; past that it is refused;
+ * - while its own limits are asked it holds only its own share, never one
+ *   of the shared places: a caller over its limits holds nothing another
+ *   caller needs;
  * - the next to run is the waiter whose caller uses the gate least: its
  *   checks lately (a count that halves every `halfLifeMs`) plus the places
  *   it holds now (a source's divided by its factor), first come first
@@ -36,7 +41,7 @@ export interface PasswordCheckGate {
   readonly load: { running: number; waiting: number; callers: number };
 }
 
-/** Who a password check is for: the request's source (src/http/clientAddress.ts) and, when known, the account (e-mail or id). */
+/** Who pays for a password check: the request's source (src/http/clientAddress.ts) and, when signed in, the caller's own account (never the one a sign-in names). */
 export interface PasswordCheckCaller {
   source: string;
   account?: string | null;
@@ -75,8 +80,6 @@ interface Waiter {
 
 export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFactor = 1, halfLifeMs = 60_000, maxCallers = 10_000, now = Date.now }: PasswordCheckGateOptions): PasswordCheckGate {
   let running = 0;
-  /** Callers whose own limits are being asked (app_hidden.assert_password_check_allowed) before they take a place. */
-  let checking = 0;
   let seq = 0;
   const waiting: Waiter[] = [];
   // Bounded (/metrics "password_check_callers"): the least recently seen
@@ -146,8 +149,9 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
    * between two callers who use the gate alike the one waiting keeps its place.
    */
   const mayEnter = (keys: string[], weights: number[], reserved: boolean) => {
-    // Callers whose limits are being asked count as waiting: a burst cannot all pass this to wait for the pool.
-    if (running + waiting.length + checking < concurrency + queue) return true;
+    // Callers whose limits are being asked hold only their own share (a
+    // burst from one source cannot pass it), not a shared place.
+    if (running + waiting.length < concurrency + queue) return true;
     const worst = heaviest();
     return worst !== undefined && weightOf({ keys, weights }, reserved ? 1 : 2) < worst.weight;
   };
@@ -165,17 +169,14 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
       if (keys.some((k, i) => useOf(k).places >= perCaller * weights[i]!)) return null;
       // Nor are its limits asked when it would not get a place anyway.
       if (!mayEnter(keys, weights, false)) return null;
-      // The caller's own limits are asked holding its place (so a burst of
-      // one source cannot all pass the share above); refused, it gives it back.
+      // The caller's own limits are asked holding its own share (so a burst
+      // of one source cannot all pass the share above); refused, it gives it back.
       for (const k of keys) useOf(k).places += 1;
-      checking += 1;
       try {
         await limits?.();
       } catch (error) {
         giveBack(keys);
         throw error;
-      } finally {
-        checking -= 1;
       }
       const admit = () => {
         for (const k of keys) useOf(k).count += 1;

@@ -16,7 +16,7 @@ import { TableSizes } from "./db/tableSizes.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool, openCallbackPool, openSubscriptionPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
-import { installConnectionLimit } from "./http/connectionLimit.ts";
+import { connectionCap, installConnectionLimit, openFileLimit } from "./http/connectionLimit.ts";
 import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
 import { CALLBACK_PATH, genericProvider } from "./payments/generic.ts";
 import { STRIPE_WEBHOOK_PATH, stripeProvider } from "./payments/stripe.ts";
@@ -213,9 +213,12 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
     graphqlHandler,
     app,
   });
-  const server = createHttpServer(config, pipeline.handle);
+  // A caller's traceparent decides sampling only from the café's own networks.
+  const server = createHttpServer(config, pipeline.handle, (req) => sourceOf(req).trusted);
   installLingeringClose(server);
-  installConnectionLimit(server, sources, config.HTTP_MAX_CONNECTIONS_PER_SOURCE, config.TRUSTED_NETWORK_FACTOR);
+  const cap = connectionCap(config);
+  logger.info({ maxConnections: cap, openFileLimit: openFileLimit() }, "HTTP connections capped");
+  installConnectionLimit(server, sources, { perSource: config.HTTP_MAX_CONNECTIONS_PER_SOURCE, trustedFactor: config.TRUSTED_NETWORK_FACTOR, cap });
   // WebSockets on /graphql: graphql-ws.
   const websockets = installWebSocket(server, {
     config,

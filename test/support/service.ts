@@ -239,6 +239,8 @@ export interface ChildOptions {
   databaseUrl: string;
   port?: number;
   env?: Record<string, string>;
+  /** The process's open-file limit (RLIMIT_NOFILE, soft and hard), set by the shell's `ulimit -n` before it runs. */
+  fileLimit?: number;
   /** Wait until /readyz answers 200 (API) or the worker beats (worker). Default true. */
   waitReady?: boolean;
   readyTimeoutMs?: number;
@@ -288,7 +290,9 @@ export class ChildService {
     const args = ["src/main.ts", ...(options.mode === "api" ? ["--api"] : options.mode === "worker" ? ["--worker"] : [])];
     const bin = path.join(ROOT, "node_modules", ".bin");
     // As `npm start` runs it: node src/main.ts, no wrapper in between.
-    this.proc = spawn(process.execPath, args, {
+    // With a file limit: `sh -c 'ulimit -n N; exec node ...'` (the same process: exec).
+    const [command, argv] = options.fileLimit ? ["/bin/sh", ["-c", `ulimit -n ${options.fileLimit} && exec "$0" "$@"`, process.execPath, ...args]] : [process.execPath, args];
+    this.proc = spawn(command, argv, {
       cwd: ROOT,
       detached: true, // its own process group: a SIGKILL reaches the service
       stdio: ["ignore", "pipe", "pipe"],
@@ -343,8 +347,8 @@ export class ChildService {
    * shared test database, with the tests' settings (no demo data, no
    * worker, no rate limit) and `env`; started when /readyz answers.
    */
-  static startApi(env: Record<string, string> = {}): Promise<ChildService> {
-    return ChildService.start({ name: "api", mode: "api", databaseUrl: testDatabaseUrl(), env: { ...TEST_SERVICE_ENV, ...pgBouncerEnv(), ...env }, readyTimeoutMs: 60_000 });
+  static startApi(env: Record<string, string> = {}, options: Pick<ChildOptions, "fileLimit"> = {}): Promise<ChildService> {
+    return ChildService.start({ name: "api", mode: "api", databaseUrl: testDatabaseUrl(), env: { ...TEST_SERVICE_ENV, ...pgBouncerEnv(), ...env }, readyTimeoutMs: 60_000, ...options });
   }
 
   get alive(): boolean {
