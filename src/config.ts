@@ -233,7 +233,9 @@ const schema = z.object({
     ),
   GRAPHQL_RATE_LIMIT: int(0, 1_000_000)
     .default(100)
-    .describe("Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too. Over it: 429 `RATE_LIMITED`."),
+    .describe(
+      "Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too, any other socket message a tenth of one. Over it: 429 `RATE_LIMITED` (a socket that goes on sending: closed, 4429).",
+    ),
   GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200).describe("The burst allowed on top of `GRAPHQL_RATE_LIMIT`."),
   GRAPHQL_RATE_ACCOUNT_FACTOR: int(1, 1000)
     .default(3)
