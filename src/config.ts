@@ -245,7 +245,7 @@ const schema = z.object({
   GRAPHQL_DOCUMENT_WORK_US: int(0, 1_000_000)
     .default(1000)
     .describe(
-      "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
+      "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path and WebSockets, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
     ),
   HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000)
     .default(15_000)

@@ -59,6 +59,8 @@ export interface WebSocketOptions {
   /** Whether a request's Origin may open a socket. */
   originAllowed(origin: string | undefined): boolean;
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
+  /** Charges the operation this runs for the milliseconds of CPU its new document took (GRAPHQL_DOCUMENT_WORK_US; undefined: not charged). */
+  chargeWork?: (ms: number) => void;
   /** Calls `then` when the sign-in is revoked; returns the function that stops watching. */
   onRevoked(signInId: string, then: () => void): () => void;
 }
@@ -163,12 +165,25 @@ function sameOrigin(req: IncomingMessage): boolean {
 export function installWebSocket(server: http.Server, options: WebSocketOptions): WebSocketEndpoint {
   const { config, limiter, sourceOf } = options;
   const wsConfig = makeGraphQLWSConfig(options.serv);
+  /**
+   * Runs an operation; when its text was new (its parse was charged), the
+   * planning of its first run is charged too, as on the HTTP fast path:
+   * grafast plans synchronously, before its first await.
+   */
+  const firstRunCharged = <T>(run: () => T): T => {
+    if (!options.chargeWork || !requestScope.getStore()?.newDocument) return run();
+    const started = performance.now();
+    const running = run();
+    options.chargeWork(performance.now() - started);
+    return running;
+  };
   const wsServer = makeGraphQLWSServer<Record<string, unknown> | undefined, Extra>({
     ...(wsConfig as object),
+    execute: (args: any) => firstRunCharged(() => (wsConfig as any).execute(args)),
     // A subscription lives no longer than the token that opened it: at its
     // expiry the stream ends with an UNAUTHENTICATED error.
     async subscribe(args: any) {
-      const result = await (wsConfig as any).subscribe(args);
+      const result = await firstRunCharged(() => (wsConfig as any).subscribe(args));
       const exp = (args.contextValue as { viewer?: Viewer | null } | undefined)?.viewer?.exp;
       return exp && isAsyncIterable(result) ? untilExpiry(result, exp * 1000) : result;
     },
