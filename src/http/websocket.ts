@@ -47,7 +47,7 @@ import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "../requestScope.
  * them per window.
  */
 export const MESSAGES_PER_REQUEST = 10;
-/** Requests' worth of messages a socket may send after its payer's budget has run out, before it is closed. */
+/** Requests' worth of messages a socket may send once its payer's budget has run out (in a row, until it refills), before it is closed. */
 export const WS_OVERDRAFT = 10;
 
 export interface WebSocketOptions {
@@ -287,7 +287,13 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
     let closing = false;
     return () => {
       if (closing) return false;
-      if (!limiter || messages++ % MESSAGES_PER_REQUEST !== 0 || limiter.take(payerOf(extra)) || ++overdrawn <= WS_OVERDRAFT) return true;
+      if (!limiter || messages++ % MESSAGES_PER_REQUEST !== 0) return true;
+      // The overdraft is of one spell out of budget: a long-lived socket is not closed for a few spells over its life.
+      if (limiter.take(payerOf(extra))) overdrawn = 0;
+      else if (++overdrawn > WS_OVERDRAFT) return close();
+      return true;
+    };
+    function close(): false {
       closing = true;
       graphqlErrors.inc({ code: "RATE_LIMITED" });
       refusals.note(extra.source.key, "RATE_LIMITED", { method: "GET", route: "/graphql (socket)", status: ERROR_STATUS.RATE_LIMITED });
@@ -296,7 +302,7 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
       // A peer that does not answer the close (and goes on sending) is cut off.
       setTimeout(() => extra.socket.terminate(), 1000).unref();
       return false;
-    };
+    }
   }
 
   const socketsBySource = new Map<string, number>();

@@ -132,3 +132,38 @@ test("a new document's first run is charged its planning over a socket too, as o
     await limited.stop();
   }
 });
+
+test("the overdraft is of one spell out of budget: a socket out of budget twice, each time short of WS_OVERDRAFT, stays open", async () => {
+  // A window of 4 s with a burst of 20: each spell below fits in one.
+  const limited = await startTestService({ env: { RATE_LIMIT_SYNC_MS: "0", GRAPHQL_RATE_LIMIT: "5", GRAPHQL_RATE_BURST: "20", TRUSTED_NETWORK_FACTOR: "1" } });
+  try {
+    const s = await session(limited);
+    let sent = 0;
+    const pings = async (n: number) => {
+      for (let i = 0; i < n; i++) s.ws.send('{"type":"ping"}');
+      sent += n;
+      await waitUntil(`${sent} pongs`, () => s.messages.filter((m) => m.type === "pong").length === sent || s.ws.readyState !== WebSocket.OPEN, 5000, 5);
+    };
+    /** Spends what is left of the source's window over HTTP. */
+    const exhaust = async () => {
+      for (let i = 0; i < 25; i++) if ((await limited.gql("{ __typename }")).status === 429) return;
+      throw new Error("the source's budget did not run out");
+    };
+    // Out of budget: 70 pings spend 7 requests it does not have, within the overdraft.
+    await exhaust();
+    await pings(7 * MESSAGES_PER_REQUEST);
+    // A new window: the next request's worth is paid for, and the spell is over.
+    await sleep(4100);
+    await pings(MESSAGES_PER_REQUEST);
+    await exhaust();
+    await pings(7 * MESSAGES_PER_REQUEST);
+    expect(7 + 7).toBeGreaterThan(WS_OVERDRAFT);
+    expect(s.ws.readyState).toBe(WebSocket.OPEN);
+    expect(s.messages.filter((m) => m.type === "pong")).toHaveLength(sent);
+    // Past the overdraft in one spell, it is closed.
+    await pings((WS_OVERDRAFT - 6) * MESSAGES_PER_REQUEST);
+    expect(await s.closed).toBe(4429);
+  } finally {
+    await limited.stop();
+  }
+});
