@@ -233,7 +233,9 @@ const schema = z.object({
     ),
   GRAPHQL_RATE_LIMIT: int(0, 1_000_000)
     .default(100)
-    .describe("Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too. Over it: 429 `RATE_LIMITED`."),
+    .describe(
+      "Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too, any other socket message a tenth of one. Over it: 429 `RATE_LIMITED` (a socket that goes on sending: closed, 4429).",
+    ),
   GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200).describe("The burst allowed on top of `GRAPHQL_RATE_LIMIT`."),
   GRAPHQL_RATE_ACCOUNT_FACTOR: int(1, 1000)
     .default(3)
@@ -243,7 +245,7 @@ const schema = z.object({
   GRAPHQL_DOCUMENT_WORK_US: int(0, 1_000_000)
     .default(1000)
     .describe(
-      "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
+      "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path and WebSockets, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
     ),
   HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000)
     .default(15_000)

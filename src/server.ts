@@ -38,6 +38,7 @@ import { makeRequestPipeline } from "./http/router.ts";
 import { closeHttpServer, createHttpServer, listen } from "./http/httpServer.ts";
 import { Shutdown } from "./shutdown.ts";
 import { refusals } from "./http/refusalLog.ts";
+import { requestScope } from "./requestScope.ts";
 
 // The API process: the database's connections and what follows it over
 // LISTEN/NOTIFY, PostGraphile served by grafserv, an Express app for the
@@ -133,7 +134,14 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   });
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
   // The CPU of a document not seen before is its caller's to pay, in requests (GRAPHQL_DOCUMENT_WORK_US).
-  const chargeWork = limiter && config.GRAPHQL_DOCUMENT_WORK_US ? (ms: number) => limiter.charge((1000 * ms) / config.GRAPHQL_DOCUMENT_WORK_US) : undefined;
+  const chargeWork =
+    limiter && config.GRAPHQL_DOCUMENT_WORK_US
+      ? (ms: number) => {
+          const scope = requestScope.getStore();
+          if (scope) scope.newDocument = true;
+          limiter.charge((1000 * ms) / config.GRAPHQL_DOCUMENT_WORK_US);
+        }
+      : undefined;
 
   // GraphQL: the preset (src/preset.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
@@ -227,6 +235,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
     limiter,
     originAllowed: cors.originAllowed,
     viewerFromConnectionParams,
+    chargeWork,
     onRevoked: (signInId, then) => revokedSignIns.onRevoked(signInId, then),
   });
 
