@@ -133,6 +133,8 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
   // The CPU of a document not seen before is its caller's to pay, in requests (GRAPHQL_DOCUMENT_WORK_US).
   const chargeWork = limiter && config.GRAPHQL_DOCUMENT_WORK_US ? (ms: number) => limiter.charge((1000 * ms) / config.GRAPHQL_DOCUMENT_WORK_US) : undefined;
+  // So is the memory a new plan of its operation takes (GRAPHQL_PLAN_BYTES_PER_REQUEST).
+  const chargePlanBytes = limiter && config.GRAPHQL_PLAN_BYTES_PER_REQUEST ? (bytes: number) => limiter.charge(bytes / config.GRAPHQL_PLAN_BYTES_PER_REQUEST) : undefined;
 
   // GraphQL: the preset (src/preset.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
@@ -169,6 +171,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
       watch,
       liveCache,
       chargeWork,
+      chargePlanBytes,
     }),
   );
   shutdown.add("PostGraphile", () => pgl.release());
