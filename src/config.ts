@@ -1,3 +1,4 @@
+import { getHeapStatistics } from "node:v8";
 import { z } from "zod";
 import type { CacheBounds } from "../common/boundedCache.ts";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
@@ -247,6 +248,11 @@ const schema = z.object({
     .describe(
       "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path and WebSockets, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
     ),
+  GRAPHQL_PLAN_BYTES_PER_REQUEST: int(0, 1_073_741_824)
+    .default(65_536)
+    .describe(
+      "Each this many bytes of a new operation plan (grafast's, kept in memory for the operation's next runs; estimated from its steps) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, on every transport (0: not charged). A trusted document's plan costs a few requests, once per process; a heavy ad-hoc document's (5,700 steps, about 23 MB estimated), over 350.",
+    ),
   HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000)
     .default(15_000)
     .describe("A client must send a request's headers within this many milliseconds of starting it; then it gets 408 and the connection closes (held to within a second)."),
@@ -368,10 +374,19 @@ export const MEMORY_BOUNDS = {
   queryCosts: { maxEntries: 20_000, maxBytes: 8 * 1024 * 1024 },
   /**
    * Grafast's plans (and parsed texts) of operations beyond the trusted
-   * documents' forms (plugins/OperationCachePlugin.ts): its caches are
-   * bounded in entries only, and a menu-sized plan takes hundreds of KB.
+   * documents' forms (plugins/OperationCachePlugin.ts), in entries.
    */
   adHocOperationPlans: 32,
+  /**
+   * Grafast's plans of ad-hoc operations, in (estimated) bytes
+   * (plugins/OperationCachePlugin.ts): a quarter of the heap V8 allows this
+   * process (76 MB under `npm start`'s flags). A plan's size follows its
+   * document's shape, not its length: 2 KB of aliases with a wide fragment
+   * plans to about 15 MB.
+   */
+  operationPlanBytes: Math.floor(getHeapStatistics().heap_size_limit / 4),
+  /** Grafast's plans of the trusted documents' operations (a set the manifest fixes), apart, so ad-hoc ones never push them out: an eighth of the heap. */
+  trustedOperationPlanBytes: Math.floor(getHeapStatistics().heap_size_limit / 8),
 } as const satisfies Record<string, CacheBounds | number>;
 
 /** The schema itself, for docs/configuration.md (scripts/docs.ts). */

@@ -71,6 +71,8 @@ export interface PresetOptions {
   liveCache?: LiveCache;
   /** Charges the request this runs for the milliseconds of CPU a document not seen before took (GRAPHQL_DOCUMENT_WORK_US; src/http/rateLimiter.ts). */
   chargeWork?: (ms: number) => void;
+  /** Charges the request this runs for the bytes of a new plan of its operation (GRAPHQL_PLAN_BYTES_PER_REQUEST; plugins/OperationCachePlugin.ts). */
+  chargePlanBytes?: (bytes: number) => void;
 }
 
 /** contract/trusted-documents.json (`npm run documents`): id -> document text. */
@@ -119,6 +121,7 @@ export function makePreset({
   watch,
   liveCache,
   chargeWork,
+  chargePlanBytes,
 }: PresetOptions): GraphileConfig.Preset {
   const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
   // plugins/SubscriptionsPlugin.ts takes it from a subscription's context.
@@ -151,8 +154,10 @@ export function makePreset({
         },
       ),
       makeOperationCachePlugin({
-        operations: Object.keys(TRUSTED_DOCUMENTS).length + MEMORY_BOUNDS.adHocOperationPlans,
+        plans: { maxEntries: MEMORY_BOUNDS.adHocOperationPlans, maxBytes: MEMORY_BOUNDS.operationPlanBytes },
+        trustedPlans: { maxEntries: Object.keys(TRUSTED_DOCUMENTS).length, maxBytes: MEMORY_BOUNDS.trustedOperationPlanBytes },
         queries: Object.keys(TRUSTED_DOCUMENTS).length + MEMORY_BOUNDS.adHocOperationPlans,
+        onPlanBytes: chargePlanBytes,
       }),
       makeQueryCostPlugin({
         maxDepth: config.MAX_QUERY_DEPTH,

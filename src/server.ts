@@ -142,6 +142,8 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
           limiter.charge((1000 * ms) / config.GRAPHQL_DOCUMENT_WORK_US);
         }
       : undefined;
+  // So is the memory a new plan of its operation takes (GRAPHQL_PLAN_BYTES_PER_REQUEST).
+  const chargePlanBytes = limiter && config.GRAPHQL_PLAN_BYTES_PER_REQUEST ? (bytes: number) => limiter.charge(bytes / config.GRAPHQL_PLAN_BYTES_PER_REQUEST) : undefined;
 
   // GraphQL: the preset (src/preset.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
@@ -178,6 +180,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
       watch,
       liveCache,
       chargeWork,
+      chargePlanBytes,
     }),
   );
   shutdown.add("PostGraphile", () => pgl.release());

@@ -45,6 +45,12 @@ import { liveCacheEvents } from "../metrics.ts";
 //   least recently used dropped first: a common/boundedCache.ts, in
 //   /metrics as cache="live_cache". The index by token holds only keys of
 //   answers held; answers being computed are one per request in flight.
+// - Keys: a request's variables the operation does not define are not in
+//   its key (they change nothing in the answer). A new answer is kept only
+//   if it pushes out no answer served from here at least as many times as
+//   its key was offered before (cache="live_cache_offers" counts them), so
+//   a flood of distinct keys (random search texts) never pushes out the
+//   menu's answer.
 
 /** The request roles whose members share answers, each with its own. */
 export type VisibilityClass = "cafe_anonymous" | "cafe_customer";
@@ -251,9 +257,28 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** One cache key: the document, the operation, the variables, who shares it, and the response format asked for. */
-export function cacheKey(document: string, operationName: string | null, variables: unknown, visibility: VisibilityClass, accept: string): string {
-  return `${document}\n${operationName ?? ""}\n${canonicalJson(variables ?? {})}\n${visibility}\n${accept}`;
+/** The names of the variables an operation of a parsed document defines (memoized per document). */
+const definedByDocument = new WeakMap<DocumentNode, Map<string, readonly string[]>>();
+export function definedVariables(document: DocumentNode, operationName: string | null): readonly string[] {
+  let byName = definedByDocument.get(document);
+  if (!byName) definedByDocument.set(document, (byName = new Map()));
+  let names = byName.get(operationName ?? "");
+  if (!names) {
+    names = (getOperationAST(document, operationName)?.variableDefinitions ?? []).map((d) => d.variable.name.value);
+    byName.set(operationName ?? "", names);
+  }
+  return names;
+}
+
+/**
+ * One cache key: the document, the operation, the variables it defines
+ * (`defined`: a request's other variables change nothing in its answer, and
+ * are no new key), who shares it, and the response format asked for.
+ */
+export function cacheKey(document: string, operationName: string | null, variables: unknown, defined: readonly string[], visibility: VisibilityClass, accept: string): string {
+  const given = (variables ?? {}) as Record<string, unknown>;
+  const kept = Object.fromEntries(defined.filter((name) => Object.hasOwn(given, name)).map((name) => [name, given[name]]));
+  return `${document}\n${operationName ?? ""}\n${canonicalJson(kept)}\n${visibility}\n${accept}`;
 }
 
 /** An answer as grafserv sent it. */
@@ -298,6 +323,8 @@ const isInventory = (token: string) => token.startsWith("inventory:");
 
 type Entry = CachedAnswer & {
   madeOf: readonly string[];
+  /** Times it was served from here: only a key offered more times than that may push it out. */
+  hits: number;
   /** Since when (ms) an inventory it shows has changed: served only while a recomputation runs, until LIVE_CACHE_STALE_MS after. */
   staleSince?: number;
   /** When (ms) the computation that made it began. */
@@ -307,6 +334,8 @@ type Entry = CachedAnswer & {
 /** The store: LRU, bounded in entries and bytes; `changed` drops the answers made of what changed. */
 export class LiveCache {
   private readonly entries: BoundedCache<string, Entry>;
+  /** How many times each key's answer was offered to `store` before (admission: see store). */
+  private readonly offers: BoundedCache<string, number>;
   /** token -> the keys of the answers made of it. */
   private readonly byToken = new Map<string, Set<string>>();
   private readonly flights = new Map<string, Flight>();
@@ -337,6 +366,12 @@ export class LiveCache {
         }
       },
     });
+    // Keys only, bounded apart (their own cache in /metrics): four times as many as the answers, an eighth of their bytes.
+    this.offers = boundedCache("live_cache_offers", {
+      maxEntries: 4 * limits.maxEntries,
+      maxBytes: Math.floor(limits.maxBytes / 8),
+      bytesOf: (_count, key) => textBytes(key) + 32,
+    });
   }
 
   /** Whether the limits let anything be kept (LIVE_CACHE_MAX_ENTRIES=0 or LIVE_CACHE_MAX_BYTES=0: never). */
@@ -366,6 +401,7 @@ export class LiveCache {
   lookup(key: string): Held | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
+    entry.hits += 1;
     if (entry.staleSince === undefined) return { answer: entry, stale: false, recent: false };
     const now = Date.now();
     if (now - entry.staleSince > this.staleMs) {
@@ -411,8 +447,17 @@ export class LiveCache {
       if (this.staleMs <= 0 || this.changedBeyondInventory(generation, madeOf)) return false;
       staleSince = startedAt;
     }
-    if (answer.body.length + textBytes(key) > this.limits.maxBytes) return false;
-    this.entries.set(key, { ...answer, madeOf, computedAt: startedAt, ...(staleSince === undefined ? null : { staleSince }) });
+    const bytes = answer.body.length + textBytes(key);
+    if (bytes > this.limits.maxBytes) return false;
+    // Admission: a key is kept only if it pushes out (least recently used
+    // first) no answer served from here as many times as the key was offered
+    // before. A one-off (a random search text) fills free room and pushes
+    // out answers no one asked for again, never the menu everyone reads; a
+    // key asked for again and again earns its place.
+    const offered = this.entries.has(key) ? Infinity : (this.offers.get(key) ?? 0);
+    if (offered !== Infinity) this.offers.set(key, offered + 1);
+    if (this.wouldPushOutServed(key, bytes, offered)) return false;
+    this.entries.set(key, { ...answer, madeOf, hits: 0, computedAt: startedAt, ...(staleSince === undefined ? null : { staleSince }) });
     if (!this.entries.has(key)) return false;
     for (const token of madeOf) {
       let keys = this.byToken.get(token);
@@ -420,6 +465,22 @@ export class LiveCache {
       keys.add(key);
     }
     return true;
+  }
+
+  /** Whether keeping `bytes` more under `key` would push out (least recently used first) an answer served from here at least `offered` times. */
+  private wouldPushOutServed(key: string, bytes: number, offered: number): boolean {
+    let entries = this.entries.size + 1;
+    let total = this.entries.calculatedSize + bytes;
+    for (const victim of this.entries.rkeys()) {
+      if (entries <= this.limits.maxEntries && total <= this.limits.maxBytes) return false;
+      if (victim === key) continue;
+      const entry = this.entries.peek(victim, { allowStale: true });
+      if (!entry) continue;
+      if (entry.hits >= Math.max(1, offered)) return true;
+      entries -= 1;
+      total -= entry.body.length + textBytes(victim);
+    }
+    return false;
   }
 
   private drop(key: string) {
@@ -481,6 +542,7 @@ export class LiveCache {
     this.allAt = this.seq;
     this.changedAt.clear();
     this.entries.clear();
+    this.offers.clear();
     this.byToken.clear();
     liveCacheEvents.invalidations += 1;
   }

@@ -47,10 +47,22 @@ test("a bound at 0 keeps nothing", () => {
 
 test("the maps callers fill are bounded caches, each reported in /metrics by name", async () => {
   // The service under test has made each of them by now (its rate limiters, block list, live cache, cost cache);
-  // an ad-hoc document through grafserv makes the parsed-documents cache.
+  // an ad-hoc document through grafserv makes the parsed-documents cache and grafast's plan caches (plugins/OperationCachePlugin.ts).
   const asked = await fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
   expect(asked.status).toBe(200);
-  const names = ["rate_limit_windows", "blocked_sources", "verified_tokens", "live_cache", "query_costs", "fast_path_ad_hoc", "ad_hoc_documents", "password_check_callers"];
+  const names = [
+    "rate_limit_windows",
+    "blocked_sources",
+    "verified_tokens",
+    "live_cache",
+    "live_cache_offers",
+    "query_costs",
+    "fast_path_ad_hoc",
+    "ad_hoc_documents",
+    "password_check_callers",
+    "operation_plans",
+    "trusted_operation_plans",
+  ];
   // One scrape, read for every name (its status and the cache lines shown if one is missing).
   const scrape = await fetch(`${t.url}/metrics`);
   const text = await scrape.text();
