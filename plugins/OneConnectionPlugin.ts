@@ -3,6 +3,57 @@ import { isPromiseLike } from "postgraphile/grafast";
 import { operationOf } from "../common/mutationTransaction.ts";
 
 /**
+ * Each payer's share of the pool: at most `share` connections held at once
+ * by one payer's requests (each request holds one at a time, see below).
+ * A payer's statement beyond its share waits in that payer's own queue,
+ * holding no connection, for at most `waitMs`, then fails busy
+ * (SERVICE_BUSY): ten slow filters of one barista hold `share` connections,
+ * and a customer's read finds the rest free.
+ */
+export class PayerShares {
+  private readonly payers = new Map<string, { held: number; waiting: (() => void)[] }>();
+  readonly share: number;
+  private readonly waitMs: number;
+  private readonly busy: () => Error;
+  /** `busy`: the error of a statement that waited `waitMs` in vain (the pool's own wait timeout's, so it answers SERVICE_BUSY). */
+  constructor(share: number, waitMs: number, busy: () => Error) {
+    this.share = share;
+    this.waitMs = waitMs;
+    this.busy = busy;
+  }
+
+  /** Runs `work` once `payer` holds fewer than its share. */
+  async run<T>(payer: string, work: () => Promise<T>): Promise<T> {
+    let entry = this.payers.get(payer);
+    if (!entry) this.payers.set(payer, (entry = { held: 0, waiting: [] }));
+    if (entry.held >= this.share) {
+      const queue = entry.waiting;
+      await new Promise<void>((resolve, reject) => {
+        const go = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          queue.splice(queue.indexOf(go), 1);
+          reject(this.busy());
+        }, this.waitMs);
+        queue.push(go);
+      });
+      // (A place was handed over: `held` still counts it.)
+    } else {
+      entry.held++;
+    }
+    try {
+      return await work();
+    } finally {
+      const next = entry.waiting.shift();
+      if (next) next();
+      else if (--entry.held === 0) this.payers.delete(payer);
+    }
+  }
+}
+
+/**
  * One pool connection per request, at a time. Grafast runs the steps of a
  * request side by side, and each step's `withPgClient` takes a connection of
  * its own: thirty aliased root fields held thirty connections at once, the
@@ -13,15 +64,19 @@ import { operationOf } from "../common/mutationTransaction.ts";
  * it too) runs its callbacks one after another: a request waits for its own
  * earlier statements, never takes a second connection, and between two of
  * its statements the connection goes back to the pool, so a long request
- * takes its turns with the others rather than ahead of them.
+ * takes its turns with the others rather than ahead of them. And a payer's
+ * requests together hold at most its share (PayerShares).
  *
  * A subscription is left alone: each delivery's re-read is shared between
  * subscribers (common/sharedReads.ts), one statement per delivery.
  */
-export function oneAtATime(real: WithPgClient): WithPgClient {
+export function oneAtATime(real: WithPgClient, share?: { shares: PayerShares; payer: () => string | null }): WithPgClient {
   let tail: Promise<unknown> = Promise.resolve();
   return (<T>(pgSettings: Record<string, string | undefined> | null, callback: (client: Parameters<Parameters<WithPgClient>[1]>[0]) => T | Promise<T>): Promise<T> => {
-    const turn = tail.then(() => real(pgSettings, callback));
+    const turn = tail.then(() => {
+      const payer = share?.payer();
+      return share && payer ? share.shares.run(payer, () => real(pgSettings, callback)) : real(pgSettings, callback);
+    });
     tail = turn.then(
       () => undefined,
       () => undefined,
@@ -33,8 +88,14 @@ export function oneAtATime(real: WithPgClient): WithPgClient {
 /** The contexts whose withPgClient is wrapped already. */
 const serialised = new WeakSet<object>();
 
-function serialise(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {
-  const ctx = args.contextValue as { withPgClient?: WithPgClient } | undefined;
+/** Who pays for a request's statements: its account, else its source (null: neither is known, no share applies). */
+function payerOf(ctx: { viewer?: { userId?: string } | null; clientIp?: string }): string | null {
+  if (ctx.viewer?.userId) return `account:${ctx.viewer.userId}`;
+  return ctx.clientIp && ctx.clientIp !== "unknown" ? `source:${ctx.clientIp}` : null;
+}
+
+function serialise(args: Grafast.ExecutionArgs, shares: PayerShares | null): Grafast.ExecutionArgs {
+  const ctx = args.contextValue as { withPgClient?: WithPgClient; viewer?: { userId?: string } | null; clientIp?: string } | undefined;
   if (!ctx?.withPgClient || serialised.has(ctx)) return args;
   if (operationOf(args.document, args.operationName)?.operation === "subscription") return args;
   serialised.add(ctx);
@@ -42,24 +103,30 @@ function serialise(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {
   // gate's, common/mutationTransaction.ts) take the pool directly: queued
   // behind the held transaction, which waits for them, they would never run.
   (ctx as { withPgClientOutside?: WithPgClient }).withPgClientOutside = ctx.withPgClient;
-  ctx.withPgClient = oneAtATime(ctx.withPgClient);
+  // (Who pays is known once the whole context is built: asked at each statement.)
+  ctx.withPgClient = oneAtATime(ctx.withPgClient, shares ? { shares, payer: () => payerOf(ctx) } : undefined);
   return args;
 }
 
-export const OneConnectionPlugin: GraphileConfig.Plugin = {
-  name: "OneConnectionPlugin",
-  description: "A query or mutation holds at most one pool connection at a time, whatever its aliases",
-  version: "1.0.0",
-  after: ["PgContextPlugin"],
-  grafast: {
-    middleware: {
-      prepareArgs(next, event) {
-        // PostGraphile's context (PgContextPlugin, before this) has set the
-        // pool's withPgClient; wrap it before anything inside wraps it again.
-        serialise(event.args);
-        const result = next();
-        return isPromiseLike(result) ? result.then(serialise) : serialise(result);
+/** `payerShare`: connections one payer may hold at once (PayerShares); `waitMs`: how long its statement waits for one, then fails with `busy()`. */
+export function makeOneConnectionPlugin(options: { payerShare: number; waitMs: number; busy: () => Error }): GraphileConfig.Plugin {
+  const shares = new PayerShares(options.payerShare, options.waitMs, options.busy);
+  const wrap = (args: Grafast.ExecutionArgs) => serialise(args, shares);
+  return {
+    name: "OneConnectionPlugin",
+    description: "A query or mutation holds at most one pool connection at a time, whatever its aliases, and a payer at most its share of the pool",
+    version: "1.0.0",
+    after: ["PgContextPlugin"],
+    grafast: {
+      middleware: {
+        prepareArgs(next, event) {
+          // PostGraphile's context (PgContextPlugin, before this) has set the
+          // pool's withPgClient; wrap it before anything inside wraps it again.
+          wrap(event.args);
+          const result = next();
+          return isPromiseLike(result) ? result.then(wrap) : wrap(result);
+        },
       },
     },
-  },
-};
+  };
+}

@@ -122,6 +122,11 @@ const schema = z.object({
     .describe(
       'How long a request waits for a free connection of the API\'s pool (DATABASE_POOL_SIZE) before it is refused as busy: SERVICE_BUSY, HTTP 503 with Retry-After. A full pool is busy, never "database down".',
     ),
+  DATABASE_POOL_PAYER_SHARE: int(0, 200)
+    .default(0)
+    .describe(
+      "Connections of the API's pool one payer (an account; a source before sign-in) holds at once. Its other statements wait their turn in its own queue, holding none, for at most DATABASE_POOL_WAIT_MS, then are refused SERVICE_BUSY: one caller's slow requests never take the connections another caller needs. 0: a quarter of DATABASE_POOL_SIZE, at least 1.",
+    ),
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
     .describe(

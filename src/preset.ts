@@ -32,7 +32,8 @@ import { inSpan, traceparent, tracingOn } from "./tracing.ts";
 import { logger } from "./logger.ts";
 import { refusedFor, requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
-import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
+import { poolWaitTimeout } from "./db/dbHealth.ts";
+import { makeOneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
@@ -129,7 +130,7 @@ export function makePreset({
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
-      OneConnectionPlugin,
+      makeOneConnectionPlugin({ payerShare: config.DATABASE_POOL_PAYER_SHARE || Math.max(1, Math.floor(config.DATABASE_POOL_SIZE / 4)), waitMs: config.DATABASE_POOL_WAIT_MS, busy: poolWaitTimeout }),
       ContractShapesPlugin,
       ComputedRowFilterPlugin,
       OrdersFieldPlugin,

@@ -406,6 +406,15 @@ describe("3. refusals carry their code and run no SQL", () => {
       const err = await refusedWithoutSql("TOO_MANY_ALIASES", () => gqlAs("anonymous", aliasedQuery(31)));
       expect(err.message).toContain("30");
     });
+    test("`__typename` aliases count too: 30 pass, 1,000 are TOO_MANY_ALIASES, no SQL", async () => {
+      const typenames = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `t${i}: __typename`).join(" ")} }`;
+      accepted(await gqlAs("anonymous", typenames(30)), "anonymous");
+      const err = await refusedWithoutSql("TOO_MANY_ALIASES", () => gqlAs("anonymous", typenames(1000)));
+      expect(err.message).toContain("30");
+      await refusedWithoutSql("TOO_MANY_ALIASES", () =>
+        gqlAs("anonymous", `{ featuredCoffee { ...F } } fragment F on Coffee { ${Array.from({ length: 31 }, (_, i) => `t${i}: __typename`).join(" ")} }`),
+      );
+    });
     test("aliases hidden in a fragment count too: TOO_MANY_ALIASES, no SQL", async () => {
       const fields = Array.from({ length: 31 }, (_, i) => `n${i}: name`).join(" ");
       await refusedWithoutSql("TOO_MANY_ALIASES", () => gqlAs("anonymous", `{ featuredCoffee { ...F } } fragment F on Coffee { ${fields} }`));
