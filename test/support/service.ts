@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -14,6 +14,7 @@ import { createPendingOrders, type PendingOrder } from "./fixtures.ts";
 import { SECRETS } from "./paymentProvider.ts";
 import { freePort } from "./ports.ts";
 import { sleep, waitUntil, within } from "./wait.ts";
+import { tempDir } from "./tempDirs.ts";
 
 // The service under test: started in this process (startTestService, and
 // useTestService for a whole test file), run as a child process like `npm
@@ -466,8 +467,9 @@ export function useDrillDatabase(name: string, options: { orders?: number; setup
 // Run to completion: `node src/main.ts ...` as `npm start` runs it
 // ---------------------------------------------------------------------------
 
-export function emptyDir(prefix = "cafe-cfg-"): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+/** An empty folder in the temporary directory (test/support/tempDirs.ts: removed when the test file has finished). */
+export function emptyDir(label = "cfg"): string {
+  return tempDir(label);
 }
 
 /**
