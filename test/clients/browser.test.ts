@@ -9,6 +9,7 @@ import { waitUntil } from "../support/wait.ts";
 
 import { orderQueueTopic } from "../../common/topics.ts";
 import { tempDir } from "../support/tempDirs.ts";
+import { say } from "../support/figures.ts";
 
 // The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser driven
 // by playwright-core: a system Chrome/Chromium where there is one, else the
@@ -59,7 +60,7 @@ beforeAll(async () => {
   mkdirSync(OUT, { recursive: true });
   const launched = await launchChromium(tempDir("ruru"));
   browser = launched.context;
-  console.log(`browser: ${launched.choice.source}, ${browser.browser()?.version() ?? "version unknown"}`);
+  say(`browser: ${launched.choice.source}, ${browser.browser()?.version() ?? "version unknown"}`);
   page = browser.pages()[0] ?? (await browser.newPage());
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => {

@@ -8,6 +8,7 @@ import { freePort } from "../support/ports.ts";
 import { testIfInstalled } from "../support/programs.ts";
 import { ChildService, emptyDir, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
+import { say } from "../support/figures.ts";
 
 // ops/prometheus/alerts.yml, unit-tested with `promtool test rules` (the
 // example scrape configuration beside it checked by promtool too), and
@@ -129,7 +130,7 @@ describe("the dashboard against a real Prometheus", () => {
           expect(rules.data.groups[0]?.rules.length).toBeGreaterThanOrEqual(15);
         },
       ).catch((e) => {
-        console.log(`--- prometheus:\n${prometheusLog.join("").slice(-3000)}`);
+        say(`--- prometheus:\n${prometheusLog.join("").slice(-3000)}`);
         throw e;
       });
     },

@@ -176,3 +176,18 @@ describe("folders in the temporary directory", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 });
+
+describe("the output of passing tests", () => {
+  test("figures go through test/support/figures.ts's say() (plain lines): no console.log or console.error in test/, which Jest prints with a header and the file and line it came from", () => {
+    // globalSetup.ts runs outside Jest's console; attacker.ts is a child process whose stdout is its answer; install.test.ts writes a script.
+    const allowed = ["test/support/globalSetup.ts", "test/drills/attacker.ts", "test/project/install.test.ts"].map((f) => path.join(ROOT, f));
+    const noisy = listFiles(path.join(ROOT, "test"))
+      .filter((f) => /\.(ts|cjs)$/.test(f) && !allowed.includes(f) && f !== __filename)
+      .flatMap((f) =>
+        readFileSync(f, "utf8")
+          .split("\n")
+          .flatMap((line, i) => (/console\.(log|error|info|debug|trace)\(/.test(line) ? [`${path.relative(ROOT, f)}:${i + 1}`] : [])),
+      );
+    expect(noisy).toEqual([]);
+  });
+});

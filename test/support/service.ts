@@ -15,6 +15,7 @@ import { SECRETS } from "./paymentProvider.ts";
 import { freePort } from "./ports.ts";
 import { sleep, waitUntil, within } from "./wait.ts";
 import { tempDir } from "./tempDirs.ts";
+import { say } from "./figures.ts";
 
 // The service under test: started in this process (startTestService, and
 // useTestService for a whole test file), run as a child process like `npm
@@ -257,7 +258,7 @@ export async function withLogsOnFailure<T>(get: () => Array<ChildService | null 
     return await fn();
   } catch (e) {
     for (const c of get()) {
-      if (c) console.log(`--- ${c.options.name} (pid ${c.proc.pid}, exit ${JSON.stringify(c.exitInfo)}) last log lines:\n${c.tail(60)}`);
+      if (c) say(`--- ${c.options.name} (pid ${c.proc.pid}, exit ${JSON.stringify(c.exitInfo)}) last log lines:\n${c.tail(60)}`);
     }
     throw e;
   }
