@@ -1,4 +1,5 @@
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import net from "node:net";
 import path from "node:path";
 import pg from "pg";
@@ -7,7 +8,7 @@ import { embeddedTestPort } from "../support/db.ts";
 import { freePort } from "../support/ports.ts";
 import { programGate, PROGRAMS, skipLine, type Program } from "../support/programs.ts";
 import { ROOT } from "../support/service.ts";
-import { tempDir, tempPrefix } from "../support/tempDirs.ts";
+import { removeOrphans, tempDir, tempPrefix } from "../support/tempDirs.ts";
 
 // The test suite on a stock machine (Node and npm only) and beside another
 // checkout: a test that needs an outside program skips, saying how to install
@@ -168,6 +169,21 @@ describe("folders in the temporary directory", () => {
           .filter(({ line }) => /mkdtemp|tmpdir\(\)/.test(line) && !line.includes("cafe-api-pg-")),
       );
     expect(others).toEqual([]);
+  });
+
+  test("a folder left by a run whose process is gone is removed; one of a live run (another checkout's) is kept", () => {
+    const dead = path.join(os.tmpdir(), "cafe-test-999999999-left-x");
+    const live = path.join(os.tmpdir(), `cafe-test-${process.ppid}-live-x`);
+    mkdirSync(dead);
+    mkdirSync(live);
+    try {
+      expect(removeOrphans()).toContain(path.basename(dead));
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      rmSync(dead, { recursive: true, force: true });
+      rmSync(live, { recursive: true, force: true });
+    }
   });
 
   test("tempDir() makes an empty folder named with the run's prefix", () => {

@@ -3,6 +3,7 @@ import { serverMajor } from "../../scripts/dump-schema.ts";
 import { createTestDatabase } from "./db.ts";
 import { startPgBouncer, usersOf } from "./pgbouncer.ts";
 import { requireProgram } from "./programs.ts";
+import { removeOrphans } from "./tempDirs.ts";
 
 // Jest's globalSetup: the shared test database, made once for every file;
 // with TEST_PGBOUNCER=1, a PgBouncer in transaction mode in front of it that
@@ -14,6 +15,8 @@ export default async function globalSetup(): Promise<void> {
   if (process.env.TEST_PGBOUNCER === "1") requireProgram("pgbouncer", "TEST_PGBOUNCER=1");
   // The prefix of the run's temporary folders (tempDirs.ts), for the test files.
   process.env.CAFE_TEST_RUN = String(process.pid);
+  // And those of a run killed before its teardown.
+  removeOrphans();
   const started = Date.now();
   const db = await createTestDatabase();
   // Test files (same process: maxWorkers 1) read the database from here.

@@ -35,3 +35,19 @@ export function removeLeftovers(): string[] {
   for (const name of left) rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
   return left;
 }
+
+/** Folders of earlier runs whose process is gone (killed before its teardown), removed; their names returned. */
+export function removeOrphans(): string[] {
+  const gone = readdirSync(os.tmpdir()).filter((name) => {
+    const pid = /^cafe-test-(\d+)-/.exec(name)?.[1];
+    if (!pid || pid === runId()) return false;
+    try {
+      process.kill(Number(pid), 0);
+      return false;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === "ESRCH";
+    }
+  });
+  for (const name of gone) rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+  return gone;
+}
