@@ -233,7 +233,11 @@ export const WS_CLOSE_CODES = {
   4406: { name: "SubprotocolNotAcceptable", by: "graphql-ws", when: "The socket did not ask for the `graphql-transport-ws` subprotocol." },
   4408: { name: "ConnectionInitialisationTimeout", by: "graphql-ws", when: "No `connection_init` within 3 s of opening." },
   4409: { name: "SubscriberAlreadyExists", by: "graphql-ws", when: "A `subscribe` with an id already running on this socket." },
-  4429: { name: "TooManyInitialisationRequests", by: "graphql-ws", when: "A second `connection_init` on one socket." },
+  4429: {
+    name: "TooManyInitialisationRequests",
+    by: "ours",
+    when: "The socket went on sending past its payer's request budget (every message spends from it, pings included: docs/security.md), or sent a second `connection_init` (graphql-ws's own use of the code). Its client does not retry: wait, then reconnect.",
+  },
   4500: { name: "InternalServerError", by: "ours", when: "Handling a message failed unexpectedly." },
 } as const satisfies Record<number, { name: string; by: "ours" | "graphql-ws"; when: string }>;
 

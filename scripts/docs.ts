@@ -19,7 +19,11 @@ export const ROOT = path.resolve(import.meta.dirname, "..");
 export const TEST_VARIABLES: Record<string, string> = {
   TEST_DATABASE_URL: "A superuser URL for `npm test`; its database is dropped and created anew. Unset: an embedded PostgreSQL in `.data/test-pg`.",
   PG_DUMP: "The `pg_dump` the schema-dump test uses (default: the first one at least as new as the server, on PATH or in `/usr/lib/postgresql/*/bin`).",
-  REQUIRE_PG_DUMP: "`1`: a missing `pg_dump` fails the schema-dump test instead of skipping it.",
+  TEST_EMBEDDED_PG_PORT: "The embedded test server's port. Unset: a port free at the start of the run (or that of a server still running on `.data/test-pg`), so two checkouts can test at once.",
+  REQUIRE_PG_DUMP: "`1`: a missing `pg_dump` fails the schema-dump and backup tests instead of skipping them.",
+  REQUIRE_PGBOUNCER: "`1`: a missing `pgbouncer` fails its tests instead of skipping them.",
+  REQUIRE_PROMETHEUS: "`1`: a missing `prometheus` or `promtool` fails the monitoring tests instead of skipping them.",
+  REQUIRE_REPLICA: "`1`: missing PostgreSQL server binaries (Debian's `postgresql`) fail the replica tests instead of skipping them (reserved: none yet).",
   TEST_PGBOUNCER:
     "`1`: every test service's pool goes through a PgBouncer in transaction mode (Debian's `pgbouncer`, started by the tests: `test/support/pgbouncer.ts`), its LISTEN connection straight to PostgreSQL; CI's third pass.",
 };

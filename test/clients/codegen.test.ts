@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { generate } from "@graphql-codegen/cli";
 import { Kind, parse, type OperationDefinitionNode } from "graphql";
@@ -8,6 +7,7 @@ import { DEMO, errorsOf, settled, subscribe, type GraphQLResponse } from "../sup
 import { ROOT, startTestService, type TestService } from "../support/service.ts";
 import { FeaturedListDocument, KioskMenuDocument } from "../../generated/kiosk/graphql.ts";
 import { LoginDocument } from "../../generated/mobile/graphql.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // GraphQL Codegen (codegen.ts, `npm run codegen`), run here as a client
 // developer runs it: its client preset's persisted documents into a
@@ -26,7 +26,7 @@ const emitted: Record<string, Record<string, string>> = {};
 let t: TestService;
 
 beforeAll(async () => {
-  out = mkdtempSync(path.join(tmpdir(), "codegen-"));
+  out = tempDir("codegen");
   await generate({ ...codegenConfig(out), cwd: ROOT, silent: true }, true);
   for (const client of CLIENTS) emitted[client] = JSON.parse(readFileSync(path.join(out, client, "persisted-documents.json"), "utf8"));
   // Trusted documents only, for everyone (the strictest production setting).

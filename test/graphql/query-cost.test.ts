@@ -3,7 +3,7 @@ import { expandedSelections, MAX_EXPANDED_SELECTIONS, queryCost, SUBSCRIPTION_EV
 import { type Caller, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "../support/client.ts";
 import { CLIENT_CALLER, type ClientName, operationsOf } from "../support/contract.ts";
 import { SqlRecorder } from "../support/db.ts";
-import { table } from "../support/figures.ts";
+import { say, table } from "../support/figures.ts";
 import { insertOrders, makeCoffee, orderIn, placeOrder } from "../support/fixtures.ts";
 import { aliasedQuery, countTokens, deepNewCoffeeSubscription, deepOrdersQuery, fieldDepth, longQuery, selectionCount, tokenHeavyQuery } from "../support/queryShapes.ts";
 import { listening, startAnotherService, type TestService, useTestService } from "../support/service.ts";
@@ -149,7 +149,7 @@ describe("1. every contract operation passes under the default limits, as its cl
   );
 
   afterAll(() => {
-    console.log(
+    say(
       `Contract operations under the default limits (cost: plugins/QueryCostPlugin/'s queryCost against the served schema, equal to extensions.cost.requested for queries and mutations; depth: field nesting computed here, fragments flattened):\n${table(
         ["operation", "client (role)", "type", "cost", "served cost", "depth"],
         rows,

@@ -1,12 +1,12 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { DEMO, expectRefused, type GraphQLResponse, ok } from "../support/client.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { forgetAccounts, maxId } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // Staff accounts: the operator's command line (the real `npm run cafe`, as a
 // child process, against the test database) and the admins' GraphQL
@@ -90,7 +90,7 @@ describe("npm run cafe", () => {
   }, 60_000);
 
   test("reads ENV_FILE as npm start does (the real environment wins), and prints no Grafast notice", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "cafe-cli-env-"));
+    const dir = tempDir("cli-env");
     const envFile = path.join(dir, "cafe.env");
     writeFileSync(envFile, `DATABASE_URL=${testDatabaseUrl()}\n`);
     const r = await cafe(["list-staff"], "", { DATABASE_URL: undefined, ENV_FILE: envFile, GRAPHILE_ENV: undefined });

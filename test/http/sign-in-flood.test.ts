@@ -1,5 +1,5 @@
 import { type GraphQLResponse } from "../support/client.ts";
-import { percentile } from "../support/figures.ts";
+import { percentile, say } from "../support/figures.ts";
 import { forgetAccounts, maxId } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
 import { sleep } from "../support/wait.ts";
@@ -114,7 +114,7 @@ test(`under a sign-in flood from ${FLOOD_ADDRESSES} addresses (each under its ow
       customers.map((r) => r.ms).sort((a, b) => a - b),
       95,
     );
-    console.log(
+    say(
       `[sign-in flood] customers ${ok.length}/${CUSTOMERS} signed in, p95 ${p95} ms (${customers.map((r) => r.ms).join(" ")}), ${JSON.stringify(tally(customers))}; flood answers so far ${floodAnswers}: ${JSON.stringify(tally(f.answers))}`,
     );
     // Their latency is a figure (printed above; drill 11's "distributed sign-in flood" compares it with quiet), not asserted here:

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -14,6 +14,8 @@ import { createPendingOrders, type PendingOrder } from "./fixtures.ts";
 import { SECRETS } from "./paymentProvider.ts";
 import { freePort } from "./ports.ts";
 import { sleep, waitUntil, within } from "./wait.ts";
+import { tempDir } from "./tempDirs.ts";
+import { say } from "./figures.ts";
 
 // The service under test: started in this process (startTestService, and
 // useTestService for a whole test file), run as a child process like `npm
@@ -258,7 +260,7 @@ export async function withLogsOnFailure<T>(get: () => Array<ChildService | null 
     return await fn();
   } catch (e) {
     for (const c of get()) {
-      if (c) console.log(`--- ${c.options.name} (pid ${c.proc.pid}, exit ${JSON.stringify(c.exitInfo)}) last log lines:\n${c.tail(60)}`);
+      if (c) say(`--- ${c.options.name} (pid ${c.proc.pid}, exit ${JSON.stringify(c.exitInfo)}) last log lines:\n${c.tail(60)}`);
     }
     throw e;
   }
@@ -470,8 +472,9 @@ export function useDrillDatabase(name: string, options: { orders?: number; setup
 // Run to completion: `node src/main.ts ...` as `npm start` runs it
 // ---------------------------------------------------------------------------
 
-export function emptyDir(prefix = "cafe-cfg-"): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+/** An empty folder in the temporary directory (test/support/tempDirs.ts: removed when the test file has finished). */
+export function emptyDir(label = "cfg"): string {
+  return tempDir(label);
 }
 
 /**
