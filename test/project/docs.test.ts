@@ -69,3 +69,38 @@ test("test/README.md's index names every test file outside test/drills, and each
   expect(named.filter((f) => !files.includes(f))).toEqual([]);
   expect(files.length).toBeGreaterThan(50);
 });
+
+/** The first block of a page after its title (and any generated-page comment): a paragraph's text, or what else it is. */
+function opening(text: string): string {
+  const blocks = text
+    .replace(/<!--[\s\S]*?-->/g, "")
+    .split(/\n\s*\n/)
+    .map((b) => b.trim())
+    .filter(Boolean);
+  const afterTitle = blocks[0]?.startsWith("# ") ? blocks.slice(1) : blocks;
+  const first = afterTitle[0] ?? "";
+  if (/^#/.test(first)) return "a heading";
+  if (/^(```|~~~)/.test(first)) return "a code block";
+  if (/^([-*+]|\d+\.)\s/.test(first)) return "a list";
+  if (/^\|/.test(first)) return "a table";
+  if (/:$/.test(first)) return "an introduction to what follows";
+  return first;
+}
+
+test("every page in docs/ and migrations/ opens, under its title, with a sentence saying what the page is for (not a heading, list, code block or table)", () => {
+  const pages = [
+    ...readdirSync(path.join(ROOT, "docs"))
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `docs/${f}`),
+    "migrations/README.md",
+    "migrations/CONVENTIONS.md",
+  ];
+  const notProse = pages.map((page) => [page, opening(read(page))]).filter(([, first]) => /^(a heading|a code block|a list|a table|an introduction to what follows)$/.test(first!));
+  expect(notProse).toEqual([]);
+});
+
+test("the README and docs/development.md name the Node version package.json's engines ask for", () => {
+  const wanted = (JSON.parse(read("package.json")) as { engines: { node: string } }).engines.node.replace(/^>=\s*/, "");
+  expect(read("README.md")).toContain(`Node.js (>= ${wanted}`);
+  expect(read("docs/development.md")).toContain(`Node >= ${wanted}`);
+});
