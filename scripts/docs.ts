@@ -104,8 +104,12 @@ when it happens: what a client should tell its user, retry, or report.
 
 Every error carries \`extensions.code\`, in the usual shape
 \`{"errors":[{"message","extensions":{"code"}}]}\`. HTTP status: the status
-with which the server answers when the refusal is the whole answer (—: only
-ever an execution or validation error, with grafserv's status). SQLSTATE:
+with which the server answers when the refusal is the whole answer, before
+the operation runs (—: only ever an execution or validation error, with
+grafserv's status). An error raised while the operation runs answers 200
+with the code in \`errors\` (and \`data\` as far as it got), whether the
+client accepts \`application/json\` or \`application/graphql-response+json\`,
+as GraphQL over HTTP has it. SQLSTATE:
 what SQL functions raise for it (\`CTxxx\` are the café's own, in the
 migrations); any other error is masked as \`INTERNAL_SERVER_ERROR\`. On a
 WebSocket the operation's \`error\` message carries the code; refusals at
