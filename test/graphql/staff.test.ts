@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -128,6 +128,7 @@ describe("npm run cafe", () => {
         expect((await t.db.query("select 1 as up")).rows).toEqual([{ up: 1 }]);
       } finally {
         await dropDatabase(urls.root!, EMBEDDED_DATABASE);
+        rmSync(dir, { recursive: true, force: true });
       }
     },
     120_000,

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DEMO } from "../support/client.ts";
@@ -28,6 +28,7 @@ beforeAll(async () => {
   envFile = path.join(mkdtempSync(path.join(os.tmpdir(), "cafe-subscribe-")), "empty.env");
   writeFileSync(envFile, "");
 });
+afterAll(() => rmSync(path.dirname(envFile), { recursive: true, force: true }));
 
 /** The real `npm run subscribe -- <args>`, in its own process group; `stop` ends it and waits. */
 function subscribeScript(args: string[], env: Record<string, string>) {
