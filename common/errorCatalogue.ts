@@ -30,7 +30,7 @@ export const ERROR_CATALOGUE = {
   UNAUTHENTICATED: {
     status: 401,
     sqlstates: ["28000"],
-    when: "A bad, expired or revoked token (never a silent downgrade to anonymous), a wrong password, or a caller without a token whom Postgres refuses: sign in first. A subscription ends with it when its token expires.",
+    when: "A bad, expired or revoked token (never a silent downgrade to anonymous): 401, before anything runs. A wrong password, or a caller without a token whom Postgres refuses (e.g. an anonymous `createOrder`): 200, in `errors`, as every error raised while the operation runs. Sign in first. A subscription ends with it when its token expires.",
   },
   FORBIDDEN: { status: null, sqlstates: ["42501"], when: "A signed-in caller whose role may not do this (e.g. a customer following the barista queue)." },
   BAD_USER_INPUT: {

@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { generate } from "@graphql-codegen/cli";
 import { Kind, parse, type OperationDefinitionNode } from "graphql";
 import { CLIENTS, codegenConfig } from "../../codegen.ts";
@@ -85,6 +87,22 @@ test("the committed generated/<client>/ is what Codegen makes now (`npm run code
       });
     }
   }
+});
+
+test("each client's generated/<client>/ imports and runs under the project's own launcher (`node scripts/node.mjs`: Node's type stripping, no tsx)", () => {
+  const script = path.join(out, "import-generated.ts");
+  const imports = CLIENTS.map(
+    (client, i) =>
+      `import * as index${i} from ${JSON.stringify(pathToFileURL(path.join(ROOT, "generated", client, "index.ts")).href)};\n` +
+      `import * as types${i} from ${JSON.stringify(pathToFileURL(path.join(ROOT, "generated", client, "graphql.ts")).href)};\n` +
+      `counts.push([${JSON.stringify(client)}, typeof index${i}.graphql, Object.values(types${i}).filter((v) => (v as { kind?: string })?.kind === "Document").length]);`,
+  );
+  writeFileSync(script, `const counts: unknown[] = [];\n${imports.join("\n")}\nconsole.log(JSON.stringify(counts));\n`);
+  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/node.mjs"), script], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" }, timeout: 60_000 });
+  expect({ status: r.status, stderr: r.stderr.replace(/^Node\.js .*\n/m, "") }).toEqual({ status: 0, stderr: "" });
+  const counts = JSON.parse(r.stdout.trim().split("\n").pop()!) as Array<[string, string, number]>;
+  expect(counts.map(([client, graphql]) => [client, graphql])).toEqual(CLIENTS.map((c) => [c, "function"]));
+  for (const [client, , documents] of counts) expect({ client, documents: documents > 0 }).toEqual({ client, documents: true });
 });
 
 test("a server that takes trusted documents only accepts every Codegen id: by documentId over HTTP, subscriptions by their text over graphql-ws", async () => {

@@ -2,6 +2,7 @@ import { readdirSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { ChildService, startTestService, withLogsOnFailure } from "../support/service.ts";
+import { say } from "../support/figures.ts";
 import { sleep } from "../support/wait.ts";
 
 // A process-wide cap on connections (HTTP_MAX_CONNECTIONS, derived from the
@@ -79,9 +80,7 @@ test(`${FLOOD_SOURCES} sources x ${PER_SOURCE} slow connections against an open-
         answers.push(await probe(port, "127.0.0.50"));
         await sleep(100);
       }
-      console.log(
-        `[connection cap] flood opened ${FLOOD_SOURCES * PER_SOURCE}, held ${held} after 0.5 s; /healthz probes: ${answers.join(" ")}; the service's open files: ${openFiles(api!.innerPid())}`,
-      );
+      say(`[connection cap] flood opened ${FLOOD_SOURCES * PER_SOURCE}, held ${held} after 0.5 s; /healthz probes: ${answers.join(" ")}; the service's open files: ${openFiles(api!.innerPid())}`);
       expect(answers).toEqual(Array(12).fill(200));
       // The database is still reached: the flood took none of its files.
       const ready = await new Promise<number | string>((resolve) => {

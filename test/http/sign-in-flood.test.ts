@@ -184,7 +184,7 @@ test("a flood of wrong passwords for one account from 16 other addresses never l
     stopped = true;
     await Promise.all(loops);
   }
-  console.log(
+  say(
     `[lock-out flood] owner signed in ${own.filter((r) => r.body.data?.login?.token).length}/${own.length}: ${JSON.stringify(tally(own))}; strangers' answers ${answers.length}: ${JSON.stringify(tally(answers))}`,
   );
   expect(answers.length).toBeGreaterThan(100); // the flood really ran

@@ -6,6 +6,7 @@ import { login, request } from "../support/client.ts";
 import { paymentBody, sendCallback } from "../support/paymentProvider.ts";
 import { freePort } from "../support/ports.ts";
 import { ChildService, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { say } from "../support/figures.ts";
 import { startStripeServer, stripeEnv, type StripeServer } from "../support/stripe.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -252,7 +253,7 @@ test("a caller's traceparent decides sampling only from TRUSTED_NETWORKS; traces
         // The café's sampled traceparent is believed (its spans arrive); the stranger's is not: none of its spans are kept.
         await waitUntil("the café client's spans", () => spansOf(cafe.traceId).some((s) => /^POST stripe/.test(s.name)), 15_000);
         await new Promise((r) => setTimeout(r, 500));
-        console.log(
+        say(
           `[trace headers] stranger: ${spansOf(stranger.traceId).length} spans, Stripe got traceparent ${stranger.atStripe.traceparent}, tracestate ${stranger.atStripe.tracestate}, baggage ${stranger.atStripe.baggage}; café: ${spansOf(cafe.traceId).length} spans, tracestate ${cafe.atStripe.tracestate}, baggage ${cafe.atStripe.baggage}`,
         );
         expect(spansOf(stranger.traceId)).toHaveLength(0);
