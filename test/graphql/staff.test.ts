@@ -5,7 +5,6 @@ import { promisify } from "node:util";
 import { DEMO, expectRefused, type GraphQLResponse, ok } from "../support/client.ts";
 import { dropDatabase, EMBEDDED_DATABASE, prepareDatabase, resolveDatabaseUrls } from "../../src/db/database.ts";
 import { testDatabaseUrl } from "../support/db.ts";
-import { tempDir } from "../support/tempDirs.ts";
 import { forgetAccounts, maxId } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
 import { tempDir } from "../support/tempDirs.ts";

@@ -15,7 +15,7 @@ import { tempDir } from "../support/tempDirs.ts";
 // databases do not share a bench database either.
 
 const ROOT = path.resolve(__dirname, "../..");
-const SCENARIOS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S2x"];
+const SCENARIOS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S11", "S2x"];
 
 function benchDatabaseUrl(): string | undefined {
   const shared = process.env.CAFE_TEST_DATABASE_URL;

@@ -1,4 +1,4 @@
-// S10 variant flood: what endless "trusted" variants cost a bystander, on a
+// S11 variant flood: what endless "trusted" variants cost a bystander, on a
 // service process of its own with the production rate limit (the bench's
 // service lets everything through) and npm start's heap flags, as
 // test/http/variant-flood.test.ts runs it. The kiosk's KioskMenu by
@@ -44,7 +44,7 @@ function flood(url: string, seconds: number): { done: Promise<{ sent: number; co
   return { done };
 }
 
-export async function s10(ctx: Ctx): Promise<ScenarioResult> {
+export async function s11(ctx: Ctx): Promise<ScenarioResult> {
   const service = await startChild({
     name: "service-variant-flood",
     script: path.join(ROOT, "src/main.ts"),
@@ -66,20 +66,20 @@ async function measureFlood(ctx: Ctx, url: string): Promise<ScenarioResult> {
   // Long enough for a p99 at the kiosk's rate, even in --smoke.
   const seconds = Math.max(2, ctx.opts.latencySeconds);
   const kiosk = () => runLoad({ baseUrl: url, request, connections: 2, seconds, rate: KIOSK_RATE });
-  ctx.log(`S10: KioskMenu at ${KIOSK_RATE} req/s for ${seconds} s, quiet`);
+  ctx.log(`S11: KioskMenu at ${KIOSK_RATE} req/s for ${seconds} s, quiet`);
   await kiosk();
   const quiet = await kiosk();
-  ctx.log(`S10: the same under a flood of distinct variants from ${SOURCES.length} addresses, ${PER_SOURCE} a second each`);
+  ctx.log(`S11: the same under a flood of distinct variants from ${SOURCES.length} addresses, ${PER_SOURCE} a second each`);
   const attack = flood(url, seconds + 1.5);
   await new Promise((resolve) => setTimeout(resolve, 500));
   const under = await kiosk();
   const summary = await attack.done;
   const row = (variant: Row["variant"], label: string, r: LoadResult, notes: string[]): Row => ({
-    ...{ scenario: "S10", case: "KioskMenu by documentId", variant, label, opsPerSec: r.opsPerSec, opsUnit: "req/s", throughputHow: `fixed ${KIOSK_RATE} req/s` },
+    ...{ scenario: "S11", case: "KioskMenu by documentId", variant, label, opsPerSec: r.opsPerSec, opsUnit: "req/s", throughputHow: `fixed ${KIOSK_RATE} req/s` },
     ...{ p50: r.latency.p50, p99: r.latency.p99, latencyLoad: `${KIOSK_RATE} req/s fixed`, errors: r.bad + r.errors + r.timeouts, notes, raw: { latency: r } },
   });
   return {
-    id: "S10",
+    id: "S11",
     title: "variant flood",
     rows: [
       row("service", "cafe-api, under the flood", under, [`the flood: ${summary.sent} variants sent, answers ${JSON.stringify(summary.counts)}`]),
