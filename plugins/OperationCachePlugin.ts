@@ -31,6 +31,8 @@ export interface OperationCacheOptions {
   queries: number;
   /** Told the estimated bytes of each new plan, for its caller to pay. */
   onPlanBytes?(bytes: number): void;
+  /** Told, once each, what this grafast lacks that the plugin counts on (the bounds then fall back: see below). */
+  onWarning?(message: string): void;
 }
 
 /**
@@ -40,9 +42,16 @@ export interface OperationCacheOptions {
  * rounded up.
  */
 export const PLAN_BYTES_PER_STEP = 4096;
+/** A plan whose steps cannot be counted (a grafast without `stepTracker.stepCount`) is estimated as one of 64 steps. */
+export const UNCOUNTED_PLAN_BYTES = 64 * PLAN_BYTES_PER_STEP;
 
 interface PlanCounts {
-  stepTracker: { stepCount: number };
+  stepTracker?: { stepCount?: unknown };
+}
+/** The steps of a plan, if this grafast counts them where we read them. */
+function stepsOf(plan: OperationPlan): number | undefined {
+  const steps = (plan as unknown as PlanCounts).stepTracker?.stepCount;
+  return typeof steps === "number" && Number.isFinite(steps) ? steps : undefined;
 }
 /** The estimated bytes of one plan (or 1 KB for a planning error kept in its place). */
 const bytesOfPlan = new WeakMap<object, number>();
@@ -50,7 +59,8 @@ export function planBytes(plan: OperationPlan | undefined): number {
   if (!plan) return 1024;
   let bytes = bytesOfPlan.get(plan);
   if (bytes === undefined) {
-    bytes = (plan as unknown as PlanCounts).stepTracker.stepCount * PLAN_BYTES_PER_STEP;
+    const steps = stepsOf(plan);
+    bytes = steps === undefined ? UNCOUNTED_PLAN_BYTES : steps * PLAN_BYTES_PER_STEP;
     bytesOfPlan.set(plan, bytes);
   }
   return bytes;
@@ -77,7 +87,13 @@ function planCacheSymbol(extensions: object): symbol | undefined {
 
 type PlanCache = BoundedCache<OperationDefinitionNode, OperationEntry>;
 
-export function makeOperationCachePlugin({ plans, trustedPlans, queries, onPlanBytes }: OperationCacheOptions): GraphileConfig.Plugin {
+export function makeOperationCachePlugin({ plans, trustedPlans, queries, onPlanBytes, onWarning }: OperationCacheOptions): GraphileConfig.Plugin {
+  const warned = new Set<string>();
+  const warnOnce = (message: string) => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    onWarning?.(message);
+  };
   /** Our caches of each schema's plans (watch mode builds several schemas). */
   const cachesOf = new WeakMap<object, { trusted: PlanCache; adHoc: PlanCache }>();
   /** The operations of trusted documents (the middleware learns them before grafast looks them up). */
@@ -93,7 +109,14 @@ export function makeOperationCachePlugin({ plans, trustedPlans, queries, onPlanB
     const caches = cachesOf.get(extensions);
     if (caches) return caches;
     const symbol = planCacheSymbol(extensions);
-    if (!symbol) return undefined;
+    if (!symbol) {
+      // (Called once grafast has kept a plan, so its cache is there.) Its own LRU
+      // stays, bounded in entries only (operationsCacheMaxLength: the schema hook below).
+      warnOnce(
+        `grafast keeps its plans under no symbol named "cacheByOperation": its plan cache stays bounded in entries only (${trustedPlans.maxEntries + plans.maxEntries}), not in bytes (plugins/OperationCachePlugin.ts)`,
+      );
+      return undefined;
+    }
     const theirs = extensions[symbol] as { get(key: OperationDefinitionNode): OperationEntry | undefined };
     const made = {
       trusted: boundedCache<OperationDefinitionNode, OperationEntry>("trusted_operation_plans", { ...trustedPlans, bytesOf: entryBytes }),
@@ -120,7 +143,13 @@ export function makeOperationCachePlugin({ plans, trustedPlans, queries, onPlanB
             ...config,
             extensions: {
               ...config.extensions,
-              grafast: { ...extensions?.grafast, queryCacheMaxLength: queries, operationOperationPlansCacheMaxLength: 8 },
+              // operationsCacheMaxLength: grafast's own bound, in force only if its cache could not be replaced (cachesFor).
+              grafast: {
+                ...extensions?.grafast,
+                operationsCacheMaxLength: trustedPlans.maxEntries + plans.maxEntries,
+                queryCacheMaxLength: queries,
+                operationOperationPlansCacheMaxLength: 8,
+              },
             },
           };
         },
@@ -141,6 +170,8 @@ export function makeOperationCachePlugin({ plans, trustedPlans, queries, onPlanB
           const cache = caches && cacheOf(event.operation, caches);
           const entry = cache?.peek(event.operation);
           if (cache && entry) cache.set(event.operation, entry);
+          if (plan && stepsOf(plan) === undefined)
+            warnOnce(`grafast's plans have no stepTracker.stepCount: each new plan is estimated at ${UNCOUNTED_PLAN_BYTES} bytes (plugins/OperationCachePlugin.ts)`);
           onPlanBytes?.(planBytes(plan));
           return plan;
         },

@@ -159,6 +159,7 @@ export function makePreset({
         trustedPlans: { maxEntries: Object.keys(TRUSTED_DOCUMENTS).length, maxBytes: MEMORY_BOUNDS.trustedOperationPlanBytes },
         queries: Object.keys(TRUSTED_DOCUMENTS).length + MEMORY_BOUNDS.adHocOperationPlans,
         onPlanBytes: chargePlanBytes,
+        onWarning: (message) => logger.warn(message),
       }),
       makeQueryCostPlugin({
         maxDepth: config.MAX_QUERY_DEPTH,
