@@ -50,7 +50,11 @@ import { liveCacheEvents } from "../metrics.ts";
 //   if it pushes out no answer served from here at least as many times as
 //   its key was offered before (cache="live_cache_offers" counts them), so
 //   a flood of distinct keys (random search texts) never pushes out the
-//   menu's answer.
+//   menu's answer. Those counts of hits age: halved for every
+//   HIT_HALF_LIFE_MS an answer goes unread, so an answer once popular and
+//   read no more (an old app's documentIds) gives way within minutes to a
+//   key asked for a few times; an answer dropped by a change keeps its
+//   count, as offers, for when it is computed again.
 
 /** The request roles whose members share answers, each with its own. */
 export type VisibilityClass = "cafe_anonymous" | "cafe_customer";
@@ -299,6 +303,20 @@ export interface LiveCacheLimits {
   refreshMs?: number;
 }
 
+/**
+ * How long an answer's count of hits lasts unread: halved for each such
+ * time since its last hit. The menu, read every few seconds, keeps its
+ * count however long a flood lasts; an answer served 1,000 times and then
+ * never again protects its place against a key asked for 4 times for 8 minutes.
+ */
+export const HIT_HALF_LIFE_MS = 60_000;
+
+/** An entry's hits, halved for each HIT_HALF_LIFE_MS since it was last read. */
+function agedHits(entry: { hits: number; readAt: number }, now: number): number {
+  const halvings = Math.floor((now - entry.readAt) / HIT_HALF_LIFE_MS);
+  return halvings <= 0 ? entry.hits : halvings >= 31 ? 0 : entry.hits >>> halvings;
+}
+
 /** An answer held: stale (an inventory it shows changed since) or not. */
 export interface Held {
   answer: CachedAnswer;
@@ -323,8 +341,10 @@ const isInventory = (token: string) => token.startsWith("inventory:");
 
 type Entry = CachedAnswer & {
   madeOf: readonly string[];
-  /** Times it was served from here: only a key offered more times than that may push it out. */
+  /** Times it was served from here, as of `readAt` (aged: agedHits): only a key offered more times than that may push it out. */
   hits: number;
+  /** When (ms) it was last served from here (or kept). */
+  readAt: number;
   /** Since when (ms) an inventory it shows has changed: served only while a recomputation runs, until LIVE_CACHE_STALE_MS after. */
   staleSince?: number;
   /** When (ms) the computation that made it began. */
@@ -401,9 +421,10 @@ export class LiveCache {
   lookup(key: string): Held | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    entry.hits += 1;
-    if (entry.staleSince === undefined) return { answer: entry, stale: false, recent: false };
     const now = Date.now();
+    entry.hits = agedHits(entry, now) + 1;
+    entry.readAt = now;
+    if (entry.staleSince === undefined) return { answer: entry, stale: false, recent: false };
     if (now - entry.staleSince > this.staleMs) {
       this.drop(key);
       return undefined;
@@ -456,8 +477,9 @@ export class LiveCache {
     // key asked for again and again earns its place.
     const offered = this.entries.has(key) ? Infinity : (this.offers.get(key) ?? 0);
     if (offered !== Infinity) this.offers.set(key, offered + 1);
-    if (this.wouldPushOutServed(key, bytes, offered)) return false;
-    this.entries.set(key, { ...answer, madeOf, hits: 0, computedAt: startedAt, ...(staleSince === undefined ? null : { staleSince }) });
+    const now = Date.now();
+    if (this.wouldPushOutServed(key, bytes, offered, now)) return false;
+    this.entries.set(key, { ...answer, madeOf, hits: 0, readAt: now, computedAt: startedAt, ...(staleSince === undefined ? null : { staleSince }) });
     if (!this.entries.has(key)) return false;
     for (const token of madeOf) {
       let keys = this.byToken.get(token);
@@ -468,7 +490,7 @@ export class LiveCache {
   }
 
   /** Whether keeping `bytes` more under `key` would push out (least recently used first) an answer served from here at least `offered` times. */
-  private wouldPushOutServed(key: string, bytes: number, offered: number): boolean {
+  private wouldPushOutServed(key: string, bytes: number, offered: number, now: number): boolean {
     let entries = this.entries.size + 1;
     let total = this.entries.calculatedSize + bytes;
     for (const victim of this.entries.rkeys()) {
@@ -476,14 +498,18 @@ export class LiveCache {
       if (victim === key) continue;
       const entry = this.entries.peek(victim, { allowStale: true });
       if (!entry) continue;
-      if (entry.hits >= Math.max(1, offered)) return true;
+      if (agedHits(entry, now) >= Math.max(1, offered)) return true;
       entries -= 1;
       total -= entry.body.length + textBytes(victim);
     }
     return false;
   }
 
+  /** Drops an answer; its count of hits stays as its key's offers, so it earns its place back at its next computation. */
   private drop(key: string) {
+    const entry = this.entries.peek(key, { allowStale: true });
+    const hits = entry ? agedHits(entry, Date.now()) : 0;
+    if (hits > (this.offers.peek(key) ?? 0)) this.offers.set(key, hits);
     this.entries.delete(key);
   }
 
