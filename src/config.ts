@@ -2,6 +2,7 @@ import { getHeapStatistics } from "node:v8";
 import { z } from "zod";
 import type { CacheBounds } from "../common/boundedCache.ts";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
+import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../common/webSocketLimits.ts";
 import { parseNetworks } from "./networks.ts";
 
 // Every setting the service reads, validated once at start-up, before
@@ -240,7 +241,7 @@ const schema = z.object({
   GRAPHQL_RATE_LIMIT: int(0, 1_000_000)
     .default(100)
     .describe(
-      "Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too, any other socket message a tenth of one. Over it: 429 `RATE_LIMITED` (a socket that goes on sending: closed, 4429).",
+      `Requests per second per source on \`/graphql\` (0: off); each WebSocket upgrade and \`subscribe\` message spends one too, any other socket message 1/${MESSAGES_PER_REQUEST} of one. Over it: 429 \`RATE_LIMITED\` (a socket that sends ${WS_OVERDRAFT} requests' worth more once out of budget: closed, 4429).`,
     ),
   GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200).describe("The burst allowed on top of `GRAPHQL_RATE_LIMIT`."),
   GRAPHQL_RATE_ACCOUNT_FACTOR: int(1, 1000)

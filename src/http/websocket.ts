@@ -10,6 +10,7 @@ import type { Config } from "../config.ts";
 import type { Viewer } from "../../common/services.ts";
 import { codedError } from "../errors.ts";
 import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../common/errorCatalogue.ts";
+import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../common/webSocketLimits.ts";
 import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";
@@ -32,23 +33,13 @@ import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "../requestScope.
 // plan: GRAPHQL_DOCUMENT_WORK_US) is charged to them, as over HTTP. Every
 // other message a socket sends (connection_init, ping, pong, complete, one
 // that does not parse, a protocol ping or pong) costs the same payer
-// 1/MESSAGES_PER_REQUEST of a request; a socket whose payer has nothing left
-// for them may overdraw WS_OVERDRAFT of those requests (a burst of
-// operations in flight meets RATE_LIMITED, as over HTTP), then it is closed
+// 1/MESSAGES_PER_REQUEST of a request (common/webSocketLimits.ts); a socket
+// whose payer has nothing left for them may overdraw WS_OVERDRAFT of those
+// requests (a burst of operations in flight meets RATE_LIMITED, as over
+// HTTP), then it is closed
 // with 4429 (graphql-ws's code, which its client does not retry). A peer that
 // does not answer a ping before the next one is closed, which ends its
 // subscriptions and their LISTENs.
-
-/**
- * Messages per request of the budget: a ping costs the server a JSON parse
- * and a send, about a tenth of the least request's CPU (82,000 a second
- * took one core: ~12 µs each). A kiosk's client pings every few seconds;
- * one source's anonymous budget (GRAPHQL_RATE_BURST, 200) pays for 2,000 of
- * them per window.
- */
-export const MESSAGES_PER_REQUEST = 10;
-/** Requests' worth of messages a socket may send once its payer's budget has run out (in a row, until it refills), before it is closed. */
-export const WS_OVERDRAFT = 10;
 
 export interface WebSocketOptions {
   config: Config;

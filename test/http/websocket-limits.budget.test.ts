@@ -3,7 +3,7 @@ import { signToken } from "../../src/auth.ts";
 import { DEMO } from "../support/client.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { sleep, waitUntil } from "../support/wait.ts";
-import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../src/http/websocket.ts";
+import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../common/webSocketLimits.ts";
 
 // What a socket's messages cost: every message spends its payer's budget
 // (the limiter HTTP spends), pings included, and a socket over it is closed;

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { CONFIG_SCHEMA } from "../../src/config.ts";
 import { GENERATED, ROOT, TEST_VARIABLES } from "../../scripts/docs.ts";
+import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../common/webSocketLimits.ts";
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
 
@@ -105,6 +106,18 @@ test("the README and docs/development.md name the Node version package.json's en
   const wanted = (JSON.parse(read("package.json")) as { engines: { node: string } }).engines.node.replace(/^>=\s*/, "");
   expect(read("README.md")).toContain(`Node.js (>= ${wanted}`);
   expect(read("docs/development.md")).toContain(`Node >= ${wanted}`);
+});
+
+test("docs/security.md's figures for a WebSocket message's cost and a socket's overdraft are common/webSocketLimits.ts's", () => {
+  const page = read("docs/security.md");
+  // Written as figures (1/N of a request, N requests' worth), each one held to the constant; never in words, which nothing would check.
+  const costs = [...page.matchAll(/\b1\/(\d+) of (?:a request|one)\b/g)].map((m) => Number(m[1]));
+  const overdrafts = [...page.matchAll(/\b(\d+) requests' worth\b/g)].map((m) => Number(m[1]));
+  expect({ costs: costs.length >= 3, overdrafts: overdrafts.length >= 2 }).toEqual({ costs: true, overdrafts: true });
+  expect({ costs: [...new Set(costs)], overdrafts: [...new Set(overdrafts)] }).toEqual({ costs: [MESSAGES_PER_REQUEST], overdrafts: [WS_OVERDRAFT] });
+  const inWords =
+    /\b(?:a|one) (?:half|third|quarter|fifth|sixth|seventh|eighth|ninth|tenth|twentieth|hundredth) of (?:a request|one)\b|\b(?:two|three|four|five|six|seven|eight|nine|ten|twenty) requests' worth\b/g;
+  expect(page.match(inWords) ?? []).toEqual([]);
 });
 
 test("docs/architecture.md names every module src/config.ts imports (it says config.ts imports only those)", () => {
