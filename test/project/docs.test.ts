@@ -10,6 +10,7 @@ import path from "node:path";
 import { CONFIG_SCHEMA } from "../../src/config.ts";
 import { GENERATED, ROOT, TEST_VARIABLES } from "../../scripts/docs.ts";
 import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../common/webSocketLimits.ts";
+import { HIT_HALF_LIFE_MS } from "../../src/http/liveCache.ts";
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
 
@@ -118,6 +119,11 @@ test("docs/security.md's figures for a WebSocket message's cost and a socket's o
   const inWords =
     /\b(?:a|one) (?:half|third|quarter|fifth|sixth|seventh|eighth|ninth|tenth|twentieth|hundredth) of (?:a request|one)\b|\b(?:two|three|four|five|six|seven|eight|nine|ten|twenty) requests' worth\b/g;
   expect(page.match(inWords) ?? []).toEqual([]);
+});
+
+test("docs/live-cache.md's half-life of an answer's count of served times is src/http/liveCache.ts's HIT_HALF_LIFE_MS", () => {
+  const said = /count of served times halves for each (\d+) s\b/.exec(read("docs/live-cache.md"));
+  expect(Number(said?.[1]) * 1000).toBe(HIT_HALF_LIFE_MS);
 });
 
 test("docs/architecture.md names every module src/config.ts imports (it says config.ts imports only those)", () => {
