@@ -2,9 +2,14 @@ import type { WithPgClient } from "postgraphile/@dataplan/pg";
 import { isPromiseLike } from "postgraphile/grafast";
 import { operationOf } from "../common/mutationTransaction.ts";
 
+/** Who pays for a statement: its key, and whether it is a source inside TRUSTED_NETWORKS (never true of an account). */
+export type Payer = { key: string; trusted: boolean };
+
 /**
  * Each payer's share of the pool: at most `share` connections held at once
- * by one payer's requests (each request holds one at a time, see below).
+ * by one payer's requests (each request holds one at a time, see below);
+ * an anonymous source inside TRUSTED_NETWORKS (the café's Wi-Fi and kiosks,
+ * many customers behind one address) at most `trustedShare`.
  * A payer's statement beyond its share waits in that payer's own queue,
  * holding no connection, for at most `waitMs`, then fails busy
  * (SERVICE_BUSY): ten slow filters of one barista hold `share` connections,
@@ -13,20 +18,22 @@ import { operationOf } from "../common/mutationTransaction.ts";
 export class PayerShares {
   private readonly payers = new Map<string, { held: number; waiting: (() => void)[] }>();
   readonly share: number;
+  readonly trustedShare: number;
   private readonly waitMs: number;
   private readonly busy: () => Error;
   /** `busy`: the error of a statement that waited `waitMs` in vain (the pool's own wait timeout's, so it answers SERVICE_BUSY). */
-  constructor(share: number, waitMs: number, busy: () => Error) {
-    this.share = share;
-    this.waitMs = waitMs;
-    this.busy = busy;
+  constructor(options: { share: number; trustedShare: number; waitMs: number; busy: () => Error }) {
+    this.share = options.share;
+    this.trustedShare = Math.max(options.share, options.trustedShare);
+    this.waitMs = options.waitMs;
+    this.busy = options.busy;
   }
 
   /** Runs `work` once `payer` holds fewer than its share. */
-  async run<T>(payer: string, work: () => Promise<T>): Promise<T> {
-    let entry = this.payers.get(payer);
-    if (!entry) this.payers.set(payer, (entry = { held: 0, waiting: [] }));
-    if (entry.held >= this.share) {
+  async run<T>(payer: Payer, work: () => Promise<T>): Promise<T> {
+    let entry = this.payers.get(payer.key);
+    if (!entry) this.payers.set(payer.key, (entry = { held: 0, waiting: [] }));
+    if (entry.held >= (payer.trusted ? this.trustedShare : this.share)) {
       const queue = entry.waiting;
       await new Promise<void>((resolve, reject) => {
         const go = () => {
@@ -48,7 +55,7 @@ export class PayerShares {
     } finally {
       const next = entry.waiting.shift();
       if (next) next();
-      else if (--entry.held === 0) this.payers.delete(payer);
+      else if (--entry.held === 0) this.payers.delete(payer.key);
     }
   }
 }
@@ -70,7 +77,7 @@ export class PayerShares {
  * A subscription is left alone: each delivery's re-read is shared between
  * subscribers (common/sharedReads.ts), one statement per delivery.
  */
-export function oneAtATime(real: WithPgClient, share?: { shares: PayerShares; payer: () => string | null }): WithPgClient {
+export function oneAtATime(real: WithPgClient, share?: { shares: PayerShares; payer: () => Payer | null }): WithPgClient {
   let tail: Promise<unknown> = Promise.resolve();
   return (<T>(pgSettings: Record<string, string | undefined> | null, callback: (client: Parameters<Parameters<WithPgClient>[1]>[0]) => T | Promise<T>): Promise<T> => {
     const turn = tail.then(() => {
@@ -88,14 +95,20 @@ export function oneAtATime(real: WithPgClient, share?: { shares: PayerShares; pa
 /** The contexts whose withPgClient is wrapped already. */
 const serialised = new WeakSet<object>();
 
-/** Who pays for a request's statements: its account, else its source (null: neither is known, no share applies). */
-function payerOf(ctx: { viewer?: { userId?: string } | null; clientIp?: string }): string | null {
-  if (ctx.viewer?.userId) return `account:${ctx.viewer.userId}`;
-  return ctx.clientIp && ctx.clientIp !== "unknown" ? `source:${ctx.clientIp}` : null;
+type PayerContext = { viewer?: { userId?: string } | null; clientIp?: string; clientTrusted?: boolean };
+
+/**
+ * Who pays for a request's statements: its account (never a larger share),
+ * else its source, trusted inside TRUSTED_NETWORKS (null: neither is known,
+ * no share applies).
+ */
+function payerOf(ctx: PayerContext): Payer | null {
+  if (ctx.viewer?.userId) return { key: `account:${ctx.viewer.userId}`, trusted: false };
+  return ctx.clientIp && ctx.clientIp !== "unknown" ? { key: `source:${ctx.clientIp}`, trusted: ctx.clientTrusted === true } : null;
 }
 
 function serialise(args: Grafast.ExecutionArgs, shares: PayerShares | null): Grafast.ExecutionArgs {
-  const ctx = args.contextValue as { withPgClient?: WithPgClient; viewer?: { userId?: string } | null; clientIp?: string } | undefined;
+  const ctx = args.contextValue as (PayerContext & { withPgClient?: WithPgClient }) | undefined;
   if (!ctx?.withPgClient || serialised.has(ctx)) return args;
   if (operationOf(args.document, args.operationName)?.operation === "subscription") return args;
   serialised.add(ctx);
@@ -108,9 +121,13 @@ function serialise(args: Grafast.ExecutionArgs, shares: PayerShares | null): Gra
   return args;
 }
 
-/** `payerShare`: connections one payer may hold at once (PayerShares); `waitMs`: how long its statement waits for one, then fails with `busy()`. */
-export function makeOneConnectionPlugin(options: { payerShare: number; waitMs: number; busy: () => Error }): GraphileConfig.Plugin {
-  const shares = new PayerShares(options.payerShare, options.waitMs, options.busy);
+/**
+ * `share`: connections one payer may hold at once (PayerShares);
+ * `trustedShare`: an anonymous source's inside TRUSTED_NETWORKS; `waitMs`:
+ * how long its statement waits for one, then fails with `busy()`.
+ */
+export function makeOneConnectionPlugin(options: ConstructorParameters<typeof PayerShares>[0]): GraphileConfig.Plugin {
+  const shares = new PayerShares(options);
   const wrap = (args: Grafast.ExecutionArgs) => serialise(args, shares);
   return {
     name: "OneConnectionPlugin",

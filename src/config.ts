@@ -41,6 +41,26 @@ const postgresUrl = z
   }, "is not a valid URL");
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * One payer's default share of the API's pool (DATABASE_POOL_PAYER_SHARE=0)
+ * is the pool divided by this (at least 1 connection); a trusted source's
+ * larger share leaves at least as much to everyone else (poolShares).
+ */
+export const POOL_SHARE_DIVISOR = 4;
+
+/**
+ * Connections of the API's pool one payer holds at once
+ * (plugins/OneConnectionPlugin.ts): `share` for an account or a source,
+ * `trustedShare` for a source inside TRUSTED_NETWORKS before sign-in,
+ * TRUSTED_NETWORK_FACTOR times `share` but short of the pool: at least
+ * DATABASE_POOL_SIZE / POOL_SHARE_DIVISOR (at least 1) stays for the others.
+ */
+export function poolShares(config: Pick<Config, "DATABASE_POOL_SIZE" | "DATABASE_POOL_PAYER_SHARE" | "TRUSTED_NETWORK_FACTOR">): { share: number; trustedShare: number } {
+  const quota = Math.max(1, Math.floor(config.DATABASE_POOL_SIZE / POOL_SHARE_DIVISOR));
+  const share = config.DATABASE_POOL_PAYER_SHARE || quota;
+  return { share, trustedShare: Math.max(share, Math.min(share * config.TRUSTED_NETWORK_FACTOR, config.DATABASE_POOL_SIZE - quota)) };
+}
+
 const schema = z.object({
   NODE_ENV: z
     .enum(["development", "production", "test"])
@@ -126,7 +146,7 @@ const schema = z.object({
   DATABASE_POOL_PAYER_SHARE: int(0, 200)
     .default(0)
     .describe(
-      "Connections of the API's pool one payer (an account; a source before sign-in) holds at once. Its other statements wait their turn in its own queue, holding none, for at most DATABASE_POOL_WAIT_MS, then are refused SERVICE_BUSY: one caller's slow requests never take the connections another caller needs. 0: a quarter of DATABASE_POOL_SIZE, at least 1.",
+      `Connections of the API's pool one payer (an account; a source before sign-in) holds at once. Its other statements wait their turn in its own queue, holding none, for at most DATABASE_POOL_WAIT_MS, then are refused SERVICE_BUSY: one caller's slow requests never take the connections another caller needs. 0: DATABASE_POOL_SIZE / ${POOL_SHARE_DIVISOR}, at least 1. An anonymous source inside TRUSTED_NETWORKS holds TRUSTED_NETWORK_FACTOR times as many, short of the pool: DATABASE_POOL_SIZE / ${POOL_SHARE_DIVISOR} (at least 1) stays for everyone else.`,
     ),
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
@@ -188,7 +208,7 @@ const schema = z.object({
       }
     })
     .describe(
-      "Comma-separated CIDRs (or single addresses) of the café's own networks: its customer Wi-Fi, tills and kiosks, where many people share one address. Anonymous and pre-sign-in requests from them get TRUSTED_NETWORK_FACTOR times the per-source limits (request rate, WebSockets, HTTP connections, and the sign-in and registration counters in SQL). Empty: none.",
+      "Comma-separated CIDRs (or single addresses) of the café's own networks: its customer Wi-Fi, tills and kiosks, where many people share one address. Anonymous and pre-sign-in requests from them get TRUSTED_NETWORK_FACTOR times the per-source limits (request rate, WebSockets, HTTP connections, the pool connections held at once, and the sign-in and registration counters in SQL). Empty: none.",
     ),
   TRUSTED_NETWORK_FACTOR: int(1, 1000).default(10).describe("How many times the per-source limits a source inside TRUSTED_NETWORKS gets."),
   NOTIFY_WEBHOOK_URL: z

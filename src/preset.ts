@@ -22,7 +22,7 @@ import { ComplexityDirectiveDefinitionPlugin } from "../plugins/ComplexityDirect
 import { pgSettingsFor, signToken, type LimitsOf } from "./auth.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
-import { MEMORY_BOUNDS, type Config } from "./config.ts";
+import { MEMORY_BOUNDS, poolShares, type Config } from "./config.ts";
 import { maskError } from "./errors.ts";
 import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
@@ -130,7 +130,7 @@ export function makePreset({
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
-      makeOneConnectionPlugin({ payerShare: config.DATABASE_POOL_PAYER_SHARE || Math.max(1, Math.floor(config.DATABASE_POOL_SIZE / 4)), waitMs: config.DATABASE_POOL_WAIT_MS, busy: poolWaitTimeout }),
+      makeOneConnectionPlugin({ ...poolShares(config), waitMs: config.DATABASE_POOL_WAIT_MS, busy: poolWaitTimeout }),
       ContractShapesPlugin,
       ComputedRowFilterPlugin,
       OrdersFieldPlugin,

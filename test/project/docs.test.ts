@@ -7,7 +7,7 @@
 // migrations/CONVENTIONS.md and migrations/README.md make of the code hold.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { CONFIG_SCHEMA } from "../../src/config.ts";
+import { CONFIG_SCHEMA, loadConfig, POOL_SHARE_DIVISOR, poolShares } from "../../src/config.ts";
 import { GENERATED, ROOT, TEST_VARIABLES } from "../../scripts/docs.ts";
 import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../common/webSocketLimits.ts";
 import { HIT_HALF_LIFE_MS } from "../../src/http/liveCache.ts";
@@ -132,6 +132,18 @@ test("docs/architecture.md names every module src/config.ts imports (it says con
   const named = imported.map((spec) => (spec.startsWith("../common/") ? "`common/`" : `\`${path.basename(spec)}\``));
   expect(imported.length).toBeGreaterThan(0);
   expect(named.filter((n) => !said.includes(n))).toEqual([]);
+});
+
+test("docs/security.md and .env.example give the pool shares src/config.ts computes (POOL_SHARE_DIVISOR, poolShares)", () => {
+  const defaults = loadConfig({});
+  const { share, trustedShare } = poolShares(defaults);
+  const pool = defaults.DATABASE_POOL_SIZE;
+  const divisors = (text: string, pattern: RegExp) => [...text.matchAll(pattern)].map((m) => Number(m[1]));
+  expect(divisors(read("docs/security.md"), /`DATABASE_POOL_SIZE` \/ (\d+)/g)).toEqual([POOL_SHARE_DIVISOR, POOL_SHARE_DIVISOR]);
+  expect(divisors(read(".env.example"), /the pool \/ (\d+)/g)).toEqual([POOL_SHARE_DIVISOR, POOL_SHARE_DIVISOR]);
+  const said = read("docs/security.md").replace(/\s+/g, " ");
+  expect(said).toContain(`at least 1: ${share} of ${pool})`);
+  expect(said).toContain(`but at most ${trustedShare} of ${pool}:`);
 });
 
 /** Every committed migration's SQL. */
