@@ -1,6 +1,7 @@
 import { getHeapStatistics } from "node:v8";
 import { z } from "zod";
 import type { CacheBounds } from "../common/boundedCache.ts";
+import { FALLBACK_FILE_LIMIT, FILE_RESERVE } from "../common/openFiles.ts";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
 import { parseNetworks } from "./networks.ts";
 
@@ -268,11 +269,13 @@ const schema = z.object({
     ),
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
-    .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
+    .describe(
+      "Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients; HTTP_MAX_CONNECTIONS bounds them).",
+    ),
   HTTP_MAX_CONNECTIONS: int(0, 10_000_000)
     .default(0)
     .describe(
-      "Open HTTP connections (WebSockets included) of one API process in all, never more than its open-file limit (RLIMIT_NOFILE, read from /proc/self/limits; 1024 where it cannot be read) less the database pools' connections, WORKER_CONCURRENCY and 128 files kept for the LISTEN connection, health probes and the process's own. 0: that. At the cap a newcomer takes the place of the oldest connection of the source holding the most (per its factor), unless its own source would hold more; then it is answered 503 SERVICE_BUSY and closed. So /healthz answers through any flood.",
+      `Open HTTP connections (WebSockets included) of one API process in all, never more than its open-file limit (RLIMIT_NOFILE, read from /proc/self/limits) less the database pools' connections, WORKER_CONCURRENCY and ${FILE_RESERVE} files kept for the LISTEN connection, health probes and the process's own; where that limit cannot be read, the value set. 0: that (${FALLBACK_FILE_LIMIT} less the same where it cannot be read). At the cap a newcomer takes the place of the oldest connection of the source holding the most (per its factor; a TRUST_PROXY proxy weighs like a trusted network), unless its own source would hold more; then it is answered 503 SERVICE_BUSY and closed (a proxy's newcomer instead takes the place of the proxy's own oldest). So /healthz answers through any flood.`,
     ),
   RATE_LIMIT_SYNC_MS: int(0, 10_000)
     .default(100)

@@ -7,6 +7,7 @@
 // migrations/CONVENTIONS.md and migrations/README.md make of the code hold.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { FALLBACK_FILE_LIMIT, FILE_RESERVE } from "../../common/openFiles.ts";
 import { CONFIG_SCHEMA } from "../../src/config.ts";
 import { GENERATED, ROOT, TEST_VARIABLES } from "../../scripts/docs.ts";
 
@@ -113,6 +114,12 @@ test("docs/architecture.md names every module src/config.ts imports (it says con
   const named = imported.map((spec) => (spec.startsWith("../common/") ? "`common/`" : `\`${path.basename(spec)}\``));
   expect(imported.length).toBeGreaterThan(0);
   expect(named.filter((n) => !said.includes(n))).toEqual([]);
+});
+
+test("docs/security.md gives the connection cap's open-file figures of common/openFiles.ts", () => {
+  const page = read("docs/security.md").replace(/\s+/g, " ");
+  expect(page).toContain(`${FILE_RESERVE} files kept for the LISTEN connection`);
+  expect(page).toContain(`(${FALLBACK_FILE_LIMIT} less the same where the limit cannot be read)`);
 });
 
 /** Every committed migration's SQL. */
