@@ -285,7 +285,7 @@ const schema = z.object({
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)
     .describe(
-      "Payment-callback deliveries per second per source, answered from memory before anything is read or written. Past it a delivery is refused 429, unless it carries the webhook token and a valid signature (the provider is never starved by its own source's limit). The Stripe webhook shares it: there only unverified deliveries count, and a verified one is never refused.",
+      "Payment-callback deliveries per second per source that do not verify (no webhook token, or a wrong signature), answered from memory before anything is read or written. Past it such a delivery is refused 429; one with the webhook token and a valid signature is never refused nor counted (the provider is never starved by its own source's limit). The Stripe webhook shares it, the same way: only unverified deliveries count.",
     ),
   CALLBACK_POOL_SIZE: int(1, 50).default(2).describe("Database connections of the payment-callback route's own pool, apart from the API's, so a flood of callbacks cannot take the API's connections."),
   METRICS: bool.default(true).describe("Serve Prometheus metrics on `/metrics`."),
