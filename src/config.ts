@@ -131,7 +131,7 @@ const schema = z.object({
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
     .describe(
-      "Password checks (bcrypt in PostgreSQL: sign-in, registration, password change, new staff account) one API process runs at once; never more than half of DATABASE_POOL_SIZE. The others wait in a queue (PASSWORD_CHECK_QUEUE), holding no connection.",
+      "Password checks (bcrypt in PostgreSQL: sign-in, registration, password change, new staff account) one API process runs at once; never more than half of DATABASE_POOL_SIZE. The others wait in a queue (PASSWORD_CHECK_QUEUE), holding no connection. As many of the callers' own sign-in limit checks run at once (each a pool connection for a moment), however many addresses sign in; the others wait for theirs (as many as PASSWORD_CHECK_QUEUE, the lightest caller first), holding none.",
     ),
   PASSWORD_CHECK_QUEUE: int(0, 10_000)
     .default(32)
