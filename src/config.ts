@@ -1,6 +1,7 @@
 import { getHeapStatistics } from "node:v8";
 import { z } from "zod";
 import type { CacheBounds } from "../common/boundedCache.ts";
+import { FALLBACK_FILE_LIMIT, FILE_RESERVE } from "../common/openFiles.ts";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
 import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../common/webSocketLimits.ts";
 import { parseNetworks } from "./networks.ts";
@@ -151,7 +152,7 @@ const schema = z.object({
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
     .describe(
-      "Password checks (bcrypt in PostgreSQL: sign-in, registration, password change, new staff account) one API process runs at once; never more than half of DATABASE_POOL_SIZE. The others wait in a queue (PASSWORD_CHECK_QUEUE), holding no connection.",
+      "Password checks (bcrypt in PostgreSQL: sign-in, registration, password change, new staff account) one API process runs at once; never more than half of DATABASE_POOL_SIZE. The others wait in a queue (PASSWORD_CHECK_QUEUE), holding no connection. As many of the callers' own sign-in limit checks run at once (each a pool connection for a moment), however many addresses sign in; the others wait for theirs (as many as PASSWORD_CHECK_QUEUE, the lightest caller first), holding none.",
     ),
   PASSWORD_CHECK_QUEUE: int(0, 10_000)
     .default(32)
@@ -289,11 +290,13 @@ const schema = z.object({
     ),
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
-    .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
+    .describe(
+      "Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients; HTTP_MAX_CONNECTIONS bounds them).",
+    ),
   HTTP_MAX_CONNECTIONS: int(0, 10_000_000)
     .default(0)
     .describe(
-      "Open HTTP connections (WebSockets included) of one API process in all, never more than its open-file limit (RLIMIT_NOFILE, read from /proc/self/limits; 1024 where it cannot be read) less the database pools' connections, WORKER_CONCURRENCY and 128 files kept for the LISTEN connection, health probes and the process's own. 0: that. At the cap a newcomer takes the place of the oldest connection of the source holding the most (per its factor), unless its own source would hold more; then it is answered 503 SERVICE_BUSY and closed. So /healthz answers through any flood.",
+      `Open HTTP connections (WebSockets included) of one API process in all, never more than its open-file limit (RLIMIT_NOFILE, read from /proc/self/limits) less the database pools' connections, WORKER_CONCURRENCY and ${FILE_RESERVE} files kept for the LISTEN connection, health probes and the process's own; where that limit cannot be read, the value set. 0: that (${FALLBACK_FILE_LIMIT} less the same where it cannot be read). At the cap a newcomer takes the place of the oldest connection of the source holding the most (per its factor; a TRUST_PROXY proxy weighs like a trusted network), unless its own source would hold more; then it is answered 503 SERVICE_BUSY and closed (a proxy's newcomer instead takes the place of the proxy's own oldest). So /healthz answers through any flood.`,
     ),
   RATE_LIMIT_SYNC_MS: int(0, 10_000)
     .default(100)
@@ -303,7 +306,7 @@ const schema = z.object({
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)
     .describe(
-      "Payment-callback deliveries per second per source, answered from memory before anything is read or written. Past it a delivery is refused 429, unless it carries the webhook token and a valid signature (the provider is never starved by its own source's limit). The Stripe webhook shares it: there only unverified deliveries count, and a verified one is never refused.",
+      "Payment-callback deliveries per second per source that do not verify (no webhook token, or a wrong signature), answered from memory before anything is read or written. Past it such a delivery is refused 429; one with the webhook token and a valid signature is never refused nor counted (the provider is never starved by its own source's limit). The Stripe webhook shares it, the same way: only unverified deliveries count.",
     ),
   CALLBACK_POOL_SIZE: int(1, 50).default(2).describe("Database connections of the payment-callback route's own pool, apart from the API's, so a flood of callbacks cannot take the API's connections."),
   METRICS: bool.default(true).describe("Serve Prometheus metrics on `/metrics`."),

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { refusalBody, RETRY_AFTER_SECONDS } from "../../common/errorCatalogue.ts";
+import { FALLBACK_FILE_LIMIT, FILE_RESERVE } from "../../common/openFiles.ts";
 import type { Config } from "../config.ts";
 import type { ClientAddress } from "./clientAddress.ts";
 import { refusals } from "./refusalLog.ts";
@@ -11,8 +12,9 @@ import { refusals } from "./refusalLog.ts";
 // TRUSTED_NETWORKS), counted by the TCP peer's address as soon as it
 // connects, before a byte is read. One more is answered at once with a
 // fixed 429 and closed: nothing of it is parsed or routed. A peer that is
-// one of TRUST_PROXY's proxies is not counted (it carries many clients; the
-// request limits still see each client behind it).
+// one of TRUST_PROXY's proxies has no per-source limit (it carries many
+// clients; the request limits still see each client behind it) and weighs
+// like a trusted network (its connections / TRUSTED_NETWORK_FACTOR).
 //
 // And at most HTTP_MAX_CONNECTIONS in all (connectionCap): below the
 // process's open-file limit by the headroom its database connections, the
@@ -20,8 +22,11 @@ import { refusals } from "./refusalLog.ts";
 // connections from many sources never takes the files those need. At the
 // cap a newcomer whose source would hold no more than the biggest holder
 // (per its factor) takes the place of that holder's oldest connection, which
-// is closed; otherwise it is answered a fixed 503 and closed. So a health
-// probe (a source holding nothing) is answered through any flood.
+// is closed; otherwise it is answered a fixed 503 and closed, except that a
+// proxy's newcomer takes the place of the proxy's own oldest connection
+// (the clients behind it are many: a flood through it must not shut out a
+// health probe or a customer coming through it). So a health probe is
+// answered through any flood, proxied or not.
 
 const REFUSED = Symbol("refusedConnection");
 type CountedSocket = Socket & { [REFUSED]?: boolean };
@@ -30,11 +35,6 @@ type CountedSocket = Socket & { [REFUSED]?: boolean };
 export function refusedConnection(socket: Socket): boolean {
   return (socket as CountedSocket)[REFUSED] === true;
 }
-
-/** Files kept apart from the connections' cap beyond the pools: the LISTEN and probe connections, logs, node's own, health probes, and refused connections being closed. */
-const FILE_RESERVE = 128;
-/** Where the open-file limit cannot be read (not Linux). */
-const FALLBACK_FILE_LIMIT = 1024;
 
 /** The soft RLIMIT_NOFILE of this process, from /proc/self/limits (Linux); null elsewhere. */
 export function openFileLimit(limits = "/proc/self/limits"): number | null {
@@ -50,12 +50,15 @@ export function openFileLimit(limits = "/proc/self/limits"): number | null {
 /**
  * HTTP_MAX_CONNECTIONS, never more than the open-file limit less the
  * headroom (the pools' connections and FILE_RESERVE); 0 in config: that.
+ * Where the limit cannot be read, a value set is taken as it is (only 0
+ * falls back to FALLBACK_FILE_LIMIT less the headroom).
  */
 export function connectionCap(
   config: Pick<Config, "HTTP_MAX_CONNECTIONS" | "DATABASE_POOL_SIZE" | "DATABASE_SUBSCRIPTION_POOL_SIZE" | "CALLBACK_POOL_SIZE" | "WORKER_CONCURRENCY">,
   fileLimit = openFileLimit(),
 ): number {
   const headroom = config.DATABASE_POOL_SIZE + config.DATABASE_SUBSCRIPTION_POOL_SIZE + config.CALLBACK_POOL_SIZE + config.WORKER_CONCURRENCY + FILE_RESERVE;
+  if (fileLimit === null && config.HTTP_MAX_CONNECTIONS > 0) return config.HTTP_MAX_CONNECTIONS;
   const derived = Math.max(1, (fileLimit ?? FALLBACK_FILE_LIMIT) - headroom);
   return config.HTTP_MAX_CONNECTIONS > 0 ? Math.min(config.HTTP_MAX_CONNECTIONS, derived) : derived;
 }
@@ -68,6 +71,7 @@ interface Holder {
   factor: number;
   /** Oldest first. */
   sockets: Set<Socket>;
+  /** sockets / factor, rounded down; -1 while it holds none (then it is in no level). */
   level: number;
 }
 
@@ -75,7 +79,7 @@ export function installConnectionLimit(
   server: http.Server,
   sources: ClientAddress,
   { perSource, trustedFactor, cap }: { perSource: number; trustedFactor: number; cap: number },
-): { open(source: string): number; readonly total: number } {
+): { open(source: string): number; readonly total: number; readonly holders: { sources: number; levelled: number } } {
   const holders = new Map<string, Holder>();
   /** Holders by level (connections / factor); the biggest holders are in levels' highest key. */
   const levels = new Map<number, Set<Holder>>();
@@ -102,12 +106,12 @@ export function installConnectionLimit(
     setTimeout(() => socket.destroy(), lingerMs).unref();
   };
   const relevel = (h: Holder) => {
-    const level = Math.floor(h.sockets.size / h.factor);
+    const level = h.sockets.size === 0 ? -1 : Math.floor(h.sockets.size / h.factor);
     if (level === h.level) return;
     levels.get(h.level)?.delete(h);
     if (levels.get(h.level)?.size === 0) levels.delete(h.level);
     h.level = level;
-    if (h.sockets.size > 0) {
+    if (level >= 0) {
       let at = levels.get(level);
       if (!at) levels.set(level, (at = new Set()));
       at.add(h);
@@ -132,23 +136,24 @@ export function installConnectionLimit(
 
   server.on("connection", (socket: CountedSocket) => {
     const address = socket.remoteAddress ?? "";
-    if (sources.trust(address, 0)) {
-      // A proxy: no per-source limit, never closed for another, but it counts in all.
-      if (total >= cap) return refuse(socket, busyAnswer, 100);
-      return hold(`proxy:${address}`, Infinity, socket);
-    }
-    const source = sources.sourceOfAddress(address);
+    const proxy = sources.trust(address, 0);
+    // A proxy: no per-source limit, weighed like a trusted network.
+    const source = proxy ? { key: `proxy:${address}`, trusted: true } : sources.sourceOfAddress(address);
     const factor = source.trusted ? trustedFactor : 1;
-    const n = holders.get(source.key)?.sockets.size ?? 0;
-    if (n >= perSource * factor) {
+    const own = holders.get(source.key);
+    const n = own?.sockets.size ?? 0;
+    if (!proxy && n >= perSource * factor) {
       refuse(socket, perSourceAnswer, 1000);
       refusals.note(source.key, "TOO_MANY_CONNECTIONS", { route: "(connection)", status: 429 });
       return;
     }
     if (total >= cap) {
       // The biggest holder's oldest connection makes way, unless the newcomer's source would hold more.
-      const biggest = levels.get(topLevel)?.values().next().value;
-      if (!biggest || topLevel === 0 || Math.floor((n + 1) / factor) > topLevel) {
+      // A proxy that would hold more gives up its own oldest instead.
+      const more = Math.floor((n + 1) / factor) > topLevel;
+      const itself = proxy && own !== undefined && (more || own.level === topLevel);
+      const biggest = itself ? own : levels.get(topLevel)?.values().next().value;
+      if (!biggest || (!itself && (topLevel === 0 || more))) {
         refuse(socket, busyAnswer, 100);
         refusals.note(source.key, "SERVICE_BUSY", { route: "(connection)", status: 503 });
         return;
@@ -164,6 +169,11 @@ export function installConnectionLimit(
     open: (source) => holders.get(source)?.sockets.size ?? 0,
     get total() {
       return total;
+    },
+    get holders() {
+      let levelled = 0;
+      for (const at of levels.values()) levelled += at.size;
+      return { sources: holders.size, levelled };
     },
   };
 }

@@ -97,7 +97,7 @@ test("each client's generated/<client>/ imports and runs under the project's own
       `import * as types${i} from ${JSON.stringify(pathToFileURL(path.join(ROOT, "generated", client, "graphql.ts")).href)};\n` +
       `counts.push([${JSON.stringify(client)}, typeof index${i}.graphql, Object.values(types${i}).filter((v) => (v as { kind?: string })?.kind === "Document").length]);`,
   );
-  writeFileSync(script, `const counts: unknown[] = [];\n${imports.join("\n")}\nconsole.log(JSON.stringify(counts));\n`);
+  writeFileSync(script, `const counts: unknown[] = [];\n${imports.join("\n")}\nprocess.stdout.write(JSON.stringify(counts) + "\\n");\n`);
   const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/node.mjs"), script], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" }, timeout: 60_000 });
   expect({ status: r.status, stderr: r.stderr.replace(/^Node\.js .*\n/m, "") }).toEqual({ status: 0, stderr: "" });
   const counts = JSON.parse(r.stdout.trim().split("\n").pop()!) as Array<[string, string, number]>;

@@ -1,6 +1,8 @@
 import { readdirSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
+import { connectionCap, installConnectionLimit } from "../../src/http/connectionLimit.ts";
+import { makeClientAddress } from "../../src/http/clientAddress.ts";
 import { ChildService, startTestService, withLogsOnFailure } from "../support/service.ts";
 import { say } from "../support/figures.ts";
 import { sleep } from "../support/wait.ts";
@@ -51,9 +53,9 @@ function slowConnection(port: number, localAddress: string): Promise<net.Socket 
 }
 
 /** GET /healthz from `localAddress`, a fresh connection; its status, or the error's code. */
-function probe(port: number, localAddress: string): Promise<number | string> {
+function probe(port: number, localAddress: string, headers: Record<string, string> = {}): Promise<number | string> {
   return new Promise((resolve) => {
-    const req = http.get({ port, host: "127.0.0.1", localAddress, path: "/healthz", agent: false, timeout: 5000 }, (res) => {
+    const req = http.get({ port, host: "127.0.0.1", localAddress, path: "/healthz", headers, agent: false, timeout: 5000 }, (res) => {
       res.resume();
       res.on("end", () => resolve(res.statusCode ?? 0));
     });
@@ -130,3 +132,68 @@ test("at HTTP_MAX_CONNECTIONS (20) a newcomer closes the oldest connection of th
     await t.stop();
   }
 }, 60_000);
+
+test("behind TRUST_PROXY, at HTTP_MAX_CONNECTIONS (30), a flood of slow connections through the proxy never shuts out /healthz: through the proxy or from another address", async () => {
+  // Proxies were held with an infinite factor: their level was always 0, so
+  // nothing could make way and every newcomer was refused 503 (issue 40 review, D2).
+  const t = await startTestService({ env: { TRUST_PROXY: "loopback", HTTP_MAX_CONNECTIONS: "30" } });
+  const port = Number(new URL(t.url).port);
+  const held: net.Socket[] = [];
+  try {
+    const proxy = "127.0.3.1";
+    for (let i = 0; i < 60; i++) {
+      const s = await slowConnection(port, proxy);
+      if (s) {
+        s.write(`X-Forwarded-For: 203.0.113.${i + 1}\r\n`);
+        held.push(s);
+      }
+    }
+    await sleep(200);
+    const answers: Array<number | string> = [];
+    for (let i = 0; i < 6; i++) {
+      answers.push(await probe(port, proxy, { "x-forwarded-for": "198.51.100.7" }));
+      answers.push(await probe(port, "127.0.3.2", { "x-forwarded-for": "198.51.100.8" }));
+    }
+    const open = held.filter((s) => !s.destroyed).length;
+    say(`[connection cap behind a proxy] 60 slow connections through ${proxy}, ${open} still open; /healthz through the proxy and from another: ${answers.join(" ")}`);
+    expect(answers).toEqual(Array(12).fill(200));
+    expect(open).toBeLessThanOrEqual(30);
+  } finally {
+    for (const s of held) s.destroy();
+    await t.stop();
+  }
+}, 60_000);
+
+test("a source that connects and leaves is forgotten: 40 trusted sources and 40 proxies, 3 connections each, open and close; no holder stays behind", async () => {
+  // A holder whose factor is above 1 (a trusted network, a proxy) kept its
+  // place at level 0 after its last connection closed: one leaked per visit (D2).
+  const server = http.createServer((_req, res) => res.end("ok"));
+  const limit = installConnectionLimit(server, makeClientAddress("127.0.6.0/24", "127.0.5.0/24"), { perSource: 5, trustedFactor: 10, cap: 1000 });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  try {
+    for (const subnet of [5, 6]) {
+      for (let a = 1; a <= 40; a++) {
+        const sockets = (await Promise.all(Array.from({ length: 3 }, () => slowConnection(port, `127.0.${subnet}.${a}`)))).filter((s): s is net.Socket => s !== null);
+        expect(sockets).toHaveLength(3);
+        for (const s of sockets) s.destroy();
+      }
+    }
+    for (let i = 0; i < 50 && limit.total > 0; i++) await sleep(50);
+    say(`[connection cap] after 80 sources came and went: ${JSON.stringify(limit.holders)}, total ${limit.total}`);
+    expect(limit.total).toBe(0);
+    expect(limit.holders).toEqual({ sources: 0, levelled: 0 });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}, 60_000);
+
+test("where the open-file limit cannot be read, HTTP_MAX_CONNECTIONS as set is the cap; 0 falls back to 1024 less the headroom", () => {
+  const config = { HTTP_MAX_CONNECTIONS: 5000, DATABASE_POOL_SIZE: 10, DATABASE_SUBSCRIPTION_POOL_SIZE: 2, CALLBACK_POOL_SIZE: 2, WORKER_CONCURRENCY: 4 };
+  expect(connectionCap(config, null)).toBe(5000);
+  expect(connectionCap({ ...config, HTTP_MAX_CONNECTIONS: 0 }, null)).toBe(1024 - 10 - 2 - 2 - 4 - 128);
+  // A limit that is read still bounds a value set above it.
+  expect(connectionCap(config, 2000)).toBe(2000 - 10 - 2 - 2 - 4 - 128);
+  expect(connectionCap({ ...config, HTTP_MAX_CONNECTIONS: 100 }, 2000)).toBe(100);
+});

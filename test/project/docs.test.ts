@@ -7,6 +7,7 @@
 // migrations/CONVENTIONS.md and migrations/README.md make of the code hold.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { FALLBACK_FILE_LIMIT, FILE_RESERVE } from "../../common/openFiles.ts";
 import { CONFIG_SCHEMA, loadConfig, POOL_SHARE_DIVISOR, poolShares } from "../../src/config.ts";
 import { GENERATED, ROOT, TEST_VARIABLES } from "../../scripts/docs.ts";
 import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../common/webSocketLimits.ts";
@@ -144,6 +145,12 @@ test("docs/security.md and .env.example give the pool shares src/config.ts compu
   const said = read("docs/security.md").replace(/\s+/g, " ");
   expect(said).toContain(`at least 1: ${share} of ${pool})`);
   expect(said).toContain(`but at most ${trustedShare} of ${pool}:`);
+});
+
+test("docs/security.md gives the connection cap's open-file figures of common/openFiles.ts", () => {
+  const page = read("docs/security.md").replace(/\s+/g, " ");
+  expect(page).toContain(`${FILE_RESERVE} files kept for the LISTEN connection`);
+  expect(page).toContain(`(${FALLBACK_FILE_LIMIT} less the same where the limit cannot be read)`);
 });
 
 /** Every committed migration's SQL. */
