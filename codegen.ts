@@ -26,6 +26,8 @@ export function codegenConfig(out = "generated"): CodegenConfig {
           preset: client,
           documents: [`contract/operations/${name}.graphql`, "documents/*.graphql", ...CLIENTS.filter((c) => c !== name).map((c) => `!documents/${c}.graphql`)],
           presetConfig: { persistedDocuments: { hashAlgorithm: "sha256" }, fragmentMasking: false },
+          // Plain Node runs them (`node scripts/node.mjs`, type stripping): types imported as types, files by their .ts names.
+          config: { useTypeImports: true, importExtension: ".ts" },
         },
       ]),
     ),

@@ -1,6 +1,6 @@
 // `npm run bench` (full), `-- --quick` (a minute or two), `-- --smoke`
 // (seconds, tiny data): starts the service on a fresh database with a
-// generated data set, runs the scenarios S1-S9 (and S2 at larger scales),
+// generated data set, runs the scenarios S1-S9 and S11 (S10 is kept for "an order's life"; and S2 at larger scales),
 // prints a Markdown table on stdout (progress goes to stderr) and writes every
 // figure to a JSON file; a full run also writes bench/results/latest.md.
 // See bench/README.md.
@@ -28,6 +28,7 @@ import { s6 } from "./scenarios/s6Fanout.ts";
 import { s7 } from "./scenarios/s7Cost.ts";
 import { s8 } from "./scenarios/s8Cache.ts";
 import { s9 } from "./scenarios/s9Rush.ts";
+import { s11 } from "./scenarios/s11VariantFlood.ts";
 
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(1)} s`;
@@ -150,6 +151,7 @@ async function main() {
       ["S7", "cost check", () => closeBenchOrders(ctx.root).then(() => s7(ctx))],
       ["S8", "live cache", () => closeBenchOrders(ctx.root).then(() => s8(ctx))],
       ["S9", "rush hour", () => closeBenchOrders(ctx.root).then(() => s9(ctx))],
+      ["S11", "variant flood", () => s11(ctx)],
       ["S2x", "nested read at larger scales", () => (s2done() && opts.scales.length > 1 ? closeBenchOrders(ctx.root).then(() => s2Scale(ctx, s2done()!)) : null)],
     ];
     for (const [id, title, fn] of plan) {

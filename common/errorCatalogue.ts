@@ -30,7 +30,7 @@ export const ERROR_CATALOGUE = {
   UNAUTHENTICATED: {
     status: 401,
     sqlstates: ["28000"],
-    when: "A bad, expired or revoked token (never a silent downgrade to anonymous), a wrong password, or a caller without a token whom Postgres refuses: sign in first. A subscription ends with it when its token expires.",
+    when: "A bad, expired or revoked token (never a silent downgrade to anonymous): 401, before anything runs. A wrong password, or a caller without a token whom Postgres refuses (e.g. an anonymous `createOrder`): 200, in `errors`, as every error raised while the operation runs. Sign in first. A subscription ends with it when its token expires.",
   },
   FORBIDDEN: { status: null, sqlstates: ["42501"], when: "A signed-in caller whose role may not do this (e.g. a customer following the barista queue)." },
   BAD_USER_INPUT: {
@@ -71,7 +71,7 @@ export const ERROR_CATALOGUE = {
   },
   SERVICE_BUSY: {
     status: 503,
-    when: 'The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full): retry after `Retry-After` (1 s). Not "down": `/readyz` stays ready.',
+    when: 'The database answers, but every connection of the pool stayed in use for `DATABASE_POOL_WAIT_MS` (or a queue is full), or the process holds `HTTP_MAX_CONNECTIONS` and this source already holds the most (the connection is closed): retry after `Retry-After` (1 s). Not "down": `/readyz` stays ready.',
   },
   INTERNAL_SERVER_ERROR: { status: null, when: "Anything else, masked: `extensions.errorId` is also in the log line (with the request's id)." },
   GRAPHQL_PARSE_FAILED: { status: null, by: "graphql", when: "The document is not valid GraphQL syntax." },
@@ -233,7 +233,11 @@ export const WS_CLOSE_CODES = {
   4406: { name: "SubprotocolNotAcceptable", by: "graphql-ws", when: "The socket did not ask for the `graphql-transport-ws` subprotocol." },
   4408: { name: "ConnectionInitialisationTimeout", by: "graphql-ws", when: "No `connection_init` within 3 s of opening." },
   4409: { name: "SubscriberAlreadyExists", by: "graphql-ws", when: "A `subscribe` with an id already running on this socket." },
-  4429: { name: "TooManyInitialisationRequests", by: "graphql-ws", when: "A second `connection_init` on one socket." },
+  4429: {
+    name: "TooManyInitialisationRequests",
+    by: "ours",
+    when: "The socket went on sending past its payer's request budget (every message spends from it, pings included: docs/security.md), or sent a second `connection_init` (graphql-ws's own use of the code). Its client does not retry: wait, then reconnect.",
+  },
   4500: { name: "InternalServerError", by: "ours", when: "Handling a message failed unexpectedly." },
 } as const satisfies Record<number, { name: string; by: "ours" | "graphql-ws"; when: string }>;
 

@@ -37,7 +37,7 @@ export const AccountsPlugin = extendSchema((build) => {
    * caller's own limits are asked (app_hidden.assert_password_check_allowed,
    * a short transaction of its own): a caller they refuse never takes a
    * place. Then it waits for this process's turn (services.passwordCheckTurn,
-   * shared fairly by source and account) before it takes a pool connection,
+   * shared fairly by source and signed-in account) before it takes a pool connection,
    * and is refused RATE_LIMITED when its share is taken. `email`: the
    * argument naming the account (else the signed-in one); `registration`:
    * the registration limit is asked too.
@@ -89,7 +89,8 @@ export const AccountsPlugin = extendSchema((build) => {
             (outside ?? pg.withPgClient)(pg.pgSettings, (client) =>
               client.query({ text: "select app_hidden.assert_password_check_allowed($1, $2, $3)", values: [email, source, checksPassword.registration ?? false] }),
             );
-          release = await services.passwordCheckTurn({ source, account: email ?? viewer?.userId ?? null, trusted: clientTrusted ?? false }, limits);
+          // Places are held by who pays: the source, and the signed-in account; never the account a sign-in names.
+          release = await services.passwordCheckTurn({ source, account: viewer?.userId ?? null, trusted: clientTrusted ?? false }, limits);
           if (!release) {
             throw new SafeError("The server is busy checking passwords; try again in a moment.", { code: "RATE_LIMITED", retryAfterSeconds: 1 });
           }

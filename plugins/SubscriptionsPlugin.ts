@@ -3,6 +3,7 @@ import { pgSelectSingleFromRecord, withPgClient } from "postgraphile/@dataplan/p
 import { jsonParse } from "postgraphile/@dataplan/json";
 import { constant, context, isPromiseLike, lambda, listen, type Step } from "postgraphile/grafast";
 import type { WithPgClient } from "postgraphile/@dataplan/pg";
+import { Kind } from "postgraphile/graphql";
 import { operationOf } from "../common/mutationTransaction.ts";
 import { sharingWithPgClient } from "../common/sharedReads.ts";
 import { NEW_COFFEE_TOPIC, notificationTopic, orderQueueTopic, orderStatusTopic, orderTopic, type DeliveryScope, type SharingSubscriber } from "../common/topics.ts";
@@ -26,6 +27,12 @@ import { NEW_COFFEE_TOPIC, notificationTopic, orderQueueTopic, orderStatusTopic,
  * (common/sharedReads.ts): each operation over a WebSocket gets its own
  * `pgSubscriber` and `withPgClient` in its context, tied by the delivery
  * being answered.
+ *
+ * `orderUpdated` answers a notice by reading the order as it is now, so
+ * two notices can read the same thing: a PAID notice read after the
+ * worker's PREPARING, then PREPARING's own; or a write to the order that
+ * changes nothing the subscriber selected. Such a repeat is dropped
+ * (onlyChanges): a subscriber never gets the same order twice in a row.
  */
 const SubscriptionsSchemaPlugin = extendSchema((build) => {
   const { pgResources, pgExecutors } = build.input.pgRegistry;
@@ -173,6 +180,48 @@ function shareReReads(args: Grafast.ExecutionArgs): Grafast.ExecutionArgs {
   return args;
 }
 
+/** Subscriptions that answer a notice by reading the state again: a repeat of the last answer tells nothing. */
+const STATE_FIELDS = new Set(["orderUpdated"]);
+
+/** Whether the operation's one root field is a state subscription (STATE_FIELDS). */
+function followsState(args: Pick<Grafast.ExecutionArgs, "document" | "operationName">): boolean {
+  const op = operationOf(args.document, args.operationName);
+  const only = op?.operation === "subscription" && op.selectionSet.selections.length === 1 ? op.selectionSet.selections[0] : undefined;
+  return only?.kind === Kind.FIELD && STATE_FIELDS.has(only.name.value);
+}
+
+type Stream = AsyncGenerator<unknown, void, void>;
+
+/**
+ * The stream without a payload equal to the one delivered just before it
+ * (errors always pass). Ending it ends the source at once, even while a
+ * read of the source is waiting for the next notice.
+ */
+export function onlyChanges(source: Stream): Stream {
+  let last: string | undefined;
+  const stream = {
+    async next() {
+      for (;;) {
+        const step = await source.next();
+        if (step.done) return step;
+        const value = step.value as { errors?: unknown } | undefined;
+        const key = value && !value.errors ? JSON.stringify(value) : undefined;
+        if (key !== undefined && key === last) continue;
+        last = key;
+        return step;
+      }
+    },
+    return: () => source.return(),
+    throw: (error: unknown) => source.throw(error),
+    [Symbol.asyncIterator]() {
+      return stream;
+    },
+  };
+  return stream as unknown as Stream;
+}
+
+const withOnlyChanges = (result: unknown) => (result && typeof result === "object" && Symbol.asyncIterator in result ? onlyChanges(result as Stream) : result);
+
 export const SubscriptionsPlugin: GraphileConfig.Plugin = {
   ...SubscriptionsSchemaPlugin,
   grafast: {
@@ -180,6 +229,11 @@ export const SubscriptionsPlugin: GraphileConfig.Plugin = {
       prepareArgs(next) {
         const result = next();
         return isPromiseLike(result) ? result.then(shareReReads) : shareReReads(result);
+      },
+      subscribe(next, event) {
+        if (!followsState(event.args)) return next();
+        const result = next();
+        return (isPromiseLike(result) ? result.then(withOnlyChanges) : withOnlyChanges(result)) as typeof result;
       },
     },
   },

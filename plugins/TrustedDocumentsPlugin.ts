@@ -125,6 +125,8 @@ export interface TrustedDocuments {
   allowsAdHoc(staff: boolean): boolean;
   /** What the live cache keys a parsed document's answers by: the id of the trusted text, or the hash of the canonical form, it was parsed from (undefined: not parsed here). */
   cacheKeyOf(document: DocumentNode): string | undefined;
+  /** Whether a parsed document is one of the manifest's, as pinned here (not an ad-hoc text of the same form). */
+  isPinned(document: DocumentNode): boolean;
 }
 
 const TRUSTED_DOCUMENTS = Symbol("trustedDocuments");
@@ -155,6 +157,8 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
   const isTrusted = (query: string) => trustedTexts.has(query);
   /** Each parsed document's cache key (lookups.cacheKeyOf). */
   const cacheKeys = new WeakMap<DocumentNode, string>();
+  /** The manifest's documents, parsed (per schema). */
+  const pinned = new WeakSet<DocumentNode>();
 
   function refuse(event: ProcessGraphQLRequestBodyEvent, code: "PERSISTED_DOCUMENT_NOT_FOUND" | "PERSISTED_QUERY_NOT_FOUND" | "TRUSTED_DOCUMENT_REQUIRED" | "BAD_USER_INPUT", message: string): never {
     onRefusal?.(code, event.request ? "http" : "ws");
@@ -168,6 +172,7 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
     allowsAdHoc: (staff) => policyAllows(policy, staff),
     bounds: { maxEntries: trustedTexts.size, maxBytes: [...trustedTexts].reduce((sum, text) => sum + parsedTextBytes(text), 0) },
     cacheKeyOf: (document) => cacheKeys.get(document),
+    isPinned: (document) => pinned.has(document),
   };
   const plugin: GraphileConfig.Plugin & { [TRUSTED_DOCUMENTS]: TrustedDocuments } = {
     [TRUSTED_DOCUMENTS]: lookups,
@@ -244,6 +249,7 @@ export function makeTrustedDocumentsPlugin(options: TrustedDocumentsOptions): Gr
               results.set(text, result);
               if (!errors.length) {
                 cacheKeys.set(document, idOfText.get(text)!);
+                pinned.add(document);
                 const form = stripIgnoredCharacters(text);
                 if (!trustedForms.has(form)) trustedForms.set(form, result);
               }

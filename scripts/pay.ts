@@ -9,6 +9,7 @@ import "../src/envDefaults.ts";
 import { randomUUID } from "node:crypto";
 import { applyEnvFile, loadConfig } from "../src/config.ts";
 import { signatureHeader } from "../src/payments/signature.ts";
+import { apiUrl } from "./apiUrl.ts";
 
 async function main() {
   const [orderId, amount, customer = "alice@example.com"] = process.argv.slice(2);
@@ -18,7 +19,7 @@ async function main() {
   }
   applyEnvFile();
   const config = loadConfig();
-  const base = process.env.API_URL ?? `http://localhost:${config.PORT}`;
+  const base = apiUrl();
   const body = JSON.stringify({
     event: "payment.completed",
     event_id: `evt_${randomUUID()}`,

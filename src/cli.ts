@@ -3,7 +3,8 @@ import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
 import pg from "pg";
 import { applyEnvFile, ConfigError, loadConfig } from "./config.ts";
-import { resolveDatabaseUrls } from "./db/database.ts";
+import { EMBEDDED_DATABASE, resolveDatabaseUrls, startEmbeddedPostgres, type EmbeddedServer } from "./db/database.ts";
+import { logger } from "./logger.ts";
 
 // `npm run cafe -- <command>`: the operator's command line, against the
 // database in DATABASE_URL (as its owner: SQL's current_actor() is 'dba').
@@ -30,7 +31,9 @@ Commands:
       This text.
 
 Connects to DATABASE_URL (DATABASE_OWNER_URL if set), read as npm start
-reads it: the real environment, then ENV_FILE or .env.
+reads it: the real environment, then ENV_FILE or .env. Neither set: the
+embedded PostgreSQL npm start uses (EMBEDDED_PG_DIR, EMBEDDED_PG_PORT),
+started for the command if it is not running.
 Exit status: 0 done, 1 refused or failed, 2 bad usage.`;
 
 class UsageError extends Error {}
@@ -158,15 +161,31 @@ async function run(argv: string[]): Promise<void> {
   // The same variables as `npm start`: the .env file (ENV_FILE), then the real environment.
   applyEnvFile();
   const config = loadConfig();
-  const databaseUrl = config.DATABASE_OWNER_URL ?? config.DATABASE_URL;
-  if (!databaseUrl) throw new UsageError("Set DATABASE_URL (or DATABASE_OWNER_URL) to the café's database.");
-  const { owner } = await resolveDatabaseUrls(config, databaseUrl);
-  const db = new pg.Client({ connectionString: owner });
-  await db.connect();
+  let databaseUrl = config.DATABASE_OWNER_URL ?? config.DATABASE_URL;
+  let embedded: EmbeddedServer | null = null;
+  if (!databaseUrl) {
+    // As npm start does (src/service.ts): the embedded server, reused when running; its own log lines only when asked for.
+    if (!process.env.LOG_LEVEL) logger.level = "warn";
+    embedded = await startEmbeddedPostgres(config);
+    databaseUrl = embedded.url.replace(/\/postgres$/, `/${EMBEDDED_DATABASE}`);
+  }
   try {
-    await action(db);
+    const { owner } = await resolveDatabaseUrls(config, databaseUrl);
+    const db = new pg.Client({ connectionString: owner });
+    try {
+      await db.connect();
+    } catch (e) {
+      if (embedded && (e as { code?: string }).code === "3D000")
+        throw new Error(`the embedded PostgreSQL (${config.EMBEDDED_PG_DIR}) has no café database yet: run \`npm start\` (or \`npm run db:migrate\`) once first.`, { cause: e });
+      throw e;
+    }
+    try {
+      await action(db);
+    } finally {
+      await db.end();
+    }
   } finally {
-    await db.end();
+    await embedded?.stop();
   }
 }
 

@@ -1,6 +1,9 @@
+import { getHeapStatistics } from "node:v8";
 import { z } from "zod";
 import type { CacheBounds } from "../common/boundedCache.ts";
+import { FALLBACK_FILE_LIMIT, FILE_RESERVE } from "../common/openFiles.ts";
 import { AD_HOC_POLICIES, type AdHocPolicy } from "../common/services.ts";
+import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../common/webSocketLimits.ts";
 import { parseNetworks } from "./networks.ts";
 
 // Every setting the service reads, validated once at start-up, before
@@ -38,6 +41,26 @@ const postgresUrl = z
     }
   }, "is not a valid URL");
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/**
+ * One payer's default share of the API's pool (DATABASE_POOL_PAYER_SHARE=0)
+ * is the pool divided by this (at least 1 connection); a trusted source's
+ * larger share leaves at least as much to everyone else (poolShares).
+ */
+export const POOL_SHARE_DIVISOR = 4;
+
+/**
+ * Connections of the API's pool one payer holds at once
+ * (plugins/OneConnectionPlugin.ts): `share` for an account or a source,
+ * `trustedShare` for a source inside TRUSTED_NETWORKS before sign-in,
+ * TRUSTED_NETWORK_FACTOR times `share` but short of the pool: at least
+ * DATABASE_POOL_SIZE / POOL_SHARE_DIVISOR (at least 1) stays for the others.
+ */
+export function poolShares(config: Pick<Config, "DATABASE_POOL_SIZE" | "DATABASE_POOL_PAYER_SHARE" | "TRUSTED_NETWORK_FACTOR">): { share: number; trustedShare: number } {
+  const quota = Math.max(1, Math.floor(config.DATABASE_POOL_SIZE / POOL_SHARE_DIVISOR));
+  const share = config.DATABASE_POOL_PAYER_SHARE || quota;
+  return { share, trustedShare: Math.max(share, Math.min(share * config.TRUSTED_NETWORK_FACTOR, config.DATABASE_POOL_SIZE - quota)) };
+}
 
 const schema = z.object({
   NODE_ENV: z
@@ -121,10 +144,15 @@ const schema = z.object({
     .describe(
       'How long a request waits for a free connection of the API\'s pool (DATABASE_POOL_SIZE) before it is refused as busy: SERVICE_BUSY, HTTP 503 with Retry-After. A full pool is busy, never "database down".',
     ),
+  DATABASE_POOL_PAYER_SHARE: int(0, 200)
+    .default(0)
+    .describe(
+      `Connections of the API's pool one payer (an account; a source before sign-in) holds at once. Its other statements wait their turn in its own queue, holding none, for at most DATABASE_POOL_WAIT_MS, then are refused SERVICE_BUSY: one caller's slow requests never take the connections another caller needs. 0: DATABASE_POOL_SIZE / ${POOL_SHARE_DIVISOR}, at least 1. An anonymous source inside TRUSTED_NETWORKS holds TRUSTED_NETWORK_FACTOR times as many, short of the pool: DATABASE_POOL_SIZE / ${POOL_SHARE_DIVISOR} (at least 1) stays for everyone else.`,
+    ),
   PASSWORD_CHECK_CONCURRENCY: int(1, 100)
     .default(2)
     .describe(
-      "Password checks (bcrypt in PostgreSQL: sign-in, registration, password change, new staff account) one API process runs at once; never more than half of DATABASE_POOL_SIZE. The others wait in a queue (PASSWORD_CHECK_QUEUE), holding no connection.",
+      "Password checks (bcrypt in PostgreSQL: sign-in, registration, password change, new staff account) one API process runs at once; never more than half of DATABASE_POOL_SIZE. The others wait in a queue (PASSWORD_CHECK_QUEUE), holding no connection. As many of the callers' own sign-in limit checks run at once (each a pool connection for a moment), however many addresses sign in; the others wait for theirs (as many as PASSWORD_CHECK_QUEUE, the lightest caller first), holding none.",
     ),
   PASSWORD_CHECK_QUEUE: int(0, 10_000)
     .default(32)
@@ -134,7 +162,7 @@ const schema = z.object({
   PASSWORD_CHECK_PLACES_PER_CALLER: int(1, 10_000)
     .default(3)
     .describe(
-      "Places (running or waiting) in one API process's password checks that one source may hold (TRUSTED_NETWORK_FACTOR times more inside TRUSTED_NETWORKS), and one account; beyond them its checks are refused with RATE_LIMITED.",
+      "Places (running or waiting) in one API process's password checks that one source may hold (TRUSTED_NETWORK_FACTOR times more inside TRUSTED_NETWORKS), and one signed-in account (never the account a sign-in names); beyond them its checks are refused with RATE_LIMITED.",
     ),
   EMBEDDED_PG_DIR: z.string().min(1).default(".data/pg").describe("Where the embedded PostgreSQL (no `DATABASE_URL`) keeps its data, kept between runs."),
   EMBEDDED_PG_PORT: int(1, 65535).default(54329).describe("The port of the embedded PostgreSQL (no `DATABASE_URL`)."),
@@ -181,7 +209,7 @@ const schema = z.object({
       }
     })
     .describe(
-      "Comma-separated CIDRs (or single addresses) of the café's own networks: its customer Wi-Fi, tills and kiosks, where many people share one address. Anonymous and pre-sign-in requests from them get TRUSTED_NETWORK_FACTOR times the per-source limits (request rate, WebSockets, HTTP connections, and the sign-in and registration counters in SQL). Empty: none.",
+      "Comma-separated CIDRs (or single addresses) of the café's own networks: its customer Wi-Fi, tills and kiosks, where many people share one address. Anonymous and pre-sign-in requests from them get TRUSTED_NETWORK_FACTOR times the per-source limits (request rate, WebSockets, HTTP connections, the pool connections held at once, and the sign-in and registration counters in SQL). Empty: none.",
     ),
   TRUSTED_NETWORK_FACTOR: int(1, 1000).default(10).describe("How many times the per-source limits a source inside TRUSTED_NETWORKS gets."),
   NOTIFY_WEBHOOK_URL: z
@@ -233,7 +261,9 @@ const schema = z.object({
     ),
   GRAPHQL_RATE_LIMIT: int(0, 1_000_000)
     .default(100)
-    .describe("Requests per second per source on `/graphql` (0: off); each WebSocket upgrade and `subscribe` message spends one too. Over it: 429 `RATE_LIMITED`."),
+    .describe(
+      `Requests per second per source on \`/graphql\` (0: off); each WebSocket upgrade and \`subscribe\` message spends one too, any other socket message 1/${MESSAGES_PER_REQUEST} of one. Over it: 429 \`RATE_LIMITED\` (a socket that sends ${WS_OVERDRAFT} requests' worth more once out of budget: closed, 4429).`,
+    ),
   GRAPHQL_RATE_BURST: int(1, 1_000_000).default(200).describe("The burst allowed on top of `GRAPHQL_RATE_LIMIT`."),
   GRAPHQL_RATE_ACCOUNT_FACTOR: int(1, 1000)
     .default(3)
@@ -243,7 +273,12 @@ const schema = z.object({
   GRAPHQL_DOCUMENT_WORK_US: int(0, 1_000_000)
     .default(1000)
     .describe(
-      "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
+      "Each this many microseconds of CPU spent on a document text the server has not seen before (parsing and validating it; on the HTTP fast path and WebSockets, planning its first run too) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, so that a caller sending new documents pays for their work, not one request each (0: not charged).",
+    ),
+  GRAPHQL_PLAN_BYTES_PER_REQUEST: int(0, 1_073_741_824)
+    .default(65_536)
+    .describe(
+      "Each this many bytes of a new operation plan (grafast's, kept in memory for the operation's next runs; estimated from its steps) spends one more request of the caller's GRAPHQL_RATE_LIMIT budget, on every transport (0: not charged). A trusted document's plan costs a few requests, once per process; a heavy ad-hoc document's (5,700 steps, about 23 MB estimated), over 350.",
     ),
   HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000)
     .default(15_000)
@@ -255,7 +290,14 @@ const schema = z.object({
     ),
   HTTP_MAX_CONNECTIONS_PER_SOURCE: int(1, 1_000_000)
     .default(100)
-    .describe("Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients)."),
+    .describe(
+      "Open HTTP connections (WebSockets included) per source at once; the next one is answered 429 and closed. Not applied to the trusted proxies of TRUST_PROXY (they carry many clients; HTTP_MAX_CONNECTIONS bounds them).",
+    ),
+  HTTP_MAX_CONNECTIONS: int(0, 10_000_000)
+    .default(0)
+    .describe(
+      `Open HTTP connections (WebSockets included) of one API process in all, never more than its open-file limit (RLIMIT_NOFILE, read from /proc/self/limits) less the database pools' connections, WORKER_CONCURRENCY and ${FILE_RESERVE} files kept for the LISTEN connection, health probes and the process's own; where that limit cannot be read, the value set. 0: that (${FALLBACK_FILE_LIMIT} less the same where it cannot be read). At the cap a newcomer takes the place of the oldest connection of the source holding the most (per its factor; a TRUST_PROXY proxy weighs like a trusted network), unless its own source would hold more; then it is answered 503 SERVICE_BUSY and closed (a proxy's newcomer instead takes the place of the proxy's own oldest). So /healthz answers through any flood.`,
+    ),
   RATE_LIMIT_SYNC_MS: int(0, 10_000)
     .default(100)
     .describe(
@@ -264,7 +306,7 @@ const schema = z.object({
   CALLBACK_RATE_LIMIT: int(1, 1_000_000)
     .default(50)
     .describe(
-      "Payment-callback deliveries per second per source, answered from memory before anything is read or written. Past it a delivery is refused 429, unless it carries the webhook token and a valid signature (the provider is never starved by its own source's limit). The Stripe webhook shares it: there only unverified deliveries count, and a verified one is never refused.",
+      "Payment-callback deliveries per second per source that do not verify (no webhook token, or a wrong signature), answered from memory before anything is read or written. Past it such a delivery is refused 429; one with the webhook token and a valid signature is never refused nor counted (the provider is never starved by its own source's limit). The Stripe webhook shares it, the same way: only unverified deliveries count.",
     ),
   CALLBACK_POOL_SIZE: int(1, 50).default(2).describe("Database connections of the payment-callback route's own pool, apart from the API's, so a flood of callbacks cannot take the API's connections."),
   METRICS: bool.default(true).describe("Serve Prometheus metrics on `/metrics`."),
@@ -361,10 +403,19 @@ export const MEMORY_BOUNDS = {
   queryCosts: { maxEntries: 20_000, maxBytes: 8 * 1024 * 1024 },
   /**
    * Grafast's plans (and parsed texts) of operations beyond the trusted
-   * documents' forms (plugins/OperationCachePlugin.ts): its caches are
-   * bounded in entries only, and a menu-sized plan takes hundreds of KB.
+   * documents' forms (plugins/OperationCachePlugin.ts), in entries.
    */
   adHocOperationPlans: 32,
+  /**
+   * Grafast's plans of ad-hoc operations, in (estimated) bytes
+   * (plugins/OperationCachePlugin.ts): a quarter of the heap V8 allows this
+   * process (76 MB under `npm start`'s flags). A plan's size follows its
+   * document's shape, not its length: 2 KB of aliases with a wide fragment
+   * plans to about 15 MB.
+   */
+  operationPlanBytes: Math.floor(getHeapStatistics().heap_size_limit / 4),
+  /** Grafast's plans of the trusted documents' operations (a set the manifest fixes), apart, so ad-hoc ones never push them out: an eighth of the heap. */
+  trustedOperationPlanBytes: Math.floor(getHeapStatistics().heap_size_limit / 8),
 } as const satisfies Record<string, CacheBounds | number>;
 
 /** The schema itself, for docs/configuration.md (scripts/docs.ts). */

@@ -9,10 +9,20 @@ import { boundedCache, textBytes } from "../common/boundedCache.ts";
  * SQL let it through), so a flood of sign-ins takes at most `concurrency`
  * connections and CPU cores while other requests go on.
  *
- * The places are shared fairly between callers (a source, an account):
+ * The places are shared fairly between the callers who pay for them: the
+ * source, and once signed in the account (never the account a sign-in
+ * names: strangers guessing its password would take its owner's places):
  * - one source holds at most `perCaller` places, running or waiting
  *   (times `trustedFactor` inside TRUSTED_NETWORKS: many customers behind
  *   one address), and so does one account; past that it is refused;
+ * - while its own limits are asked it holds only its own share, never one
+ *   of the shared places: a caller over its limits holds nothing another
+ *   caller needs;
+ * - at most `asking` limit checks (each a pool connection for a moment) run
+ *   at once, however many sources sign in; the others wait for theirs (at
+ *   most `queue` of them, holding no connection), the lightest caller first,
+ *   and a newcomer lighter than the heaviest of them takes its turn (that
+ *   one is refused): so a flood from many addresses never takes the pool;
  * - the next to run is the waiter whose caller uses the gate least: its
  *   checks lately (a count that halves every `halfLifeMs`) plus the places
  *   it holds now (a source's divided by its factor), first come first
@@ -32,11 +42,11 @@ export interface PasswordCheckGate {
    * share allows a place and before it takes one; what it throws is thrown.
    */
   acquire(caller: PasswordCheckCaller, limits?: () => Promise<unknown>): Promise<(() => void) | null>;
-  /** Checks running, and waiting; callers remembered (bounded by `maxCallers`). */
-  readonly load: { running: number; waiting: number; callers: number };
+  /** Checks running, and waiting; limit checks running and waiting for their turn; callers remembered (bounded by `maxCallers`). */
+  readonly load: { running: number; waiting: number; asking: number; waitingToAsk: number; callers: number };
 }
 
-/** Who a password check is for: the request's source (src/http/clientAddress.ts) and, when known, the account (e-mail or id). */
+/** Who pays for a password check: the request's source (src/http/clientAddress.ts) and, when signed in, the caller's own account (never the one a sign-in names). */
 export interface PasswordCheckCaller {
   source: string;
   account?: string | null;
@@ -47,6 +57,8 @@ export interface PasswordCheckCaller {
 export interface PasswordCheckGateOptions {
   concurrency: number;
   queue: number;
+  /** Limit checks at once (default `concurrency`); at most `queue` more wait for their turn. */
+  asking?: number;
   /** Places one source (or one account) may hold, running or waiting. */
   perCaller: number;
   /** TRUSTED_NETWORK_FACTOR. */
@@ -66,19 +78,31 @@ interface Use {
   places: number;
 }
 
-interface Waiter {
+interface Waiting<T> {
   keys: string[];
   weights: number[];
   seq: number;
-  resolve: (release: (() => void) | null) => void;
+  resolve: (turn: T) => void;
 }
+/** Waits for a place: its release, or null when refused. */
+type Waiter = Waiting<(() => void) | null>;
 
-export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFactor = 1, halfLifeMs = 60_000, maxCallers = 10_000, now = Date.now }: PasswordCheckGateOptions): PasswordCheckGate {
+export function makePasswordCheckGate({
+  concurrency,
+  queue,
+  asking: askCap = concurrency,
+  perCaller,
+  trustedFactor = 1,
+  halfLifeMs = 60_000,
+  maxCallers = 10_000,
+  now = Date.now,
+}: PasswordCheckGateOptions): PasswordCheckGate {
   let running = 0;
-  /** Callers whose own limits are being asked (app_hidden.assert_password_check_allowed) before they take a place. */
-  let checking = 0;
+  let asking = 0;
   let seq = 0;
   const waiting: Waiter[] = [];
+  /** Waiting for a limit check's turn: true, or false when refused. */
+  const waitingToAsk: Array<Waiting<boolean>> = [];
   // Bounded (/metrics "password_check_callers"): the least recently seen
   // caller is forgotten first (as if it had not used the gate lately).
   const uses = boundedCache<string, Use>("password_check_callers", { maxEntries: maxCallers, maxBytes: maxCallers * 256, bytesOf: (_u, key) => textBytes(key) + 48 });
@@ -115,25 +139,25 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
       if (done) return;
       done = true;
       giveBack(keys);
-      const next = lightest();
+      const next = lightest(waiting);
       if (next) {
         waiting.splice(waiting.indexOf(next), 1);
         next.resolve(releaseOf(next.keys)); // the slot passes straight on
       } else running -= 1;
     };
   };
-  const lightest = (): Waiter | undefined => {
-    let best: Waiter | undefined;
+  const lightest = <W extends Waiting<never>>(line: W[]): W | undefined => {
+    let best: W | undefined;
     let bestWeight = Infinity;
-    for (const w of waiting) {
+    for (const w of line) {
       const weight = weightOf(w);
       if (weight < bestWeight || (weight === bestWeight && w.seq < best!.seq)) [best, bestWeight] = [w, weight];
     }
     return best;
   };
-  const heaviest = (): { waiter: Waiter; weight: number } | undefined => {
-    let worst: { waiter: Waiter; weight: number } | undefined;
-    for (const w of waiting) {
+  const heaviest = <W extends Waiting<never>>(line: W[]): { waiter: W; weight: number } | undefined => {
+    let worst: { waiter: W; weight: number } | undefined;
+    for (const w of line) {
       const weight = weightOf(w);
       if (!worst || weight > worst.weight || (weight === worst.weight && w.seq > worst.waiter.seq)) worst = { waiter: w, weight };
     }
@@ -146,10 +170,38 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
    * between two callers who use the gate alike the one waiting keeps its place.
    */
   const mayEnter = (keys: string[], weights: number[], reserved: boolean) => {
-    // Callers whose limits are being asked count as waiting: a burst cannot all pass this to wait for the pool.
-    if (running + waiting.length + checking < concurrency + queue) return true;
-    const worst = heaviest();
+    // Callers whose limits are being asked hold only their own share (a
+    // burst from one source cannot pass it), not a shared place.
+    if (running + waiting.length < concurrency + queue) return true;
+    const worst = heaviest(waiting);
     return worst !== undefined && weightOf({ keys, weights }, reserved ? 1 : 2) < worst.weight;
+  };
+
+  /**
+   * A limit check's turn (its place is counted already): at once under
+   * `askCap`, else in the line; false when refused (the line is full of
+   * callers who use the gate no more than it).
+   */
+  const askTurn = (keys: string[], weights: number[]): Promise<boolean> | boolean => {
+    if (asking < askCap) {
+      asking += 1;
+      return true;
+    }
+    if (waitingToAsk.length >= queue) {
+      const worst = heaviest(waitingToAsk);
+      if (!worst || !(weightOf({ keys, weights }, 1) < worst.weight)) return false;
+      waitingToAsk.splice(waitingToAsk.indexOf(worst.waiter), 1);
+      worst.waiter.resolve(false);
+    }
+    return new Promise((resolve) => waitingToAsk.push({ keys, weights, seq: seq++, resolve }));
+  };
+  /** A limit check is done: its turn passes straight on to the lightest in the line. */
+  const asked = () => {
+    const next = lightest(waitingToAsk);
+    if (next) {
+      waitingToAsk.splice(waitingToAsk.indexOf(next), 1);
+      next.resolve(true);
+    } else asking -= 1;
   };
 
   return {
@@ -165,17 +217,22 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
       if (keys.some((k, i) => useOf(k).places >= perCaller * weights[i]!)) return null;
       // Nor are its limits asked when it would not get a place anyway.
       if (!mayEnter(keys, weights, false)) return null;
-      // The caller's own limits are asked holding its place (so a burst of
-      // one source cannot all pass the share above); refused, it gives it back.
+      // The caller's own limits are asked holding its own share (so a burst
+      // of one source cannot all pass the share above); refused, it gives it back.
       for (const k of keys) useOf(k).places += 1;
-      checking += 1;
-      try {
-        await limits?.();
-      } catch (error) {
-        giveBack(keys);
-        throw error;
-      } finally {
-        checking -= 1;
+      if (limits) {
+        if (!(await askTurn(keys, weights))) {
+          giveBack(keys);
+          return null;
+        }
+        try {
+          await limits();
+        } catch (error) {
+          giveBack(keys);
+          throw error;
+        } finally {
+          asked();
+        }
       }
       const admit = () => {
         for (const k of keys) useOf(k).count += 1;
@@ -186,7 +243,7 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
         return releaseOf(keys);
       }
       if (waiting.length >= queue) {
-        const worst = heaviest();
+        const worst = heaviest(waiting);
         if (!worst || !mayEnter(keys, weights, true)) {
           giveBack(keys);
           return null;
@@ -199,7 +256,7 @@ export function makePasswordCheckGate({ concurrency, queue, perCaller, trustedFa
       return new Promise((resolve) => waiting.push({ keys, weights, seq: seq++, resolve }));
     },
     get load() {
-      return { running, waiting: waiting.length, callers: uses.size };
+      return { running, waiting: waiting.length, asking, waitingToAsk: waitingToAsk.length, callers: uses.size };
     },
   };
 }

@@ -24,7 +24,7 @@ import { RequestStorePlugin } from "../plugins/RequestStorePlugin.ts";
 import { requestStoreOf, STORE_HEADER } from "./requestStore.ts";
 import { FALLBACK_ROLE_LIMIT } from "./db/roleLimits.ts";
 import { isStaff, type CafeServices, type Viewer } from "../common/services.ts";
-import { MEMORY_BOUNDS, type Config } from "./config.ts";
+import { MEMORY_BOUNDS, poolShares, type Config } from "./config.ts";
 import { maskError } from "./errors.ts";
 import { makeQueryCostPlugin } from "../plugins/QueryCostPlugin/index.ts";
 import { ErrorCodesPlugin } from "../plugins/ErrorCodesPlugin.ts";
@@ -34,7 +34,8 @@ import { inSpan, traceparent, tracingOn } from "./tracing.ts";
 import { logger } from "./logger.ts";
 import { refusedFor, requestScope } from "./requestScope.ts";
 import { OperationNamePlugin } from "../plugins/OperationNamePlugin.ts";
-import { OneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
+import { poolWaitTimeout } from "./db/dbHealth.ts";
+import { makeOneConnectionPlugin } from "../plugins/OneConnectionPlugin.ts";
 import { MAX_BODY_BYTES } from "./http/bodyLimit.ts";
 import { makePasswordCheckGate, passwordCheckConcurrency } from "./passwordChecks.ts";
 import type { Source } from "./http/clientAddress.ts";
@@ -73,6 +74,8 @@ export interface PresetOptions {
   liveCache?: LiveCache;
   /** Charges the request this runs for the milliseconds of CPU a document not seen before took (GRAPHQL_DOCUMENT_WORK_US; src/http/rateLimiter.ts). */
   chargeWork?: (ms: number) => void;
+  /** Charges the request this runs for the bytes of a new plan of its operation (GRAPHQL_PLAN_BYTES_PER_REQUEST; plugins/OperationCachePlugin.ts). */
+  chargePlanBytes?: (bytes: number) => void;
 }
 
 /** contract/trusted-documents.json (`npm run documents`): id -> document text. */
@@ -121,6 +124,7 @@ export function makePreset({
   watch,
   liveCache,
   chargeWork,
+  chargePlanBytes,
 }: PresetOptions): GraphileConfig.Preset {
   const onCommit = liveCache ? () => liveCache.caughtUp() : undefined;
   // plugins/SubscriptionsPlugin.ts takes it from a subscription's context.
@@ -128,7 +132,7 @@ export function makePreset({
   return {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [
-      OneConnectionPlugin,
+      makeOneConnectionPlugin({ ...poolShares(config), waitMs: config.DATABASE_POOL_WAIT_MS, busy: poolWaitTimeout }),
       ContractShapesPlugin,
       ComputedRowFilterPlugin,
       OrdersFieldPlugin,
@@ -154,8 +158,11 @@ export function makePreset({
         },
       ),
       makeOperationCachePlugin({
-        operations: Object.keys(TRUSTED_DOCUMENTS).length + MEMORY_BOUNDS.adHocOperationPlans,
+        plans: { maxEntries: MEMORY_BOUNDS.adHocOperationPlans, maxBytes: MEMORY_BOUNDS.operationPlanBytes },
+        trustedPlans: { maxEntries: Object.keys(TRUSTED_DOCUMENTS).length, maxBytes: MEMORY_BOUNDS.trustedOperationPlanBytes },
         queries: Object.keys(TRUSTED_DOCUMENTS).length + MEMORY_BOUNDS.adHocOperationPlans,
+        onPlanBytes: chargePlanBytes,
+        onWarning: (message) => logger.warn(message),
       }),
       makeQueryCostPlugin({
         maxDepth: config.MAX_QUERY_DEPTH,

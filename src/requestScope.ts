@@ -24,6 +24,8 @@ export interface RequestScope {
   errorCode?: string;
   /** Who pays for it, once /graphql's rate limit has charged them: the work it makes is charged to them too. */
   payer?: Payer;
+  /** Whether its document's text was new (its parse was charged): a socket's operation then pays for its first run's planning too. */
+  newDocument?: boolean;
 }
 
 export const requestScope = new AsyncLocalStorage<RequestScope>();

@@ -16,7 +16,7 @@ import { TableSizes } from "./db/tableSizes.ts";
 import { DatabaseHealth } from "./db/dbHealth.ts";
 import { openApiPool, openCallbackPool, openSubscriptionPool } from "./db/pool.ts";
 import { BlockedSources } from "./payments/blockList.ts";
-import { installConnectionLimit } from "./http/connectionLimit.ts";
+import { connectionCap, installConnectionLimit, openFileLimit } from "./http/connectionLimit.ts";
 import { registerPoolAndQueueMetrics, timePoolWaits } from "./metrics.ts";
 import { CALLBACK_PATH, genericProvider } from "./payments/generic.ts";
 import { STRIPE_WEBHOOK_PATH, stripeProvider } from "./payments/stripe.ts";
@@ -38,6 +38,7 @@ import { makeRequestPipeline } from "./http/router.ts";
 import { closeHttpServer, createHttpServer, listen } from "./http/httpServer.ts";
 import { Shutdown } from "./shutdown.ts";
 import { refusals } from "./http/refusalLog.ts";
+import { requestScope } from "./requestScope.ts";
 
 // The API process: the database's connections and what follows it over
 // LISTEN/NOTIFY, PostGraphile served by grafserv, an Express app for the
@@ -133,7 +134,16 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
   });
   if (limiter) shutdown.add("rate limiter", () => limiter.stop());
   // The CPU of a document not seen before is its caller's to pay, in requests (GRAPHQL_DOCUMENT_WORK_US).
-  const chargeWork = limiter && config.GRAPHQL_DOCUMENT_WORK_US ? (ms: number) => limiter.charge((1000 * ms) / config.GRAPHQL_DOCUMENT_WORK_US) : undefined;
+  const chargeWork =
+    limiter && config.GRAPHQL_DOCUMENT_WORK_US
+      ? (ms: number) => {
+          const scope = requestScope.getStore();
+          if (scope) scope.newDocument = true;
+          limiter.charge((1000 * ms) / config.GRAPHQL_DOCUMENT_WORK_US);
+        }
+      : undefined;
+  // So is the memory a new plan of its operation takes (GRAPHQL_PLAN_BYTES_PER_REQUEST).
+  const chargePlanBytes = limiter && config.GRAPHQL_PLAN_BYTES_PER_REQUEST ? (bytes: number) => limiter.charge(bytes / config.GRAPHQL_PLAN_BYTES_PER_REQUEST) : undefined;
 
   // GraphQL: the preset (src/preset.ts, plugins/) served by grafserv.
   const revocationsCaughtUp = () => revokedSignIns.caughtUp();
@@ -170,6 +180,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
       watch,
       liveCache,
       chargeWork,
+      chargePlanBytes,
     }),
   );
   shutdown.add("PostGraphile", () => pgl.release());
@@ -213,9 +224,12 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
     graphqlHandler,
     app,
   });
-  const server = createHttpServer(config, pipeline.handle);
+  // A caller's traceparent decides sampling only from the café's own networks.
+  const server = createHttpServer(config, pipeline.handle, (req) => sourceOf(req).trusted);
   installLingeringClose(server);
-  installConnectionLimit(server, sources, config.HTTP_MAX_CONNECTIONS_PER_SOURCE, config.TRUSTED_NETWORK_FACTOR);
+  const cap = connectionCap(config);
+  logger.info({ maxConnections: cap, openFileLimit: openFileLimit() }, "HTTP connections capped");
+  installConnectionLimit(server, sources, { perSource: config.HTTP_MAX_CONNECTIONS_PER_SOURCE, trustedFactor: config.TRUSTED_NETWORK_FACTOR, cap });
   // WebSockets on /graphql: graphql-ws.
   const websockets = installWebSocket(server, {
     config,
@@ -224,6 +238,7 @@ async function assembleApi(config: Config, urls: DatabaseUrls, shutdown: Shutdow
     limiter,
     originAllowed: cors.originAllowed,
     viewerFromConnectionParams,
+    chargeWork,
     onRevoked: (signInId, then) => revokedSignIns.onRevoked(signInId, then),
   });
 

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from "./config.ts";
-import { prepareDatabase, resetDatabase, resolveDatabaseUrls, startEmbeddedPostgres } from "./db/database.ts";
+import { EMBEDDED_DATABASE, prepareDatabase, resetDatabase, resolveDatabaseUrls, startEmbeddedPostgres } from "./db/database.ts";
 import { developmentJwtSecret, developmentSecretFile } from "./db/devSecret.ts";
 import { logger, setLogFormat } from "./logger.ts";
 import { printBanner } from "./banner.ts";
@@ -48,7 +48,7 @@ export async function startService(config: Config, argv: readonly string[] = [],
       () => startEmbeddedPostgres(config, { ownProcessGroup: true }),
       (server) => server.stop(),
     );
-    databaseUrl = embedded.url.replace(/\/postgres$/, "/cafe");
+    databaseUrl = embedded.url.replace(/\/postgres$/, `/${EMBEDDED_DATABASE}`);
   }
   const urls = await lifecycle.step("database URLs", () => resolveDatabaseUrls(config, databaseUrl));
   if (reset) await lifecycle.step("reset", () => resetDatabase(urls));

@@ -9,7 +9,8 @@ import type { Attributes, Tracing } from "./tracing.ts";
 // instrumentation's require hook. node:http is patched on its exports
 // object, which every importer shares. Exporter, protocol, endpoint,
 // sampler, service name and batch timing come from the standard OTEL_*
-// variables (the SDK reads them).
+// variables (the SDK reads them); the propagator is W3C `traceparent` only
+// (OTEL_PROPAGATORS is not read).
 
 /** Paths whose requests make no span: probes and scrapes, every few seconds. */
 const UNTRACED_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
@@ -20,8 +21,28 @@ export async function startTracing(): Promise<Tracing> {
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
   const { HttpInstrumentation } = await import("@opentelemetry/instrumentation-http");
   const { PgInstrumentation } = await import("@opentelemetry/instrumentation-pg");
+  const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
+
+  // `traceparent` only, in and out: a caller's `tracestate` and `baggage`
+  // are never read, so never forwarded (to Stripe, a webhook). Which
+  // callers' `traceparent` is read at all: src/http/httpServer.ts.
+  const w3c = new W3CTraceContextPropagator();
+  const traceparentOnly: import("@opentelemetry/api").TextMapPropagator = {
+    inject(context, carrier, setter) {
+      const out: Record<string, string> = {};
+      w3c.inject(context, out, api.defaultTextMapSetter);
+      if (out.traceparent) setter.set(carrier, "traceparent", out.traceparent);
+    },
+    extract(context, carrier, getter) {
+      const value = getter.get(carrier, "traceparent");
+      const tp = Array.isArray(value) ? value[0] : value;
+      return tp ? w3c.extract(context, { traceparent: tp }, api.defaultTextMapGetter) : context;
+    },
+    fields: () => ["traceparent"],
+  };
 
   const sdk = new NodeSDK({
+    textMapPropagator: traceparentOnly,
     serviceName: process.env.OTEL_SERVICE_NAME ? undefined : "cafe-api",
     instrumentations: [
       new HttpInstrumentation({

@@ -5,7 +5,8 @@ import { getVariableValues, Kind, visit, type ASTNode, type DocumentNode, type G
 
 /**
  * The variables a document's price can depend on: those used in a `first`,
- * `last` or `limit` argument (the row counts of costEstimator) or in a
+ * `last` or `limit` argument (the row counts of costEstimator), in a
+ * `filter` (the relations and computed columns it walks), or in a
  * directive's arguments (`@skip`/`@include` leave fields out), anywhere in
  * the document; and the operation that runs (null when there is no single
  * one to pick: every request is then priced in full).
@@ -20,7 +21,7 @@ function costVariables(document: DocumentNode, operationName: string | undefined
     });
   visit(document, {
     Argument(arg) {
-      if (arg.name.value === "first" || arg.name.value === "last" || arg.name.value === "limit") collect(arg.value);
+      if (arg.name.value === "first" || arg.name.value === "last" || arg.name.value === "limit" || arg.name.value === "filter") collect(arg.value);
     },
     Directive(directive) {
       collect(directive);
@@ -60,7 +61,7 @@ export function makeCostCache(price: Price, generation: () => number = () => 0, 
   // weakly: a document its own cache dropped is forgotten here too).
   //
   // Only the variables the price can depend on are in the key (those in a
-  // `first`, `last` or `limit` argument, or in a directive's arguments: see
+  // `first`, `last`, `limit` or `filter` argument, or in a directive's arguments: see
   // costVariables), so CoffeeDetail's id, different on every request, does
   // not make every request a miss. A hit still coerces all the variables,
   // and a request whose variables do not coerce is priced in full, failing

@@ -275,7 +275,8 @@ export function variablesRefusal(
 export function documentRules(limits: DocumentLimits): ValidationRule[] {
   return [
     depthRule(limits.maxDepth),
-    maxAliasesRule({ n: limits.maxAliases, ...withCode("TOO_MANY_ALIASES") }) as unknown as ValidationRule,
+    // Every alias counts, `__typename`'s too (the rule's default exempts it: 1,000 of them were accepted).
+    maxAliasesRule({ n: limits.maxAliases, allowList: [], ...withCode("TOO_MANY_ALIASES") }) as unknown as ValidationRule,
     tokensRule(limits.maxTokens, limits.maxLength),
     introspectionRule(MAX_TYPE_FIELDS),
     expansionRule(MAX_EXPANDED_SELECTIONS),

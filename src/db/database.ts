@@ -49,6 +49,9 @@ export interface DatabaseUrls {
   listen: string;
 }
 
+/** The café's database on the embedded PostgreSQL (npm start, npm run cafe). */
+export const EMBEDDED_DATABASE = "cafe";
+
 export interface EmbeddedServer {
   url: string;
   stop(): Promise<void>;

@@ -17,6 +17,11 @@ const POOL_WAIT_TIMEOUT = "timeout exceeded when trying to connect";
 /** Postgres's own "no more connections" (max_connections): reachable, but full. */
 const TOO_MANY_CONNECTIONS = "53300";
 
+/** The error of a request that waited DATABASE_POOL_WAIT_MS for a connection without getting one: busy, as pg-pool's own. */
+export function poolWaitTimeout(): Error {
+  return new Error(POOL_WAIT_TIMEOUT);
+}
+
 /**
  * Whether an error says every connection is taken: the request pool stayed
  * full for its whole wait (DATABASE_POOL_WAIT_MS), or the server refused a

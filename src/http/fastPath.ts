@@ -15,7 +15,7 @@ import { logger } from "../logger.ts";
 import { fastPathAdHoc, fastPathTrusted, liveCacheEvents } from "../metrics.ts";
 import { MAX_BODY_BYTES } from "./bodyLimit.ts";
 import { inventoryChange } from "../../common/topics.ts";
-import { cacheKey, inventoryShown, publicReadOf, visibilityClassOf, type CachedAnswer, type LiveCache, type PublicReadSpec } from "./liveCache.ts";
+import { cacheKey, definedVariables, inventoryShown, publicReadOf, visibilityClassOf, type CachedAnswer, type LiveCache, type PublicReadSpec } from "./liveCache.ts";
 import { requestScope } from "../requestScope.ts";
 
 // /graphql's fast path, after the pipeline's checks (src/http/router.ts:
@@ -271,7 +271,15 @@ export function makeFastPath({ serv, adHocDocuments, liveCache, onWork }: FastPa
         if (cachedSchema) liveCache.invalidate();
         cachedSchema = schema;
       }
-      const key = cacheKey(entry.cacheDocument, operationName ?? null, variables, visibility, contentType, requestStoreOf(req.headers[STORE_HEADER]));
+      const key = cacheKey(
+        entry.cacheDocument,
+        operationName ?? null,
+        variables,
+        definedVariables(entry.document, operationName ?? null),
+        visibility,
+        contentType,
+        requestStoreOf(req.headers[STORE_HEADER]),
+      );
       const held = liveCache.lookup(key);
       // Fresh; or, to an anonymous caller (who wrote nothing), stale while another request recomputes it (LIVE_CACHE_STALE_MS)
       // or while its computation is less than LIVE_CACHE_REFRESH_MS old.

@@ -13,14 +13,40 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 250;
 /** At shutdown, connections still open this long after server.close() (a request that never ends) are cut. */
 const FORCE_CLOSE_AFTER_MS = 5_000;
 
-/** The node:http server, with its timeouts; every request goes to `handle` (src/http/router.ts's pipeline). */
-export function createHttpServer(config: Config, handle: (req: IncomingMessage, res: ServerResponse) => void): http.Server {
+/**
+ * A caller's trace headers, before anything reads them (the tracing SDK's
+ * HTTP instrumentation reads them in http.Server.prototype.emit, which this
+ * class's emit runs before): `traceparent` (which decides whether the
+ * request is sampled) only from a caller `traceFrom` trusts
+ * (TRUSTED_NETWORKS), `tracestate` and `baggage` from nobody.
+ */
+class TraceFilteringServer extends http.Server {
+  traceFrom: (req: IncomingMessage) => boolean = () => false;
+  override emit(event: string | symbol, ...args: any[]): boolean {
+    if (event === "request") {
+      const headers = (args[0] as IncomingMessage).headers;
+      delete headers.tracestate;
+      delete headers.baggage;
+      if (headers.traceparent !== undefined && !this.traceFrom(args[0])) delete headers.traceparent;
+    }
+    return super.emit(event as string, ...args);
+  }
+}
+
+/**
+ * The node:http server, with its timeouts; every request goes to `handle`
+ * (src/http/router.ts's pipeline). `traceFrom`: whose `traceparent` is
+ * believed (TraceFilteringServer); none when not given.
+ */
+export function createHttpServer(config: Config, handle: (req: IncomingMessage, res: ServerResponse) => void, traceFrom?: (req: IncomingMessage) => boolean): http.Server {
   const timeouts = {
     headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
   };
-  return http.createServer(timeouts, handle);
+  const server = new TraceFilteringServer(timeouts, handle);
+  if (traceFrom) server.traceFrom = traceFrom;
+  return server;
 }
 
 /**

@@ -45,6 +45,16 @@ import { liveCacheEvents } from "../metrics.ts";
 //   least recently used dropped first: a common/boundedCache.ts, in
 //   /metrics as cache="live_cache". The index by token holds only keys of
 //   answers held; answers being computed are one per request in flight.
+// - Keys: a request's variables the operation does not define are not in
+//   its key (they change nothing in the answer). A new answer is kept only
+//   if it pushes out no answer served from here at least as many times as
+//   its key was offered before (cache="live_cache_offers" counts them), so
+//   a flood of distinct keys (random search texts) never pushes out the
+//   menu's answer. Those counts of hits age: halved for every
+//   HIT_HALF_LIFE_MS an answer goes unread, so an answer once popular and
+//   read no more (an old app's documentIds) gives way within minutes to a
+//   key asked for a few times; an answer dropped by a change keeps its
+//   count, as offers, for when it is computed again.
 
 /** The request roles whose members share answers, each with its own. */
 export type VisibilityClass = "cafe_anonymous" | "cafe_customer";
@@ -253,9 +263,29 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** One cache key: the document, the operation, the variables, who shares it, the response format asked for, and the store the request is for (X-Store-Id). */
-export function cacheKey(document: string, operationName: string | null, variables: unknown, visibility: VisibilityClass, accept: string, store?: string): string {
-  return `${document}\n${operationName ?? ""}\n${canonicalJson(variables ?? {})}\n${visibility}\n${accept}\n${store ?? ""}`;
+/** The names of the variables an operation of a parsed document defines (memoized per document). */
+const definedByDocument = new WeakMap<DocumentNode, Map<string, readonly string[]>>();
+export function definedVariables(document: DocumentNode, operationName: string | null): readonly string[] {
+  let byName = definedByDocument.get(document);
+  if (!byName) definedByDocument.set(document, (byName = new Map()));
+  let names = byName.get(operationName ?? "");
+  if (!names) {
+    names = (getOperationAST(document, operationName)?.variableDefinitions ?? []).map((d) => d.variable.name.value);
+    byName.set(operationName ?? "", names);
+  }
+  return names;
+}
+
+/**
+ * One cache key: the document, the operation, the variables it defines
+ * (`defined`: a request's other variables change nothing in its answer, and
+ * are no new key), who shares it, the response format asked for, and the store the request
+ * is for (X-Store-Id).
+ */
+export function cacheKey(document: string, operationName: string | null, variables: unknown, defined: readonly string[], visibility: VisibilityClass, accept: string, store?: string): string {
+  const given = (variables ?? {}) as Record<string, unknown>;
+  const kept = Object.fromEntries(defined.filter((name) => Object.hasOwn(given, name)).map((name) => [name, given[name]]));
+  return `${document}\n${operationName ?? ""}\n${canonicalJson(kept)}\n${visibility}\n${accept}\n${store ?? ""}`;
 }
 
 /** An answer as grafserv sent it. */
@@ -274,6 +304,20 @@ export interface LiveCacheLimits {
   staleMs?: number;
   /** How soon after its computation began a stale answer is recomputed at the earliest: until then it is served as it is (0: at once). */
   refreshMs?: number;
+}
+
+/**
+ * How long an answer's count of hits lasts unread: halved for each such
+ * time since its last hit. The menu, read every few seconds, keeps its
+ * count however long a flood lasts; an answer served 1,000 times and then
+ * never again protects its place against a key asked for 4 times for 8 minutes.
+ */
+export const HIT_HALF_LIFE_MS = 60_000;
+
+/** An entry's hits, halved for each HIT_HALF_LIFE_MS since it was last read. */
+function agedHits(entry: { hits: number; readAt: number }, now: number): number {
+  const halvings = Math.floor((now - entry.readAt) / HIT_HALF_LIFE_MS);
+  return halvings <= 0 ? entry.hits : halvings >= 31 ? 0 : entry.hits >>> halvings;
 }
 
 /** An answer held: stale (an inventory it shows changed since) or not. */
@@ -300,6 +344,10 @@ const isInventory = (token: string) => token.startsWith("inventory:");
 
 type Entry = CachedAnswer & {
   madeOf: readonly string[];
+  /** Times it was served from here, as of `readAt` (aged: agedHits): only a key offered more times than that may push it out. */
+  hits: number;
+  /** When (ms) it was last served from here (or kept). */
+  readAt: number;
   /** Since when (ms) an inventory it shows has changed: served only while a recomputation runs, until LIVE_CACHE_STALE_MS after. */
   staleSince?: number;
   /** When (ms) the computation that made it began. */
@@ -309,6 +357,8 @@ type Entry = CachedAnswer & {
 /** The store: LRU, bounded in entries and bytes; `changed` drops the answers made of what changed. */
 export class LiveCache {
   private readonly entries: BoundedCache<string, Entry>;
+  /** How many times each key's answer was offered to `store` before (admission: see store). */
+  private readonly offers: BoundedCache<string, number>;
   /** token -> the keys of the answers made of it. */
   private readonly byToken = new Map<string, Set<string>>();
   private readonly flights = new Map<string, Flight>();
@@ -339,6 +389,12 @@ export class LiveCache {
         }
       },
     });
+    // Keys only, bounded apart (their own cache in /metrics): four times as many as the answers, an eighth of their bytes.
+    this.offers = boundedCache("live_cache_offers", {
+      maxEntries: 4 * limits.maxEntries,
+      maxBytes: Math.floor(limits.maxBytes / 8),
+      bytesOf: (_count, key) => textBytes(key) + 32,
+    });
   }
 
   /** Whether the limits let anything be kept (LIVE_CACHE_MAX_ENTRIES=0 or LIVE_CACHE_MAX_BYTES=0: never). */
@@ -368,8 +424,10 @@ export class LiveCache {
   lookup(key: string): Held | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (entry.staleSince === undefined) return { answer: entry, stale: false, recent: false };
     const now = Date.now();
+    entry.hits = agedHits(entry, now) + 1;
+    entry.readAt = now;
+    if (entry.staleSince === undefined) return { answer: entry, stale: false, recent: false };
     if (now - entry.staleSince > this.staleMs) {
       this.drop(key);
       return undefined;
@@ -413,8 +471,18 @@ export class LiveCache {
       if (this.staleMs <= 0 || this.changedBeyondInventory(generation, madeOf)) return false;
       staleSince = startedAt;
     }
-    if (answer.body.length + textBytes(key) > this.limits.maxBytes) return false;
-    this.entries.set(key, { ...answer, madeOf, computedAt: startedAt, ...(staleSince === undefined ? null : { staleSince }) });
+    const bytes = answer.body.length + textBytes(key);
+    if (bytes > this.limits.maxBytes) return false;
+    // Admission: a key is kept only if it pushes out (least recently used
+    // first) no answer served from here as many times as the key was offered
+    // before. A one-off (a random search text) fills free room and pushes
+    // out answers no one asked for again, never the menu everyone reads; a
+    // key asked for again and again earns its place.
+    const offered = this.entries.has(key) ? Infinity : (this.offers.get(key) ?? 0);
+    if (offered !== Infinity) this.offers.set(key, offered + 1);
+    const now = Date.now();
+    if (this.wouldPushOutServed(key, bytes, offered, now)) return false;
+    this.entries.set(key, { ...answer, madeOf, hits: 0, readAt: now, computedAt: startedAt, ...(staleSince === undefined ? null : { staleSince }) });
     if (!this.entries.has(key)) return false;
     for (const token of madeOf) {
       let keys = this.byToken.get(token);
@@ -424,7 +492,27 @@ export class LiveCache {
     return true;
   }
 
+  /** Whether keeping `bytes` more under `key` would push out (least recently used first) an answer served from here at least `offered` times. */
+  private wouldPushOutServed(key: string, bytes: number, offered: number, now: number): boolean {
+    let entries = this.entries.size + 1;
+    let total = this.entries.calculatedSize + bytes;
+    for (const victim of this.entries.rkeys()) {
+      if (entries <= this.limits.maxEntries && total <= this.limits.maxBytes) return false;
+      if (victim === key) continue;
+      const entry = this.entries.peek(victim, { allowStale: true });
+      if (!entry) continue;
+      if (agedHits(entry, now) >= Math.max(1, offered)) return true;
+      entries -= 1;
+      total -= entry.body.length + textBytes(victim);
+    }
+    return false;
+  }
+
+  /** Drops an answer; its count of hits stays as its key's offers, so it earns its place back at its next computation. */
   private drop(key: string) {
+    const entry = this.entries.peek(key, { allowStale: true });
+    const hits = entry ? agedHits(entry, Date.now()) : 0;
+    if (hits > (this.offers.peek(key) ?? 0)) this.offers.set(key, hits);
     this.entries.delete(key);
   }
 
@@ -483,6 +571,7 @@ export class LiveCache {
     this.allAt = this.seq;
     this.changedAt.clear();
     this.entries.clear();
+    this.offers.clear();
     this.byToken.clear();
     liveCacheEvents.invalidations += 1;
   }

@@ -2,7 +2,7 @@ import http, { type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { makeServer as makeGraphQLWSServer, CloseCode } from "graphql-ws";
-import type { RequestBudget } from "./rateLimiter.ts";
+import type { Payer, RequestBudget } from "./rateLimiter.ts";
 import type { Source } from "./clientAddress.ts";
 import { makeGraphQLWSConfig } from "postgraphile/grafserv";
 import type { GraphQLError } from "postgraphile/graphql";
@@ -10,6 +10,7 @@ import type { Config } from "../config.ts";
 import type { Viewer } from "../../common/services.ts";
 import { codedError } from "../errors.ts";
 import { ERROR_STATUS, refusalBody, type ErrorCode } from "../../common/errorCatalogue.ts";
+import { MESSAGES_PER_REQUEST, WS_OVERDRAFT } from "../../common/webSocketLimits.ts";
 import { logger } from "../logger.ts";
 import { graphqlErrors } from "../metrics.ts";
 import { pathOf } from "./accessLog.ts";
@@ -27,8 +28,18 @@ import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from "../requestScope.
 // operation one of the socket's payer's (its sign-in and account once
 // connection_init carried a valid token, else its source) (RATE_LIMITED);
 // per socket, at most WS_MAX_SUBSCRIPTIONS_PER_SOCKET operations at once
-// (TOO_MANY_SUBSCRIPTIONS). A peer that does not answer a ping before the
-// next one is closed, which ends its subscriptions and their LISTENs.
+// (TOO_MANY_SUBSCRIPTIONS). An operation runs with its payer in its request
+// scope, so that the work it makes (a new document's parse, validation and
+// plan: GRAPHQL_DOCUMENT_WORK_US) is charged to them, as over HTTP. Every
+// other message a socket sends (connection_init, ping, pong, complete, one
+// that does not parse, a protocol ping or pong) costs the same payer
+// 1/MESSAGES_PER_REQUEST of a request (common/webSocketLimits.ts); a socket
+// whose payer has nothing left for them may overdraw WS_OVERDRAFT of those
+// requests (a burst of operations in flight meets RATE_LIMITED, as over
+// HTTP), then it is closed
+// with 4429 (graphql-ws's code, which its client does not retry). A peer that
+// does not answer a ping before the next one is closed, which ends its
+// subscriptions and their LISTENs.
 
 export interface WebSocketOptions {
   config: Config;
@@ -39,6 +50,8 @@ export interface WebSocketOptions {
   /** Whether a request's Origin may open a socket. */
   originAllowed(origin: string | undefined): boolean;
   viewerFromConnectionParams(params: Record<string, unknown> | undefined): Viewer | null;
+  /** Charges the operation this runs for the milliseconds of CPU its new document took (GRAPHQL_DOCUMENT_WORK_US; undefined: not charged). */
+  chargeWork?: (ms: number) => void;
   /** Calls `then` when the sign-in is revoked; returns the function that stops watching. */
   onRevoked(signInId: string, then: () => void): () => void;
 }
@@ -53,8 +66,13 @@ export interface WebSocketEndpoint {
 interface Extra {
   socket: WebSocket;
   request: IncomingMessage;
+  /** Its source, from the upgrade request. */
+  source: Source;
   viewer?: Viewer | null;
 }
+
+/** Who pays for what a socket does: its signed-in viewer once connection_init carried a valid token, else its source. */
+const payerOf = (extra: Extra): Payer => ({ source: extra.source, viewer: extra.viewer ?? null });
 
 function isAsyncIterable(x: unknown): x is AsyncIterable<unknown> {
   return typeof x === "object" && x !== null && Symbol.asyncIterator in x;
@@ -138,12 +156,25 @@ function sameOrigin(req: IncomingMessage): boolean {
 export function installWebSocket(server: http.Server, options: WebSocketOptions): WebSocketEndpoint {
   const { config, limiter, sourceOf } = options;
   const wsConfig = makeGraphQLWSConfig(options.serv);
+  /**
+   * Runs an operation; when its text was new (its parse was charged), the
+   * planning of its first run is charged too, as on the HTTP fast path:
+   * grafast plans synchronously, before its first await.
+   */
+  const firstRunCharged = <T>(run: () => T): T => {
+    if (!options.chargeWork || !requestScope.getStore()?.newDocument) return run();
+    const started = performance.now();
+    const running = run();
+    options.chargeWork(performance.now() - started);
+    return running;
+  };
   const wsServer = makeGraphQLWSServer<Record<string, unknown> | undefined, Extra>({
     ...(wsConfig as object),
+    execute: (args: any) => firstRunCharged(() => (wsConfig as any).execute(args)),
     // A subscription lives no longer than the token that opened it: at its
     // expiry the stream ends with an UNAUTHENTICATED error.
     async subscribe(args: any) {
-      const result = await (wsConfig as any).subscribe(args);
+      const result = await firstRunCharged(() => (wsConfig as any).subscribe(args));
       const exp = (args.contextValue as { viewer?: Viewer | null } | undefined)?.viewer?.exp;
       return exp && isAsyncIterable(result) ? untilExpiry(result, exp * 1000) : result;
     },
@@ -156,10 +187,13 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
       if (Object.keys(ctx.subscriptions).length > config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET) {
         return refuse("TOO_MANY_SUBSCRIPTIONS", `A socket may run at most ${config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET} operations at once; complete one first.`);
       }
-      const extra = ctx.extra as Extra;
-      if (limiter && !limiter.take({ source: sourceOf(extra.request), viewer: extra.viewer ?? null })) {
+      const payer = payerOf(ctx.extra as Extra);
+      if (limiter && !limiter.take(payer)) {
         return refuse("RATE_LIMITED", "Too many requests; slow down.");
       }
+      // The work the operation then makes (a document not seen before) is charged to it too.
+      const scope = requestScope.getStore();
+      if (scope && limiter) scope.payer = payer;
       return (wsConfig as any).onSubscribe(ctx, id, payload);
     },
     onConnect(ctx) {
@@ -186,13 +220,16 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
   wss.on("connection", (socket: WebSocket, request: IncomingMessage) => {
     const requestId = requestIdFrom(request.headers[REQUEST_ID_HEADER]);
     const opened = Date.now();
+    const extra: Extra = { socket, request, source: sourceOf(request) };
+    const spend = messageBudget(extra, requestId);
     const closed = wsServer.opened(
       {
         protocol: socket.protocol,
         send: (data) => new Promise<void>((resolve, reject) => socket.send(data, (err) => (err ? reject(err) : resolve()))),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (cb) =>
-          socket.on("message", (event) =>
+          socket.on("message", (event) => {
+            if (!spend()) return;
             // The socket's request id goes with what its messages log (masked errors).
             requestScope.run({ id: requestId }, async () => {
               try {
@@ -200,14 +237,19 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
               } catch (err) {
                 socket.close(CloseCode.InternalServerError, (err as Error).message.slice(0, 120));
               }
-            }),
-          ),
+            });
+          }),
       },
-      { socket, request },
+      extra,
     );
+    // Protocol pings and pongs are messages too (ws answers a ping by itself).
+    socket.on("ping", spend);
     // Dead peers: one ping per interval; no pong since the last one, closed.
     let answered = true;
-    socket.on("pong", () => (answered = true));
+    socket.on("pong", () => {
+      answered = true;
+      spend();
+    });
     const ping = setInterval(() => {
       if (!answered) {
         logger.info({ requestId }, "websocket peer stopped answering pings; closed");
@@ -223,6 +265,36 @@ export function installWebSocket(server: http.Server, options: WebSocketOptions)
       void closed(code, reason.toString());
     });
   });
+
+  /**
+   * The budget of a socket's messages: each one spends its share of a
+   * request of the payer's budget (MESSAGES_PER_REQUEST; the first one a
+   * whole request, so a socket never talks for free); false once the socket
+   * is over its overdraft, and is being closed.
+   */
+  function messageBudget(extra: Extra, requestId: string): () => boolean {
+    let messages = 0;
+    let overdrawn = 0;
+    let closing = false;
+    return () => {
+      if (closing) return false;
+      if (!limiter || messages++ % MESSAGES_PER_REQUEST !== 0) return true;
+      // The overdraft is of one spell out of budget: a long-lived socket is not closed for a few spells over its life.
+      if (limiter.take(payerOf(extra))) overdrawn = 0;
+      else if (++overdrawn > WS_OVERDRAFT) return close();
+      return true;
+    };
+    function close(): false {
+      closing = true;
+      graphqlErrors.inc({ code: "RATE_LIMITED" });
+      refusals.note(extra.source.key, "RATE_LIMITED", { method: "GET", route: "/graphql (socket)", status: ERROR_STATUS.RATE_LIMITED });
+      logger.info({ requestId }, "websocket over its message budget; closed");
+      extra.socket.close(CloseCode.TooManyInitialisationRequests, "Too many messages; slow down.");
+      // A peer that does not answer the close (and goes on sending) is cut off.
+      setTimeout(() => extra.socket.terminate(), 1000).unref();
+      return false;
+    }
+  }
 
   const socketsBySource = new Map<string, number>();
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -18,8 +18,9 @@ export type DeliveryHandler = (req: IncomingMessage, res: ServerResponse) => voi
 /**
  * The payment routes' one per-source limit (CALLBACK_RATE_LIMIT a second),
  * shared by both routes so a source gets one budget, not one per route: the
- * generic callback spends it on every delivery without the webhook token,
- * the Stripe webhook on every delivery that does not verify.
+ * both spend it only on deliveries that do not verify (the generic callback:
+ * without the webhook token, or with it and a wrong signature), so the
+ * provider's own deliveries never use up what the other route has.
  */
 export const deliveryLimiter = (config: Pick<Config, "CALLBACK_RATE_LIMIT">) => new RateLimiter(config.CALLBACK_RATE_LIMIT, 1000);
 

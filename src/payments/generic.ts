@@ -103,11 +103,17 @@ export function genericProvider({ config, pool, health, blocked, limiter, source
     sendJson(res, status, { error: { code, message, ...(details ? { details } : null) } });
   }
 
-  /** 1. admit: from memory, before anything is read. The token (a header) tells the provider's deliveries, never refused here (their signature is checked in 3). */
+  /**
+   * 1. admit: from memory, before anything is read. The token (a header)
+   * tells the provider's deliveries, never refused here (their signature is
+   * checked in 3). Only deliveries that do not verify spend the payment
+   * routes' shared limit (as on the Stripe route): one without the token
+   * here, one whose signature fails in 3.
+   */
   function admit(req: IncomingMessage, res: ServerResponse, source: string) {
     const bearer = bearerToken(headerOf(req, "authorization"));
     const tokenOk = bearer !== undefined && sameSecret(bearer, config.WEBHOOK_TOKEN);
-    const overLimit = !limiter.take(source);
+    const overLimit = !tokenOk && !limiter.take(source);
     const isBlocked = blocked.isBlocked(source);
     const refused = isBlocked ? ("blocked" as const) : overLimit ? ("overLimit" as const) : null;
     if (!tokenOk && refused) {
@@ -127,8 +133,10 @@ export function genericProvider({ config, pool, health, blocked, limiter, source
   async function verify(req: IncomingMessage, res: ServerResponse, source: string, body: Buffer, tokenOk: boolean, refused: "blocked" | "overLimit" | null): Promise<boolean> {
     const signatureOk = tokenOk && inSpan("payment_callback verify_signature", {}, () => signatureMatches(headerOf(req, "x-signature"), body, secrets));
     if (tokenOk && signatureOk) return true;
-    if (refused) {
-      refuse429(req, res, source, refused);
+    // The token without its signature spends the limit now (without the token it did in 1).
+    const why = refused ?? (tokenOk && !limiter.take(source) ? ("overLimit" as const) : null);
+    if (why) {
+      refuse429(req, res, source, why);
       return false;
     }
     const code = tokenOk ? "BAD_SIGNATURE" : "UNAUTHORIZED";

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "../support/browser.ts";
@@ -9,6 +8,8 @@ import { useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 
 import { orderQueueTopic } from "../../common/topics.ts";
+import { tempDir } from "../support/tempDirs.ts";
+import { say } from "../support/figures.ts";
 
 // The admin's ad-hoc GraphQL in Ruru (/graphiql), in a real browser driven
 // by playwright-core: a system Chrome/Chromium where there is one, else the
@@ -57,9 +58,9 @@ async function run() {
 beforeAll(async () => {
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
-  const launched = await launchChromium(mkdtempSync(path.join(os.tmpdir(), "cafe-ruru-")));
+  const launched = await launchChromium(tempDir("ruru"));
   browser = launched.context;
-  console.log(`browser: ${launched.choice.source}, ${browser.browser()?.version() ?? "version unknown"}`);
+  say(`browser: ${launched.choice.source}, ${browser.browser()?.version() ?? "version unknown"}`);
   page = browser.pages()[0] ?? (await browser.newPage());
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => {

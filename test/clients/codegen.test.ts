@@ -1,6 +1,7 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { generate } from "@graphql-codegen/cli";
 import { Kind, parse, type OperationDefinitionNode } from "graphql";
 import { CLIENTS, codegenConfig } from "../../codegen.ts";
@@ -8,6 +9,7 @@ import { DEMO, errorsOf, settled, subscribe, type GraphQLResponse } from "../sup
 import { ROOT, startTestService, type TestService } from "../support/service.ts";
 import { FeaturedListDocument, KioskMenuDocument } from "../../generated/kiosk/graphql.ts";
 import { LoginDocument } from "../../generated/mobile/graphql.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // GraphQL Codegen (codegen.ts, `npm run codegen`), run here as a client
 // developer runs it: its client preset's persisted documents into a
@@ -26,7 +28,7 @@ const emitted: Record<string, Record<string, string>> = {};
 let t: TestService;
 
 beforeAll(async () => {
-  out = mkdtempSync(path.join(tmpdir(), "codegen-"));
+  out = tempDir("codegen");
   await generate({ ...codegenConfig(out), cwd: ROOT, silent: true }, true);
   for (const client of CLIENTS) emitted[client] = JSON.parse(readFileSync(path.join(out, client, "persisted-documents.json"), "utf8"));
   // Trusted documents only, for everyone (the strictest production setting).
@@ -85,6 +87,22 @@ test("the committed generated/<client>/ is what Codegen makes now (`npm run code
       });
     }
   }
+});
+
+test("each client's generated/<client>/ imports and runs under the project's own launcher (`node scripts/node.mjs`: Node's type stripping, no tsx)", () => {
+  const script = path.join(out, "import-generated.ts");
+  const imports = CLIENTS.map(
+    (client, i) =>
+      `import * as index${i} from ${JSON.stringify(pathToFileURL(path.join(ROOT, "generated", client, "index.ts")).href)};\n` +
+      `import * as types${i} from ${JSON.stringify(pathToFileURL(path.join(ROOT, "generated", client, "graphql.ts")).href)};\n` +
+      `counts.push([${JSON.stringify(client)}, typeof index${i}.graphql, Object.values(types${i}).filter((v) => (v as { kind?: string })?.kind === "Document").length]);`,
+  );
+  writeFileSync(script, `const counts: unknown[] = [];\n${imports.join("\n")}\nprocess.stdout.write(JSON.stringify(counts) + "\\n");\n`);
+  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/node.mjs"), script], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" }, timeout: 60_000 });
+  expect({ status: r.status, stderr: r.stderr.replace(/^Node\.js .*\n/m, "") }).toEqual({ status: 0, stderr: "" });
+  const counts = JSON.parse(r.stdout.trim().split("\n").pop()!) as Array<[string, string, number]>;
+  expect(counts.map(([client, graphql]) => [client, graphql])).toEqual(CLIENTS.map((c) => [c, "function"]));
+  for (const [client, , documents] of counts) expect({ client, documents: documents > 0 }).toEqual({ client, documents: true });
 });
 
 test("a server that takes trusted documents only accepts every Codegen id: by documentId over HTTP, subscriptions by their text over graphql-ws", async () => {

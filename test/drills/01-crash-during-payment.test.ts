@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { errorCode } from "../support/client.ts";
 import { jobCounts } from "../support/db.ts";
-import { report } from "../support/figures.ts";
+import { report, say } from "../support/figures.ts";
 import { effectProblems, orderEffects, type PendingOrder } from "../support/fixtures.ts";
 import { LONG, rnd } from "../support/load.ts";
 import { type KeyKind, paymentBody, sendCallback } from "../support/paymentProvider.ts";
@@ -241,7 +241,7 @@ test(
       elapsed_s: Math.round((Date.now() - started) / 1000),
     });
     if (orphans.length) {
-      console.log(
+      say(
         `[drill 1] orphaned jobs (locked by a SIGKILLed worker): ${orphans.map((o) => `${o.key} stuck ${o.doneAt ? ((o.doneAt - o.killedAt) / 1000).toFixed(1) + " s" : "still locked"}`).join("; ")}`,
       );
     }

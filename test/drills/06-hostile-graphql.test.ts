@@ -2,7 +2,7 @@ import pg from "pg";
 import { serverAudits } from "graphql-http";
 import { errorCode, login, type RawResponse, request, subscribe } from "../support/client.ts";
 import { type DrillDb, freshDatabase, isBackgroundStatement } from "../support/db.ts";
-import { report } from "../support/figures.ts";
+import { report, say } from "../support/figures.ts";
 import { ChildService, killAllChildren, startTestService, type TestService, withLogsOnFailure } from "../support/service.ts";
 
 // Drill 6: hostile GraphQL. Alias and fragment bombs, cyclic fragments,
@@ -251,7 +251,7 @@ test(
           should_failed: shouldFailed.map((r) => `${r.name} (${r.status === "ok" ? "" : (r as any).reason})`),
         });
         for (const r of results)
-          console.log(
+          say(
             `[drill 6]   ${r.problems.length ? "PROBLEM" : "ok     "} ${r.name}: HTTP ${r.status} ${r.codes.join(",")} (${r.statements} SQL, ${r.ms} ms)${r.problems.length ? " <- " + r.problems.join("; ") : ""}`,
           );
 

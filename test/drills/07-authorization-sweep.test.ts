@@ -3,7 +3,7 @@ import jwt from "jsonwebtoken";
 import { buildClientSchema, getIntrospectionQuery, parse, type GraphQLObjectType, type GraphQLSchema, Kind, type OperationDefinitionNode } from "graphql";
 import { request, wsClient } from "../support/client.ts";
 import { sandbox } from "../support/db.ts";
-import { report } from "../support/figures.ts";
+import { report, say } from "../support/figures.ts";
 import { CALLBACK_PATH, callbackHeaders, SECRETS } from "../support/paymentProvider.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { sleep } from "../support/wait.ts";
@@ -393,8 +393,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of cleanup.reverse()) await c().catch((e) => console.log(`[drill 7] cleanup: ${e.message}`));
-  await restore?.().catch((e) => console.log(`[drill 7] restore: ${e.message}`));
+  for (const c of cleanup.reverse()) await c().catch((e) => say(`[drill 7] cleanup: ${e.message}`));
+  await restore?.().catch((e) => say(`[drill 7] restore: ${e.message}`));
   await t?.stop();
 });
 
@@ -639,7 +639,7 @@ test("authorization sweep: every Query and Mutation field, as every role, agains
     injection_problems: injectionProblems.length,
     orders_table_still_there: ordersLeft[0].n > 0,
   });
-  if (problems.length) console.log(`[drill 7] access problems:\n  ${problems.join("\n  ")}`);
+  if (problems.length) say(`[drill 7] access problems:\n  ${problems.join("\n  ")}`);
 
   // Grouped by injection string (one cause each, usually).
   const byString: Record<string, string[]> = {};

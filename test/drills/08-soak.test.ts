@@ -1,6 +1,6 @@
 import { type DemoUser, errorCode, gql, login, request, subscribe, wsClient } from "../support/client.ts";
 import { operationsOf } from "../support/contract.ts";
-import { report } from "../support/figures.ts";
+import { report, say } from "../support/figures.ts";
 import { LONG } from "../support/load.ts";
 import { sendCallback } from "../support/paymentProvider.ts";
 import { ChildService, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
@@ -232,7 +232,7 @@ test(
           db_connections: { first_max: connsFirst, last_max: connsLast, overall_max: Math.max(...samples.map((s) => s.conns)), now: conn[0].n },
           process_alive: svc.alive,
         });
-        if (unexpected.length) console.log(`[drill 8] unexpected (first 10):\n  ${[...new Set(unexpected)].slice(0, 10).join("\n  ")}`);
+        if (unexpected.length) say(`[drill 8] unexpected (first 10):\n  ${[...new Set(unexpected)].slice(0, 10).join("\n  ")}`);
 
         expect(svc.alive).toBe(true);
         expect([...new Set(unexpected)].slice(0, 10)).toEqual([]);

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { DEMO, readResponse } from "../support/client.ts";
-import { percentile, report, table } from "../support/figures.ts";
+import { percentile, report, say, table } from "../support/figures.ts";
 import { LONG } from "../support/load.ts";
 import { ChildService, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
 import { sleep } from "../support/wait.ts";
@@ -149,7 +149,7 @@ beforeAll(async () => {
   } finally {
     c.release();
   }
-  console.log(`[drill 11] seeded ${SEEDED_ORDERS} orders in ${Date.now() - started} ms`);
+  say(`[drill 11] seeded ${SEEDED_ORDERS} orders in ${Date.now() - started} ms`);
 }, 120_000);
 
 afterAll(() => {
@@ -512,11 +512,11 @@ test(
             ]);
           }
         }
-        console.log(`[drill 11] bystanders, quiet→under attack (ms):\n${table(["family", "who", "n", "p50", "p95", "p99", "x p95", "5xx", "lost", "other errors"], rows)}`);
-        console.log(
+        say(`[drill 11] bystanders, quiet→under attack (ms):\n${table(["family", "who", "n", "p50", "p95", "p99", "x p95", "5xx", "lost", "other errors"], rows)}`);
+        say(
           `[drill 11] attackers:\n${results.map((r) => `  ${r.attack.label}: ${JSON.stringify(r.attacker.summary)}${r.leftoverStatements ? ` (${r.leftoverStatements} statements still running ${SETTLE_MS / 1000} s after, cancelled)` : ""}`).join("\n")}`,
         );
-        if (attackerLog.length) console.log(`[drill 11] attacker stderr:\n  ${attackerLog.slice(-10).join("\n  ")}`);
+        if (attackerLog.length) say(`[drill 11] attacker stderr:\n  ${attackerLog.slice(-10).join("\n  ")}`);
 
         expect(svc.alive).toBe(true);
         if (REPORT_ONLY) return;

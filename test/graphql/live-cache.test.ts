@@ -1,4 +1,5 @@
-import { LiveCache, PUBLIC_READ_TABLES, publicReadsViolations, type CachedAnswer } from "../../src/http/liveCache.ts";
+import { jest } from "@jest/globals";
+import { HIT_HALF_LIFE_MS, LiveCache, PUBLIC_READ_TABLES, publicReadsViolations, type CachedAnswer } from "../../src/http/liveCache.ts";
 import { liveCacheEvents } from "../../src/metrics.ts";
 import { PUBLIC_READS_TOPIC } from "../../common/topics.ts";
 import { request, type RawResponse } from "../support/client.ts";
@@ -8,6 +9,7 @@ import { SqlRecorder, testDatabaseUrl, tryInRollback } from "../support/db.ts";
 import { insertOrders } from "../support/fixtures.ts";
 import { listenerPid, useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
+import { report } from "../support/figures.ts";
 import { DEMO } from "../support/client.ts";
 
 // The live cache (src/http/liveCache.ts): public reads answered from
@@ -84,6 +86,47 @@ describe("the store (unit)", () => {
     expect(cache.lookup("a")).toBeUndefined();
     expect(cache.store("b", cache.generation, answer(1))).toBe(false);
     expect(new LiveCache({ maxEntries: 0, maxBytes: 1000 }).configured).toBe(false);
+  });
+
+  test("a count of hits ages: an answer served 1,000 times and then never again keeps a new key out for minutes, not for ever (HIT_HALF_LIFE_MS)", () => {
+    let now = Date.now();
+    const clock = jest.spyOn(Date, "now").mockImplementation(() => now);
+    try {
+      const cache = openCache(2, 1_000_000);
+      const g = cache.generation;
+      cache.store("old app's menu", g, answer(1));
+      for (let i = 0; i < 1000; i++) cache.lookup("old app's menu");
+      cache.store("other", g, answer(1));
+      cache.lookup("other"); // the old menu is now the least recently used
+      // Asked for (a miss, then kept or not) at: once a second for 5 s; then once a minute.
+      const kept: string[] = [];
+      for (let i = 0; i < 5; i++, now += 1000) if (cache.store("new app's menu", g, answer(1))) kept.push(`${i} s`);
+      for (let minute = 1; minute <= 15 && !kept.length; minute++) {
+        now += HIT_HALF_LIFE_MS;
+        cache.lookup("other");
+        if (cache.store("new app's menu", g, answer(1))) kept.push(`${minute} min`);
+      }
+      report("aged hits", { new_key_kept_after: kept[0] ?? "never (15 min)" });
+      expect(kept).toEqual(["7 min"]); // 1000 >> 7 = 7 hits; the new key offered 11 times before
+      expect([Boolean(cache.lookup("new app's menu")), Boolean(cache.lookup("other")), Boolean(cache.lookup("old app's menu"))]).toEqual([true, true, false]);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  test("an answer dropped by a change keeps its count: recomputed, it takes its place back from answers read less", () => {
+    const cache = openCache(3, 1_000_000);
+    cache.store("menu", cache.generation, answer(1), ["app_public.coffees"]);
+    for (let i = 0; i < 5; i++) cache.lookup("menu");
+    cache.changed(["app_public.coffees"]);
+    const g = cache.generation;
+    for (const k of ["a", "b", "c"]) {
+      cache.store(k, g, answer(1));
+      cache.lookup(k);
+      cache.lookup(k);
+    }
+    expect(cache.store("menu", g, answer(1), ["app_public.coffees"])).toBe(true);
+    expect(cache.lookup("menu")).toBeDefined();
   });
 });
 

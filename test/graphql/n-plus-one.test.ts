@@ -4,6 +4,7 @@ import { type ClientName, queryOperationsOf, runOperation } from "../support/con
 import { isBackgroundStatement } from "../support/db.ts";
 import { deleteOrders, insertOrders } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
+import { say } from "../support/figures.ts";
 
 // How many SQL statements the service sends for one contract query, and
 // that the number does not grow with the rows returned (no N+1): nested
@@ -23,7 +24,7 @@ interface Counted {
 const t = useTestService({
   async cleanup() {
     pg.Client.prototype.query = originalQuery;
-    console.log(
+    say(
       `SQL statements (select/with) per contract query:\n${Object.entries(report)
         .map(([k, v]) => `  ${k}: ${v}`)
         .join("\n")}`,
@@ -141,7 +142,7 @@ test("BaristaQueue: 20 more orders with lines, customers and baristas cost no mo
     }
     expect(mine.filter((o: any) => o.barista !== null)).toHaveLength(5);
     report["BaristaQueue (+20 orders)"] = after.statements.length;
-    console.log(`BaristaQueue: ${before.data.orders.length} orders -> ${before.statements.length} statements; ${after.data.orders.length} orders -> ${after.statements.length} statements`);
+    say(`BaristaQueue: ${before.data.orders.length} orders -> ${before.statements.length} statements; ${after.data.orders.length} orders -> ${after.statements.length} statements`);
     expect(after.statements.length).toBe(before.statements.length);
   } finally {
     await deleteOrders(t, ids);

@@ -8,6 +8,7 @@ import { moveAsDba, placeOrder, stockedCoffee, type StockedCoffee } from "../sup
 import { paymentBody, sendCallback } from "../support/paymentProvider.ts";
 import { listening, useTestService } from "../support/service.ts";
 import { sleep, waitUntil } from "../support/wait.ts";
+import { say } from "../support/figures.ts";
 
 // Customer notifications: a row per (order, kind) written
 // by a trigger on the order's status, whoever moves it; delivered over the
@@ -274,7 +275,7 @@ describe("a webhook receiver that is down", () => {
     const { rows } = await t.db.query("select min(attempts)::int as min, max(attempts)::int as max from app_private.notification_webhooks where notification_id = any($1)", [ids]);
     expect(rows[0].min).toBeGreaterThan(2);
     expect(rows[0].max).toBeLessThan(25);
-    console.log(
+    say(
       `[notifications] receiver down ${Math.round((upAt - started) / 1000)} s (503, then dropped connections): ${receiver.refusedWhileDown} attempts refused; attempts per event ${rows[0].min}-${rows[0].max}; all ${ids.length} delivered ${catchUpMs} ms after it came back, each once`,
     );
 

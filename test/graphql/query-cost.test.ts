@@ -3,7 +3,7 @@ import { expandedSelections, MAX_EXPANDED_SELECTIONS, queryCost, SUBSCRIPTION_EV
 import { type Caller, codes, DEMO, errorsOf, type GraphQLResponse, settled, subscribe, tokenOf } from "../support/client.ts";
 import { CLIENT_CALLER, type ClientName, operationsOf } from "../support/contract.ts";
 import { SqlRecorder } from "../support/db.ts";
-import { table } from "../support/figures.ts";
+import { say, table } from "../support/figures.ts";
 import { insertOrders, makeCoffee, orderIn, placeOrder } from "../support/fixtures.ts";
 import { aliasedQuery, countTokens, deepNewCoffeeSubscription, deepOrdersQuery, fieldDepth, longQuery, selectionCount, tokenHeavyQuery } from "../support/queryShapes.ts";
 import { listening, startAnotherService, type TestService, useTestService } from "../support/service.ts";
@@ -149,7 +149,7 @@ describe("1. every contract operation passes under the default limits, as its cl
   );
 
   afterAll(() => {
-    console.log(
+    say(
       `Contract operations under the default limits (cost: plugins/QueryCostPlugin/'s queryCost against the served schema, equal to extensions.cost.requested for queries and mutations; depth: field nesting computed here, fragments flattened):\n${table(
         ["operation", "client (role)", "type", "cost", "served cost", "depth"],
         rows,
@@ -405,6 +405,15 @@ describe("3. refusals carry their code and run no SQL", () => {
     test("31 aliases: TOO_MANY_ALIASES, no SQL", async () => {
       const err = await refusedWithoutSql("TOO_MANY_ALIASES", () => gqlAs("anonymous", aliasedQuery(31)));
       expect(err.message).toContain("30");
+    });
+    test("`__typename` aliases count too: 30 pass, 1,000 are TOO_MANY_ALIASES, no SQL", async () => {
+      const typenames = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `t${i}: __typename`).join(" ")} }`;
+      accepted(await gqlAs("anonymous", typenames(30)), "anonymous");
+      const err = await refusedWithoutSql("TOO_MANY_ALIASES", () => gqlAs("anonymous", typenames(1000)));
+      expect(err.message).toContain("30");
+      await refusedWithoutSql("TOO_MANY_ALIASES", () =>
+        gqlAs("anonymous", `{ featuredCoffee { ...F } } fragment F on Coffee { ${Array.from({ length: 31 }, (_, i) => `t${i}: __typename`).join(" ")} }`),
+      );
     });
     test("aliases hidden in a fragment count too: TOO_MANY_ALIASES, no SQL", async () => {
       const fields = Array.from({ length: 31 }, (_, i) => `n${i}: name`).join(" ");

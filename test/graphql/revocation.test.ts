@@ -3,6 +3,7 @@ import { waitForListen } from "../support/db.ts";
 import { forgetAccounts, maxId } from "../support/fixtures.ts";
 import { ChildService, useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
+import { say } from "../support/figures.ts";
 
 // Revoked sign-ins on every API process: this test's in-process API (A) and
 // a second API as its own OS process (B, `src/main.ts --api`), on one
@@ -34,7 +35,7 @@ interface Session {
 
 const t = useTestService({
   async cleanup() {
-    if (lags.length) console.log(`revocation reached the other process within ${Math.max(...lags)} ms (max of ${lags.length}; median ${[...lags].sort((x, y) => x - y)[lags.length >> 1]} ms)`);
+    if (lags.length) say(`revocation reached the other process within ${Math.max(...lags)} ms (max of ${lags.length}; median ${[...lags].sort((x, y) => x - y)[lags.length >> 1]} ms)`);
     await b?.stop();
     await forgetAccounts(t, `revoke-%-${run}-%@example.test`, "app_public.baristas", firstAttemptId);
   },

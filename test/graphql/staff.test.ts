@@ -1,12 +1,13 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { DEMO, expectRefused, type GraphQLResponse, ok } from "../support/client.ts";
+import { dropDatabase, EMBEDDED_DATABASE, prepareDatabase, resolveDatabaseUrls } from "../../src/db/database.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { forgetAccounts, maxId } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // Staff accounts: the operator's command line (the real `npm run cafe`, as a
 // child process, against the test database) and the admins' GraphQL
@@ -90,7 +91,7 @@ describe("npm run cafe", () => {
   }, 60_000);
 
   test("reads ENV_FILE as npm start does (the real environment wins), and prints no Grafast notice", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "cafe-cli-env-"));
+    const dir = tempDir("cli-env");
     const envFile = path.join(dir, "cafe.env");
     writeFileSync(envFile, `DATABASE_URL=${testDatabaseUrl()}\n`);
     const r = await cafe(["list-staff"], "", { DATABASE_URL: undefined, ENV_FILE: envFile, GRAPHILE_ENV: undefined });
@@ -101,6 +102,42 @@ describe("npm run cafe", () => {
     expect(without.code).toBe(2);
     expect(without.stderr).toContain("ENV_FILE");
   }, 60_000);
+
+  // The tests' own embedded PostgreSQL (.data/test-pg) stands for npm start's (.data/pg): with no DATABASE_URL anywhere, the CLI reaches it.
+  (process.env.TEST_DATABASE_URL ? test.skip : test)(
+    "no DATABASE_URL: the embedded PostgreSQL npm start uses, reused while it runs; before its first start a message says what to run",
+    async () => {
+      const dir = tempDir("cli-embedded");
+      const emptyEnvFile = path.join(dir, "empty.env");
+      writeFileSync(emptyEnvFile, "");
+      const embedded = {
+        DATABASE_URL: undefined,
+        DATABASE_OWNER_URL: undefined,
+        ENV_FILE: emptyEnvFile,
+        EMBEDDED_PG_DIR: path.join(".data", "test-pg"),
+        EMBEDDED_PG_PORT: new URL(testDatabaseUrl()).port,
+      };
+      const cafeUrl = Object.assign(new URL(testDatabaseUrl()), { pathname: `/${EMBEDDED_DATABASE}` }).toString();
+      const config = t.config;
+      const urls = await resolveDatabaseUrls(config, cafeUrl);
+      await dropDatabase(urls.root!, EMBEDDED_DATABASE);
+      try {
+        const before = await cafe(["list-staff"], "", embedded);
+        expect({ code: before.code, stdout: before.stdout }).toEqual({ code: 1, stdout: "" });
+        expect(before.stderr).toContain("has no café database yet: run `npm start`");
+
+        await prepareDatabase(urls, config, { demoData: true });
+        const listed = await cafe(["list-staff"], "", embedded);
+        expect({ code: listed.code, stderr: listed.stderr.replace(/^Node\.js .*\n/m, "") }).toEqual({ code: 0, stderr: "" });
+        expect(listed.stdout).toMatch(/^admin@example\.com\s+Morgan Lee\s+admin\s+active$/m);
+        // The server it found running is left running.
+        expect((await t.db.query("select 1 as up")).rows).toEqual([{ up: 1 }]);
+      } finally {
+        await dropDatabase(urls.root!, EMBEDDED_DATABASE);
+      }
+    },
+    120_000,
+  );
 
   test("add-staff reads the password from stdin (never in the output or in ps); the account signs in over GraphQL; list-staff shows it; disable-account ends it", async () => {
     const email = freshEmail("cli");

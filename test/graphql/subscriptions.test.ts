@@ -4,7 +4,7 @@ import WebSocket from "ws";
 import { DEMO, type DemoUser, errorsOf, gql, subscribe, wsClient } from "../support/client.ts";
 import { operationsOf } from "../support/contract.ts";
 import { waitForListen } from "../support/db.ts";
-import { percentile } from "../support/figures.ts";
+import { percentile, say } from "../support/figures.ts";
 import { placeOrder, stockedCoffee, type StockedCoffee } from "../support/fixtures.ts";
 import { ChildService, listenChannels, listenerPid, listening, openStreams, startTestService, useTestService } from "../support/service.ts";
 import { sleep, waitUntil } from "../support/wait.ts";
@@ -570,7 +570,7 @@ describe("clean-up and cost", () => {
     await sleep(1000);
     await (api.subscriber as unknown as { chain?: Promise<unknown> }).chain;
     const after = await measure();
-    console.log(
+    say(
       `[subscriptions] 50 subscribe/unsubscribe cycles (30 completed on a shared socket, 10 sockets closed, 10 sockets dropped): ` +
         `LISTEN channels of the server's listener ${baseline.channels} -> ${after.channels} (peak ${peak.channels}); ` +
         `subscriber topics ${baseline.topics} -> ${after.topics} (peak ${peak.topics}); open streams ${baseline.streams} -> ${after.streams} (peak ${peak.streams}); ` +
@@ -628,7 +628,7 @@ describe("clean-up and cost", () => {
       const s = [...xs].sort((a, b) => a - b);
       return `median ${percentile(s, 50).toFixed(2)} ms, p99 ${percentile(s, 99).toFixed(2)} ms, max ${s[s.length - 1]!.toFixed(2)} ms`;
     };
-    console.log(
+    say(
       `[subscriptions] latency over ${fromReturn.length} status changes (raw UPDATE -> StatusFeed event at the client): from the UPDATE returning: ${fmt(fromReturn)}; from the UPDATE being sent: ${fmt(fromSend)}`,
     );
     expect(fromReturn).toHaveLength(50);

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Kind, parse, validate, visit, type GraphQLSchema } from "graphql";
 import { loadConfig, ConfigError } from "../../src/config.ts";
@@ -11,6 +10,7 @@ import { DEMO, errorsOf, type GraphQLResponse, settled, subscribe } from "../sup
 import { sandbox, SqlRecorder } from "../support/db.ts";
 import { makeCoffee } from "../support/fixtures.ts";
 import { listening, startAnotherService, startTestService, type TestService } from "../support/service.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // Trusted documents (README "Trusted documents", plugins/TrustedDocumentsPlugin.ts):
 // the committed manifest against its sources, requests by documentId and by
@@ -158,7 +158,7 @@ describe("the manifest", () => {
   });
 
   test("append-only: an edited operation keeps its published ids and adds new ones; an id goes only when retired on the record; a dropped id is refused", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "trusted-"));
+    const dir = tempDir("trusted");
     const lines: string[] = [];
     const run = (...argv: string[]) => documentsMain(argv, dir, (l) => void lines.push(l));
     try {

@@ -80,4 +80,20 @@ describe("payment callback: refused before any I/O", () => {
     const r = await sendCallback(t.url, { event: "something.else", data: { amount: "1.00", customer: "alice@example.com" } }, { headers: { "x-forwarded-for": source } });
     expect(r.status).toBe(200);
   });
+
+  test("the provider's verified deliveries do not spend the limit (shared with the Stripe route): after 12 at once from a source, its unverified one is answered 401, not 429; a wrong signature still spends it", async () => {
+    const source = "198.51.100.22";
+    const verified = await Promise.all(
+      Array.from({ length: 12 }, () => sendCallback(t.url, { event: "something.else", data: { amount: "1.00", customer: "alice@example.com" } }, { headers: { "x-forwarded-for": source } })),
+    );
+    expect(verified.map((r) => r.status)).toEqual(Array(12).fill(200));
+    const unverified = await sendCallback(t.url, { event: "payment.completed" }, { token: null, headers: { "x-forwarded-for": source } });
+    expect(unverified.status).toBe(401);
+    // With the token and a wrong signature: spends it (5 a second), so 12 at once are mostly refused.
+    const badSignature = await Promise.all(
+      Array.from({ length: 12 }, () => sendCallback(t.url, { event: "payment.completed" }, { signature: "sha256=00", headers: { "x-forwarded-for": "198.51.100.23" } })),
+    );
+    expect(badSignature.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(2);
+    expect(badSignature.every((r) => r.status === 429 || r.status === 401)).toBe(true);
+  });
 });

@@ -4,6 +4,7 @@ import { placeOrder, stockedCoffee, type StockedCoffee } from "../support/fixtur
 import { type CallbackTarget, type Delivery, sendCallback, sendChunked, type SendOptions, signature } from "../support/paymentProvider.ts";
 import { ChildService, startTestService, type TestService } from "../support/service.ts";
 import { sleep, waitUntil } from "../support/wait.ts";
+import { say } from "../support/figures.ts";
 
 // POST /orders/payment-callback as a real provider would send it (HMAC over
 // the exact bytes, the webhook token), against the real server and the real
@@ -1052,7 +1053,7 @@ describe("throughput", () => {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    console.log(`[payments] ${bodies.length} callbacks, 16 at a time, one API process: ${seconds.toFixed(2)} s, ${(bodies.length / seconds).toFixed(1)} callbacks/s accepted`);
+    say(`[payments] ${bodies.length} callbacks, 16 at a time, one API process: ${seconds.toFixed(2)} s, ${(bodies.length / seconds).toFixed(1)} callbacks/s accepted`);
     const tally = outcomes.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
     expect(tally).toEqual({ "200 processed": 300 });
 
@@ -1064,7 +1065,7 @@ describe("throughput", () => {
       120_000,
       250,
     );
-    console.log(`[payments] the worker ran the 900 jobs of those 300 payments in ${((performance.now() - drainStart) / 1000).toFixed(2)} s after the last answer`);
+    say(`[payments] the worker ran the 900 jobs of those 300 payments in ${((performance.now() - drainStart) / 1000).toFixed(2)} s after the last answer`);
     const { rows: stock } = await t.db.query("select current_stock::float8 as s from app_public.stock_items where ingredient_id = $1 and store_id = app_hidden.default_store_id()", [c.ingredientId]);
     expect(stock[0].s).toBe(10_000_000 - 300);
   });

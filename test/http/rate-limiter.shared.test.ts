@@ -7,6 +7,7 @@ import { request } from "../support/client.ts";
 import { testDatabaseUrl } from "../support/db.ts";
 import { ChildService, testConfig, withLogsOnFailure } from "../support/service.ts";
 import { sleep, waitUntil } from "../support/wait.ts";
+import { say } from "../support/figures.ts";
 
 // The request limit shared by the API processes through PostgreSQL
 // (src/http/rateLimiter.ts, src/db/rateUsage.ts,
@@ -85,7 +86,7 @@ describe("sync by sync (two limiters in this process)", () => {
     ["all to one", 1],
   ])("%s: 2.5 times the budget over three syncs gets 90-100%% of it", async (_label, split) => {
     const granted = await rounds(`source:rounds-${run}-${++serial}`, 3, Math.ceil((2.5 * BURST) / 3), split);
-    console.log(`[shared limits] ${_label}: ${JSON.stringify(granted)}`);
+    say(`[shared limits] ${_label}: ${JSON.stringify(granted)}`);
     expect(granted.a + granted.b).toBeGreaterThanOrEqual(0.9 * BURST);
     expect(granted.a + granted.b).toBeLessThanOrEqual(BURST);
   });
@@ -94,7 +95,7 @@ describe("sync by sync (two limiters in this process)", () => {
     const key = `source:rounds-${run}-${++serial}`;
     const first = await rounds(key, 2, 30, 1); // all to a: it holds most of the budget
     const then = await rounds(key, 4, 30, 0); // the client moves to b
-    console.log(`[shared limits] moved from a to b: ${JSON.stringify({ first, then })}`);
+    say(`[shared limits] moved from a to b: ${JSON.stringify({ first, then })}`);
     expect(first.a + then.b).toBeGreaterThanOrEqual(0.9 * BURST);
     expect(first.a + then.b).toBeLessThanOrEqual(BURST);
   });
@@ -143,7 +144,7 @@ describe("two API processes", () => {
     const ms = Date.now() - started;
     agent.destroy();
     if (ms >= WINDOW_MS) throw new Error(`the requests took longer than a window (${ms} ms)`);
-    console.log(`[shared limits] ${count} requests to ${targets.length} process(es) in ${ms} ms: ${JSON.stringify(statuses)}`);
+    say(`[shared limits] ${count} requests to ${targets.length} process(es) in ${ms} ms: ${JSON.stringify(statuses)}`);
     return statuses;
   }
 

@@ -6,6 +6,7 @@ import { login, request } from "../support/client.ts";
 import { paymentBody, sendCallback } from "../support/paymentProvider.ts";
 import { freePort } from "../support/ports.ts";
 import { ChildService, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { say } from "../support/figures.ts";
 import { startStripeServer, stripeEnv, type StripeServer } from "../support/stripe.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -18,7 +19,8 @@ import { waitUntil } from "../support/wait.ts";
 // own pools, the call to Stripe's API (a local server speaking it), the
 // callback's steps, the jobs the payment queued, the webhook telling the
 // customer) has that trace id, Stripe and the webhook receive it, and the
-// access log names it.
+// access log names it. A caller's traceparent is believed only inside
+// TRUSTED_NETWORKS, and its tracestate and baggage go nowhere.
 
 interface OtlpSpan {
   traceId: string;
@@ -45,6 +47,12 @@ function listen(handler: http.RequestListener): Promise<{ server: http.Server; u
         server.listen(port, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${port}` }));
       }),
   );
+}
+
+/** The id of the trusted document (contract/trusted-documents.json) of `operation`, as the mobile app sends it. */
+function documentIdOf(operation: string): string {
+  const documents: Record<string, string> = JSON.parse(readFileSync(path.join(ROOT, "contract", "trusted-documents.json"), "utf8"));
+  return Object.entries(documents).find(([, text]) => new RegExp(`mutation ${operation}\\b`).test(text))![0];
 }
 
 const attrs = (s: OtlpSpan) => Object.fromEntries((s.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]]));
@@ -90,6 +98,8 @@ test("one paid order is one trace: requests, operations, SQL, the Stripe call, c
       NOTIFY_WEBHOOK_URL: `${hookUrl}/hook`,
       NOTIFY_WEBHOOK_SECRET: "a-tracing-test-webhook-secret-0123",
       LOG_LEVEL: "info",
+      // The client and the provider are on the café's own network: their traceparent is believed.
+      TRUSTED_NETWORKS: "127.0.0.0/8",
       ...stripeEnv(stripe.url),
     },
   });
@@ -101,8 +111,6 @@ test("one paid order is one trace: requests, operations, SQL, the Stripe call, c
       const token = await login(api!.url, "alice");
 
       // The order, as the mobile app sends it: the trusted document by id.
-      const documents: Record<string, string> = JSON.parse(readFileSync(path.join(ROOT, "contract", "trusted-documents.json"), "utf8"));
-      const documentIdOf = (operation: string) => Object.entries(documents).find(([, text]) => new RegExp(`mutation ${operation}\\b`).test(text))![0];
       const documentId = documentIdOf("PlaceOrder");
       const coffeeId = "40000000-0000-4000-8000-000000000003";
       const specialInstructions = `extra hot ${randomBytes(4).toString("hex")}`;
@@ -190,4 +198,71 @@ test("one paid order is one trace: requests, operations, SQL, the Stripe call, c
       expect(requestLines.filter((l) => l.traceId === traceId).map((l) => l.route)).toEqual(expect.arrayContaining(["/graphql", "/orders/payment-callback"]));
     },
   );
+}, 120_000);
+
+test("a caller's traceparent decides sampling only from TRUSTED_NETWORKS; tracestate and baggage never reach Stripe, from anyone", async () => {
+  // Sampling off unless a believed parent says otherwise: a client outside
+  // the café's networks forced every request it sent into the traces, and
+  // its tracestate and baggage went to Stripe verbatim (issue 40).
+  const sampled = await ChildService.start({
+    name: "traced-sampling",
+    mode: "api",
+    databaseUrl: d.url,
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0",
+      TRUST_PROXY: "loopback",
+      TRUSTED_NETWORKS: "127.0.0.0/8",
+      ...stripeEnv(stripe.url),
+    },
+  });
+  try {
+    await withLogsOnFailure(
+      () => [sampled],
+      async () => {
+        const token = await login(sampled.url, "alice");
+        /** An order and the start of its payment, with the caller's trace headers; the request Stripe received. */
+        const payFrom = async (forwardedFor: string | null) => {
+          const traceId = randomBytes(16).toString("hex");
+          const headers = {
+            "content-type": "application/json",
+            authorization: `Bearer ${token}`,
+            traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01`,
+            tracestate: "vendor=client-chosen",
+            baggage: "user.id=drop-table,plan=gold",
+            ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : null),
+          };
+          const placed = await request(`${sampled.url}/graphql`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ documentId: documentIdOf("PlaceOrder"), variables: { input: { items: [{ coffeeId: "40000000-0000-4000-8000-000000000003", quantity: 1 }] } } }),
+          });
+          const orderId = placed.json?.data?.createOrder?.id;
+          expect(orderId).toBeDefined();
+          const before = stripe.sent("POST", "/v1/payment_intents").length;
+          const started = await request(`${sampled.url}/graphql`, { method: "POST", headers, body: JSON.stringify({ documentId: documentIdOf("StartPayment"), variables: { orderId } }) });
+          expect(started.json?.data?.startPayment?.paymentIntentId).toMatch(/^pi_/);
+          return { traceId, atStripe: stripe.sent("POST", "/v1/payment_intents")[before]! };
+        };
+        const stranger = await payFrom("198.51.100.7");
+        const cafe = await payFrom(null); // 127.0.0.1, inside TRUSTED_NETWORKS
+        const spansOf = (traceId: string) => spans.filter((s) => s.traceId === traceId);
+        // The café's sampled traceparent is believed (its spans arrive); the stranger's is not: none of its spans are kept.
+        await waitUntil("the café client's spans", () => spansOf(cafe.traceId).some((s) => /^POST stripe/.test(s.name)), 15_000);
+        await new Promise((r) => setTimeout(r, 500));
+        say(
+          `[trace headers] stranger: ${spansOf(stranger.traceId).length} spans, Stripe got traceparent ${stranger.atStripe.traceparent}, tracestate ${stranger.atStripe.tracestate}, baggage ${stranger.atStripe.baggage}; café: ${spansOf(cafe.traceId).length} spans, tracestate ${cafe.atStripe.tracestate}, baggage ${cafe.atStripe.baggage}`,
+        );
+        expect(spansOf(stranger.traceId)).toHaveLength(0);
+        expect(String(stranger.atStripe.traceparent)).not.toContain(stranger.traceId);
+        expect(cafe.atStripe.traceparent?.split("-")[1]).toBe(cafe.traceId);
+        for (const sent of [stranger.atStripe, cafe.atStripe]) expect({ tracestate: sent.tracestate, baggage: sent.baggage }).toEqual({ tracestate: undefined, baggage: undefined });
+      },
+    );
+  } finally {
+    await sampled.stop();
+  }
 }, 120_000);

@@ -1,14 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { findPgDump } from "../../scripts/dump-schema.ts";
 import { dropDatabase } from "../../src/db/database.ts";
 import { type Api, gql, login } from "../support/client.ts";
 import { freshDatabase, serverUrl } from "../support/db.ts";
 import { PLENTIFUL_COFFEES, placeOrder } from "../support/fixtures.ts";
+import { requireProgram, testIfInstalled } from "../support/programs.ts";
 import { ChildService, killAllChildren } from "../support/service.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // docs/operations.md "Restoring a dump", done: a database with orders (the
 // demo café's and one placed through the API) is dumped with `pg_dump -Fc`,
@@ -17,23 +17,17 @@ import { ChildService, killAllChildren } from "../support/service.ts";
 //
 // pg_dump must be at least as new as the server; the embedded PostgreSQL
 // ships none. Without a fitting one the test is skipped, saying why, unless
-// REQUIRE_PG_DUMP=1 (.ci/run's pass on the machine's PostgreSQL sets it).
+// REQUIRE_PG_DUMP=1 (.ci/run's pass on the machine's PostgreSQL sets it):
+// test/support/programs.ts.
 
-const pgDump = (() => {
-  try {
-    return { path: findPgDump(Number(process.env.CAFE_TEST_SERVER_MAJOR)), missing: null };
-  } catch (e) {
-    return { path: "", missing: (e as Error).message };
-  }
-})();
-if (pgDump.missing && !process.env.REQUIRE_PG_DUMP) console.warn(`skipped: the backup and restore is not tried on this server: ${pgDump.missing}`);
-const testIfPgDump = pgDump.missing && !process.env.REQUIRE_PG_DUMP ? test.skip : test;
+const testIfPgDump = testIfInstalled("pg_dump");
+const pgDump = () => requireProgram("pg_dump", "the backup test");
 /** pg_restore from the same installation as pg_dump. */
-const pgRestore = () => (pgDump.path === "pg_dump" ? "pg_restore" : path.join(path.dirname(pgDump.path), "pg_restore"));
+const pgRestore = () => (pgDump() === "pg_dump" ? "pg_restore" : path.join(path.dirname(pgDump()), "pg_restore"));
 
 const SOURCE = "cafe_backup_source";
 const TARGET = "cafe_backup_restored";
-const dir = mkdtempSync(path.join(tmpdir(), "cafe-backup-"));
+const dir = tempDir("backup");
 
 const apiAt = (url: string): Api => ({ gql: (q, o) => gql(url, q, o), token: (who) => login(url, who) });
 const orderIds = async (db: { query(q: string): Promise<{ rows: Array<{ id: string }> }> }) => (await db.query("select id from app_public.orders order by id")).rows.map((r) => r.id);
@@ -59,7 +53,7 @@ testIfPgDump(
       expect(orders).toContain(placed.id);
 
       const file = path.join(dir, "cafe.dump");
-      execFileSync(pgDump.path, ["-Fc", "-f", file, source.url], { stdio: "pipe" });
+      execFileSync(pgDump(), ["-Fc", "-f", file, source.url], { stdio: "pipe" });
       await dropDatabase(serverUrl(), TARGET);
       const admin = new pg.Client({ connectionString: serverUrl("postgres") });
       await admin.connect();

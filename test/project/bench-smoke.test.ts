@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { tempDir } from "../support/tempDirs.ts";
 
 // `npm run bench -- --smoke` end to end (bench/README.md): a few seconds of
 // every scenario on tiny data. Asserts that every scenario produced numbers
@@ -15,7 +15,7 @@ import path from "node:path";
 // databases do not share a bench database either.
 
 const ROOT = path.resolve(__dirname, "../..");
-const SCENARIOS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S2x"];
+const SCENARIOS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S11", "S2x"];
 
 function benchDatabaseUrl(): string | undefined {
   const shared = process.env.CAFE_TEST_DATABASE_URL;
@@ -48,7 +48,7 @@ function run(args: string[], timeoutMs: number): Promise<{ code: number | null; 
 const finite = (x: unknown) => typeof x === "number" && Number.isFinite(x);
 
 describe("npm run bench -- --smoke", () => {
-  const out = path.join(os.tmpdir(), `cafe-bench-smoke-${process.pid}.json`);
+  const out = path.join(tempDir("bench-smoke"), "result.json");
   let result: any;
   let stdout = "";
   let stderr = "";

@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { applyEnvFile, ConfigError, loadConfig } from "../../src/config.ts";
 import { developmentJwtSecret, developmentSecretFile } from "../../src/db/devSecret.ts";
 import { emptyDir, expectNoStackTrace, runMain } from "../support/service.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // Configuration: environment variables (and a .env file) validated once at
 // start-up, before anything else runs. Bad values stop the process with one
@@ -37,7 +37,7 @@ function named(e: ConfigError): string[] {
 
 describe("the development JWT secret", () => {
   test("random per data directory (and per database for a DATABASE_URL), kept with mode 0600, the same after a restart", () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "cafe-secret-"));
+    const dir = tempDir("secret");
     const embedded = { EMBEDDED_PG_DIR: path.join(dir, "pg"), DATABASE_URL: undefined };
     const first = developmentJwtSecret(embedded);
     expect(first.length).toBeGreaterThanOrEqual(32);

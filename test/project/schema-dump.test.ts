@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { loadConfig } from "../../src/config.ts";
 import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls } from "../../src/db/database.ts";
-import { dumpSchema, findPgDump, REGENERATE, SCHEMA_FILE } from "../../scripts/dump-schema.ts";
+import { dumpSchema, REGENERATE, SCHEMA_FILE } from "../../scripts/dump-schema.ts";
+import { testIfInstalled } from "../support/programs.ts";
 
 // data/schema.sql is the committed pg_dump of the migrated schema (README
 // "Evolving the schema"). A fresh database, migrated the way the service
@@ -19,17 +20,8 @@ function schemaDumpDatabaseUrl(): string {
 // pg_dump must be at least as new as the server. The embedded PostgreSQL
 // (the default test server) ships no pg_dump: without a fitting one the test
 // is skipped, saying why, unless REQUIRE_PG_DUMP=1 (.ci/run's pass on the
-// machine's PostgreSQL sets it, so CI always runs it).
-const pgDumpMissing = (() => {
-  try {
-    findPgDump(Number(process.env.CAFE_TEST_SERVER_MAJOR));
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
-})();
-if (pgDumpMissing && !process.env.REQUIRE_PG_DUMP) console.warn(`skipped: data/schema.sql is not checked on this server: ${pgDumpMissing}`);
-const testIfPgDump = pgDumpMissing && !process.env.REQUIRE_PG_DUMP ? test.skip : test;
+// machine's PostgreSQL sets it, so CI always runs it): test/support/programs.ts.
+const testIfPgDump = testIfInstalled("pg_dump");
 
 testIfPgDump(
   "data/schema.sql is the pg_dump of the migrated schema",

@@ -22,7 +22,7 @@ const MACHINE_PATH = pathWithNode();
 const MACHINE_NODE = nodeVersionOn(MACHINE_PATH);
 // One embedded data folder for every case (initialised once: the first start is the slow one).
 // Readable by others: as root, the server runs as the postgres OS user.
-const PG_PARENT = emptyDir("cafe-signals-");
+const PG_PARENT = emptyDir("signals");
 chmodSync(PG_PARENT, 0o755);
 const PG_DIR = path.join(PG_PARENT, "pg");
 const [machineMajor, machineMinor] = MACHINE_NODE.slice(1).split(".").map(Number);
@@ -173,7 +173,7 @@ describe("a stop during start-up, and a database left behind", () => {
   }
 
   test("SIGTERM while the first run applies the migrations: the embedded PostgreSQL stops too; exit 0, stopped", async () => {
-    const dir = path.join(emptyDir("cafe-signals-migrating-"), "pg");
+    const dir = path.join(emptyDir("signals-migrating"), "pg");
     chmodSync(path.dirname(dir), 0o755);
     const { run } = await stopWhen("npm start (migrating)", { PORT: String(await freePort()), EMBEDDED_PG_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, (npm) =>
       npm.stdout().includes("applying the migrations"),

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 async function applyCurrentSql(sql: string): Promise<void> {
-  const dir = emptyDir("cafe-watch-");
+  const dir = emptyDir("watch");
   cpSync(path.join(ROOT, "migrations"), path.join(dir, "migrations"), { recursive: true });
   writeFileSync(path.join(dir, "migrations/current.sql"), sql);
   await migrateWatch({ connectionString: d.urls.owner, migrationsFolder: path.join(dir, "migrations"), logger: new Logger(() => () => {}) }, true);

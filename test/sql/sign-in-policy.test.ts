@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { DEMO, expectRefused, type GraphQLResponse, ok } from "../support/client.ts";
 import { forgetAccounts, maxId } from "../support/fixtures.ts";
 import { useTestService } from "../support/service.ts";
+import { say } from "../support/figures.ts";
 
 // The sign-in lock-out (per account and source, and per source), equal
 // timing for known and unknown e-mails, and the per-source registration
@@ -124,7 +125,7 @@ describe("login timing", () => {
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     const ratio = median(unknownTimes) / median(knownTimes);
-    console.log(`login timing: known ${median(knownTimes).toFixed(1)} ms, unknown ${median(unknownTimes).toFixed(1)} ms (median of 9), ratio ${ratio.toFixed(2)}`);
+    say(`login timing: known ${median(knownTimes).toFixed(1)} ms, unknown ${median(unknownTimes).toFixed(1)} ms (median of 9), ratio ${ratio.toFixed(2)}`);
     expect(ratio).toBeGreaterThan(0.6);
     expect(ratio).toBeLessThan(1.6);
   }, 60_000);

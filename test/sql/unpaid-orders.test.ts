@@ -3,6 +3,7 @@ import { placeOrder, removeStockedCoffee, stockedCoffee, type StockedCoffee } fr
 import { sendCallback } from "../support/paymentProvider.ts";
 import { listening, useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
+import { say } from "../support/figures.ts";
 
 // Nobody holds stock without paying: an unpaid order expires at the deadline
 // stored on it (from pending_order_expiry_seconds when it was made) and the
@@ -80,7 +81,7 @@ describe("an unpaid order expires", () => {
 
     const cancelledAt = await waitUntil("the order to expire", async () => ((await orderOf(o.id)).status === "CANCELLED" ? Date.now() : 0), 15_000, 50);
     const late = cancelledAt - made.expires_at.getTime();
-    console.log(`expired ${late} ms after its deadline`);
+    say(`expired ${late} ms after its deadline`);
     expect(late).toBeGreaterThanOrEqual(0);
     expect(late).toBeLessThan(3_000);
     await feed.waitFor(1);

@@ -1,9 +1,9 @@
-import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
-import os from "node:os";
+import { cpSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
 import { dropDatabase, MIGRATIONS_DIR, prepareDatabase, resolveDatabaseUrls, type DatabaseUrls } from "../../src/db/database.ts";
+import { tempDir } from "./tempDirs.ts";
 
 // A database as a café that ran the baseline release has it: migrated to
 // 000001 only, holding orders in every status (with their lines, events,
@@ -15,7 +15,7 @@ import { dropDatabase, MIGRATIONS_DIR, prepareDatabase, resolveDatabaseUrls, typ
 
 /** A copy of migrations/ holding the baseline only. */
 export function baselineOnlyMigrations(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "cafe-baseline-"));
+  const dir = tempDir("baseline");
   mkdirSync(path.join(dir, "committed"));
   cpSync(path.join(MIGRATIONS_DIR, "committed", "000001-baseline.sql"), path.join(dir, "committed", "000001-baseline.sql"));
   return dir;

@@ -1,9 +1,11 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
-import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls, startEmbeddedPostgres, type DatabaseUrls } from "../../src/db/database.ts";
+import { databaseName, dropDatabase, prepareDatabase, resolveDatabaseUrls, ROOT_DIR, startEmbeddedPostgres, type DatabaseUrls } from "../../src/db/database.ts";
 import { DEMO } from "./client.ts";
 import { LISTEN_PROBE_SQL } from "../../src/subscriber.ts";
+import { freePort } from "./ports.ts";
 import { waitUntil } from "./wait.ts";
 
 // The tests' databases: the shared test database (made once by
@@ -15,18 +17,41 @@ import { waitUntil } from "./wait.ts";
 // Making databases
 // ---------------------------------------------------------------------------
 
-export const TEST_EMBEDDED_PORT = Number(process.env.TEST_EMBEDDED_PG_PORT ?? 54339);
+/** The embedded test server's folder (kept between runs). */
+const TEST_EMBEDDED_DIR = path.join(ROOT_DIR, ".data", "test-pg");
+
+/**
+ * The embedded test server's port: TEST_EMBEDDED_PG_PORT where set; else
+ * the port of a server still running on `dataDir` (an earlier run's, killed
+ * before it could stop it: the folder is locked to it); else a port free
+ * right now, so that two checkouts can test at once.
+ */
+export async function embeddedTestPort(env: NodeJS.ProcessEnv = process.env, dataDir = TEST_EMBEDDED_DIR): Promise<number> {
+  if (env.TEST_EMBEDDED_PG_PORT) return Number(env.TEST_EMBEDDED_PG_PORT);
+  return runningPort(dataDir) ?? (await freePort());
+}
+
+/** The port of the postmaster running on `dataDir` (line 4 of its postmaster.pid), if one runs. */
+function runningPort(dataDir: string): number | null {
+  try {
+    const [pid, , , port] = readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n");
+    process.kill(Number(pid), 0);
+    return Number(port) || null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The test database: on TEST_DATABASE_URL (a superuser URL; its database is
  * dropped and created anew) where set, else on an embedded PostgreSQL kept
- * in .data/test-pg.
+ * in .data/test-pg, on embeddedTestPort().
  */
 export async function createTestDatabase(): Promise<{ url: string; urls: DatabaseUrls; stop(): Promise<void> }> {
   let url = process.env.TEST_DATABASE_URL;
   let stop = async () => {};
   if (!url) {
-    const embedded = await startEmbeddedPostgres({ EMBEDDED_PG_DIR: path.join(".data", "test-pg"), EMBEDDED_PG_PORT: TEST_EMBEDDED_PORT });
+    const embedded = await startEmbeddedPostgres({ EMBEDDED_PG_DIR: TEST_EMBEDDED_DIR, EMBEDDED_PG_PORT: await embeddedTestPort() });
     url = embedded.url.replace(/\/postgres$/, "/cafe_test");
     stop = embedded.stop;
   }
@@ -256,7 +281,7 @@ const OVERHEAD = /^(begin|commit|start transaction)\b|^select\s+set_config\(/;
 /** The API's health ping (src/db/dbHealth.ts), every 2 s on the same pool: never caused by a request. */
 const HEALTH_PING = /^select 1;?\s*$/;
 /** The periodic read of table sizes (src/db/tableSizes.ts), not caused by any request. */
-const TABLE_SIZES = /^select n\.nspname \|\| '\.' \|\| c\.relname as name/;
+const TABLE_SIZES = /^(with t as \(\s*)?select (c\.oid, )?n\.nspname \|\| '\.' \|\| c\.relname as name/;
 
 /**
  * The processes' own periodic statements, never caused by a request: the

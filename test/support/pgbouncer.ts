@@ -1,10 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { spawn, type ChildProcess } from "node:child_process";
+import { chownSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { freePort } from "./ports.ts";
+import { requireProgram } from "./programs.ts";
 import { sleep, within } from "./wait.ts";
+import { tempDir } from "./tempDirs.ts";
 
 // A real PgBouncer (Debian's `pgbouncer` package) in transaction mode in
 // front of the tests' PostgreSQL, as production may run one in front of the
@@ -50,10 +51,10 @@ export function usersOf(...urls: string[]): BouncerUser[] {
  * user (it refuses root).
  */
 export async function startPgBouncer(serverUrl: string, users: BouncerUser[], options: { poolSize?: number } = {}): Promise<PgBouncer> {
-  const bin = pgBouncerBinary();
+  const bin = requireProgram("pgbouncer", "a PgBouncer in front of the tests' PostgreSQL");
   const server = new URL(serverUrl);
   const port = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), "cafe-pgbouncer-"));
+  const dir = tempDir("pgbouncer");
   const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
   writeFileSync(path.join(dir, "userlist.txt"), [...users, { user: STATS_USER, password: "" }].map((u) => `${quote(u.user)} ${quote(u.password)}`).join("\n") + "\n");
   writeFileSync(
@@ -159,12 +160,6 @@ export async function startPgBouncer(serverUrl: string, users: BouncerUser[], op
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Debian installs it in /usr/sbin, which a user's PATH may not hold. */
-function pgBouncerBinary(): string {
-  for (const bin of ["pgbouncer", "/usr/sbin/pgbouncer"]) if (!spawnSync(bin, ["--version"]).error) return bin;
-  throw new Error("pgbouncer is not installed (apt-get install pgbouncer): the tests through PgBouncer need Debian's package");
 }
 
 function osUser(name: string): { uid: number; gid: number } {

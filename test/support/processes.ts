@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
-import os from "node:os";
+import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { ROOT } from "./service.ts";
 import { sleep } from "./wait.ts";
+import { tempDir } from "./tempDirs.ts";
 
 // Processes as a supervisor sees them: a command started through npm, its
 // whole tree of descendants (read from /proc, Linux), the signal sent to the
@@ -63,9 +63,8 @@ export function commandLine(pid: number): string {
 export function pathWithNode(nodeBinary?: string): string {
   const rest = (process.env.PATH ?? "").split(path.delimiter).filter((d) => d && !d.includes(`${path.sep}_npx${path.sep}`) && !d.includes(`node_modules${path.sep}.bin`));
   if (!nodeBinary) return rest.join(path.delimiter);
-  const dir = path.join(os.tmpdir(), `cafe-node-${path.basename(path.dirname(path.dirname(path.dirname(path.dirname(nodeBinary)))))}`);
-  mkdirSync(dir, { recursive: true });
-  if (!existsSync(path.join(dir, "node"))) symlinkSync(nodeBinary, path.join(dir, "node"));
+  const dir = tempDir("node");
+  symlinkSync(nodeBinary, path.join(dir, "node"));
   return [dir, ...rest].join(path.delimiter);
 }
 

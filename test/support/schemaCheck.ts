@@ -9,7 +9,7 @@ import { emptyDir, expectNoStackTrace, ROOT } from "./service.ts";
 
 /** A scratch copy of what the check reads, with `currentSql` in migrations/current.sql. */
 export function scratchCopy(currentSql: string): string {
-  const dir = emptyDir("cafe-schema-check-");
+  const dir = emptyDir("schema-check");
   for (const d of ["migrations", "contract", "documents"]) cpSync(path.join(ROOT, d), path.join(dir, d), { recursive: true });
   mkdirSync(path.join(dir, "data"));
   cpSync(path.join(ROOT, "data/released-schema.graphql"), path.join(dir, "data/released-schema.graphql"));

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -14,6 +14,8 @@ import { createPendingOrders, type PendingOrder } from "./fixtures.ts";
 import { SECRETS } from "./paymentProvider.ts";
 import { freePort } from "./ports.ts";
 import { sleep, waitUntil, within } from "./wait.ts";
+import { tempDir } from "./tempDirs.ts";
+import { say } from "./figures.ts";
 
 // The service under test: started in this process (startTestService, and
 // useTestService for a whole test file), run as a child process like `npm
@@ -239,6 +241,8 @@ export interface ChildOptions {
   databaseUrl: string;
   port?: number;
   env?: Record<string, string>;
+  /** The process's open-file limit (RLIMIT_NOFILE, soft and hard), set by the shell's `ulimit -n` before it runs. */
+  fileLimit?: number;
   /** Wait until /readyz answers 200 (API) or the worker beats (worker). Default true. */
   waitReady?: boolean;
   readyTimeoutMs?: number;
@@ -256,7 +260,7 @@ export async function withLogsOnFailure<T>(get: () => Array<ChildService | null 
     return await fn();
   } catch (e) {
     for (const c of get()) {
-      if (c) console.log(`--- ${c.options.name} (pid ${c.proc.pid}, exit ${JSON.stringify(c.exitInfo)}) last log lines:\n${c.tail(60)}`);
+      if (c) say(`--- ${c.options.name} (pid ${c.proc.pid}, exit ${JSON.stringify(c.exitInfo)}) last log lines:\n${c.tail(60)}`);
     }
     throw e;
   }
@@ -288,7 +292,9 @@ export class ChildService {
     const args = ["src/main.ts", ...(options.mode === "api" ? ["--api"] : options.mode === "worker" ? ["--worker"] : [])];
     const bin = path.join(ROOT, "node_modules", ".bin");
     // As `npm start` runs it: node src/main.ts, no wrapper in between.
-    this.proc = spawn(process.execPath, args, {
+    // With a file limit: `sh -c 'ulimit -n N; exec node ...'` (the same process: exec).
+    const [command, argv] = options.fileLimit ? ["/bin/sh", ["-c", `ulimit -n ${options.fileLimit} && exec "$0" "$@"`, process.execPath, ...args]] : [process.execPath, args];
+    this.proc = spawn(command, argv, {
       cwd: ROOT,
       detached: true, // its own process group: a SIGKILL reaches the service
       stdio: ["ignore", "pipe", "pipe"],
@@ -343,8 +349,8 @@ export class ChildService {
    * shared test database, with the tests' settings (no demo data, no
    * worker, no rate limit) and `env`; started when /readyz answers.
    */
-  static startApi(env: Record<string, string> = {}): Promise<ChildService> {
-    return ChildService.start({ name: "api", mode: "api", databaseUrl: testDatabaseUrl(), env: { ...TEST_SERVICE_ENV, ...pgBouncerEnv(), ...env }, readyTimeoutMs: 60_000 });
+  static startApi(env: Record<string, string> = {}, options: Pick<ChildOptions, "fileLimit"> = {}): Promise<ChildService> {
+    return ChildService.start({ name: "api", mode: "api", databaseUrl: testDatabaseUrl(), env: { ...TEST_SERVICE_ENV, ...pgBouncerEnv(), ...env }, readyTimeoutMs: 60_000, ...options });
   }
 
   get alive(): boolean {
@@ -466,8 +472,9 @@ export function useDrillDatabase(name: string, options: { orders?: number; setup
 // Run to completion: `node src/main.ts ...` as `npm start` runs it
 // ---------------------------------------------------------------------------
 
-export function emptyDir(prefix = "cafe-cfg-"): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+/** An empty folder in the temporary directory (test/support/tempDirs.ts: removed when the test file has finished). */
+export function emptyDir(label = "cfg"): string {
+  return tempDir(label);
 }
 
 /**

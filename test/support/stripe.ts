@@ -37,6 +37,9 @@ export interface RecordedRequest {
   authorization: string | undefined;
   /** The W3C traceparent sent (the service's tracing on). */
   traceparent: string | undefined;
+  /** Trace headers the service must never forward. */
+  tracestate: string | undefined;
+  baggage: string | undefined;
   params: Record<string, any>;
   /** What was answered. */
   status: number;
@@ -159,7 +162,18 @@ export async function startStripeServer(): Promise<StripeServer> {
       const params = parseForm(method === "GET" ? ((req.url ?? "").split("?")[1] ?? "") : Buffer.concat(chunks).toString("utf8"));
       const idempotencyKey = req.headers["idempotency-key"] as string | undefined;
       const record = (status: number, replayed: boolean) =>
-        requests.push({ method, path, idempotencyKey, authorization: req.headers.authorization, traceparent: req.headers.traceparent as string | undefined, params, status, replayed });
+        requests.push({
+          method,
+          path,
+          idempotencyKey,
+          authorization: req.headers.authorization,
+          traceparent: req.headers.traceparent as string | undefined,
+          tracestate: req.headers.tracestate as string | undefined,
+          baggage: req.headers.baggage as string | undefined,
+          params,
+          status,
+          replayed,
+        });
       const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
         res.writeHead(status, { "content-type": "application/json", "request-id": id("req"), ...headers });
         res.end(JSON.stringify(body));
