@@ -10,6 +10,8 @@ import { getOperationAST, Kind, type DocumentNode, type SelectionSetNode, type V
  * whose root fields name different stores, or not all of them one, is left
  * to the header (or the default store).
  */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function storeArgumentOf(document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined): string | undefined {
   const operation = getOperationAST(document, operationName ?? undefined);
   if (!operation) return undefined;
@@ -23,7 +25,8 @@ function storeArgumentOf(document: DocumentNode, operationName: string | null | 
         if (sel.name.value === "__typename") continue;
         const arg = sel.arguments?.find((a) => a.name.value === "storeId");
         const value = arg ? valueOf(arg.value) : undefined;
-        if (typeof value === "string" && value !== "") values.add(value);
+        // Only a well-formed id is handed on: the field itself refuses any other (BAD_USER_INPUT), and a NUL byte cannot go into a setting.
+        if (typeof value === "string" && UUID.test(value)) values.add(value.toLowerCase());
         else bare = true;
       } else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, seen);
       else if (!seen.has(sel.name.value)) {
@@ -33,7 +36,7 @@ function storeArgumentOf(document: DocumentNode, operationName: string | null | 
     }
   };
   walk(operation.selectionSet, new Set());
-  return !bare && values.size === 1 ? [...values][0]!.slice(0, 100) : undefined;
+  return !bare && values.size === 1 ? [...values][0] : undefined;
 }
 
 export const RequestStorePlugin: GraphileConfig.Plugin = {

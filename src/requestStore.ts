@@ -12,6 +12,7 @@ export const STORE_HEADER = "x-store-id";
 export function requestStoreOf(value: unknown): string | undefined {
   const first = Array.isArray(value) ? value[0] : value;
   if (typeof first !== "string") return undefined;
-  const text = first.trim();
+  // A NUL byte cannot go into a setting (PostgreSQL's protocol refuses it); without it the value is still checked, and refused, in SQL.
+  const text = first.replace(/\0/g, "").trim();
   return text === "" ? undefined : text.slice(0, 100);
 }

@@ -27,6 +27,8 @@ const ALICE = "00000000-0000-4000-8000-00000000a11c";
 const BOB = "00000000-0000-4000-8000-000000000b0b";
 const SAM = "00000000-0000-4000-8000-0000000ba415"; // barista on alice's orders
 const MORGAN = "00000000-0000-4000-8000-0000000ad314"; // admin, on none of alice's orders
+const DEMO_MILK_GROUP = "50000000-0000-4000-8000-000000000002"; // the demo chain's "Milk" (data/demo.sql)
+const DEMO_OAT = "60000000-0000-4000-8000-000000000005"; // its "Oat"
 const DEFAULT_STORE = "5707e000-0000-4000-8000-000000000001"; // the store every order without a storeId goes to
 
 interface Ctx {
@@ -334,6 +336,45 @@ const RULES: Record<string, Rule> = {
   "Mutation.addStore": {
     doc: "mutation($n: String!, $tz: String!) { addStore(name: $n, timeZone: $tz) { id } }",
     vars: (_c, role) => ({ n: `Drill store (${role}) ${Date.now()}`, tz: "Europe/Lisbon" }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
+  // --- options and per-store prices (000018-options.sql): the menu's options are public; a store's staff switch its options, its admin its prices, the chain's admin adds them ---
+  "Query.optionGroupById": { doc: "query($id: ID!) { optionGroupById(id: $id) { name } }", vars: () => ({ id: DEMO_MILK_GROUP }), access: ALL, expectData: true },
+  "Query.optionById": { doc: "query($id: ID!) { optionById(id: $id) { name } }", vars: () => ({ id: DEMO_OAT }), access: ALL, expectData: true },
+  "Query.optionByGroupIdAndName": {
+    doc: 'query($g: ID!) { optionByGroupIdAndName(groupId: $g, name: "Oat") { id } }',
+    vars: () => ({ g: DEMO_MILK_GROUP }),
+    access: ALL,
+    expectData: true,
+  },
+  "Query.allOptionGroups": { doc: "{ allOptionGroups { nodes { name } } }", access: ALL, expectData: true },
+  "Query.allOptions": { doc: "{ allOptions { nodes { name } } }", access: ALL, expectData: true },
+  "Mutation.setStorePrice": {
+    doc: "mutation($s: ID!, $c: ID!) { setStorePrice(storeId: $s, coffeeId: $c, price: null) { id } }",
+    vars: (c) => ({ s: DEFAULT_STORE, c: c.drillCoffee }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
+  "Mutation.setOptionAvailable": {
+    doc: "mutation($s: ID!, $o: ID!) { setOptionAvailable(storeId: $s, optionId: $o, available: true) { id } }",
+    vars: () => ({ s: DEFAULT_STORE, o: DEMO_OAT }),
+    access: STAFF,
+    refuseWithError: true,
+    expectData: true,
+  },
+  "Mutation.addOptionGroup": {
+    doc: "mutation($n: String!, $c: [ID!]!) { addOptionGroup(name: $n, minSelections: 0, maxSelections: 1, coffeeIds: $c) { id } }",
+    vars: (c, role) => ({ n: `Drill group (${role}) ${Date.now()}`, c: [c.drillCoffee] }),
+    access: ADMIN,
+    refuseWithError: true,
+    expectData: true,
+  },
+  "Mutation.addOption": {
+    doc: "mutation($g: ID!, $n: String!) { addOption(groupId: $g, name: $n, priceDelta: 0.1) { id } }",
+    vars: (_c, role) => ({ g: DEMO_MILK_GROUP, n: `Drill milk (${role}) ${Date.now()}` }),
     access: ADMIN,
     refuseWithError: true,
     expectData: true,
