@@ -20,7 +20,9 @@ export type SalesGroupBy =
   /** Each day of the café's time zone, e.g. 2026-11-23. */
   | 'DAY'
   /** Each hour of the café's time zone, e.g. 2026-11-23T14:00+01:00. */
-  | 'HOUR';
+  | 'HOUR'
+  /** Each option (by name: Large, Oat, ...), most cups first. */
+  | 'OPTION';
 
 export type AdminDashboardQueryVariables = Exact<{ [key: string]: never; }>;
 

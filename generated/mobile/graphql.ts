@@ -19,6 +19,8 @@ export type CreateOrderInput = {
 
 export type OrderItemInput = {
   coffeeId: string | number;
+  /** The options chosen (Coffee.optionGroups). Absent: each group's default options. Given: exactly these, within each group's minSelections and maxSelections. */
+  optionIds?: Array<string | number> | null | undefined;
   /** 1 to 20 (app_private.settings max_quantity_per_line). */
   quantity: number;
   specialInstructions?: string | null | undefined;
