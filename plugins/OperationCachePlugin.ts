@@ -9,7 +9,7 @@ import { trustedDocumentsOf } from "./TrustedDocumentsPlugin.ts";
  * per operation for the variables' and context's forms), in an LRU bounded
  * in entries only (500 by default). A plan's size follows the document's
  * shape, not its length: 2 KB of aliased `orders` with a wide fragment plans
- * to about 15 MB, and ten of them took a 256 MB heap (issue 40, H1).
+ * to about 15 MB, and ten of them took a 256 MB heap.
  *
  * This plugin gives grafast two LRUs in its place, each bounded in entries
  * and in the estimated bytes of the plans it keeps (common/boundedCache.ts,

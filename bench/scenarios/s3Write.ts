@@ -109,7 +109,7 @@ export async function s3(ctx: Ctx): Promise<ScenarioResult> {
     await closeBenchOrders(ctx.root);
   };
   const body = () => gqlBody(doc, "PlaceOrder", { input: nextInput() });
-  // The same order with 2 options a line (issue 41): each line a coffee with
+  // The same order with 2 options a line: each line a coffee with
   // a Size and a Milk group (the demo chain's MILK_BASED coffees), Large or
   // Small, Oat or Whole, so the options' prices and stock swaps are computed.
   const { rows: optioned } = await ctx.root.query(

@@ -6,7 +6,7 @@ import { report } from "../support/figures.ts";
 import { ROOT, useTestService } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 
-// Finding M2 of issue 40: anonymous callers emptied the live cache. KioskMenu
+// An attack: anonymous callers emptied the live cache. KioskMenu
 // by documentId with a random unused variable was a new key (and a new
 // entry) every time; Search with random text, each a legitimate new key,
 // pushed the menu's answer out. Now a request's variables the operation

@@ -14,7 +14,7 @@ import { sleep } from "../support/wait.ts";
 // answers through it. The API runs as its own process with an open-file
 // limit of 400 (`ulimit -n`); the flood comes from 8 loopback addresses,
 // 100 slow connections each (HTTP_MAX_CONNECTIONS_PER_SOURCE's default),
-// twice what the process may open (issue 40, H4: 210 addresses x 100 at a
+// twice what the process may open (an attack: 210 addresses x 100 at a
 // 20,000-file limit; /healthz failed 12 of 12).
 
 const FILE_LIMIT = 400;
@@ -135,7 +135,7 @@ test("at HTTP_MAX_CONNECTIONS (20) a newcomer closes the oldest connection of th
 
 test("behind TRUST_PROXY, at HTTP_MAX_CONNECTIONS (30), a flood of slow connections through the proxy never shuts out /healthz: through the proxy or from another address", async () => {
   // Proxies were held with an infinite factor: their level was always 0, so
-  // nothing could make way and every newcomer was refused 503 (issue 40 review, D2).
+  // nothing could make way and every newcomer was refused 503.
   const t = await startTestService({ env: { TRUST_PROXY: "loopback", HTTP_MAX_CONNECTIONS: "30" } });
   const port = Number(new URL(t.url).port);
   const held: net.Socket[] = [];

@@ -4,7 +4,7 @@ import { report } from "../support/figures.ts";
 import { errorsOf, gql, login, settled, subscribe, wsClient } from "../support/client.ts";
 import { ChildService, ROOT, withLogsOnFailure } from "../support/service.ts";
 
-// Finding H1 of issue 40: a barista's distinct heavy documents, sent one at
+// An attack: a barista's distinct heavy documents, sent one at
 // a time, each left a plan of 15-25 MB in grafast's cache (bounded in
 // entries only); the ninth took the process past its 256 MB heap. The
 // server runs as its own process with `npm start`'s heap flags; each

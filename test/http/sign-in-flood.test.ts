@@ -147,7 +147,7 @@ test("one source holds at most PASSWORD_CHECK_PLACES_PER_CALLER (3) places: of 1
 
 test("a flood of wrong passwords for one account from 16 other addresses never locks it: its owner's right password, from their own address, gets in every time", async () => {
   // The account's share of places was taken by strangers while their own
-  // limits were asked, even by strangers already over them (issue 40, H2:
+  // limits were asked, even by strangers already over them (an attack:
   // 19 of 19 refused RATE_LIMITED). Places are held by who pays: the source.
   const victim = `flood-victim-${run}@example.test`;
   await t.db.query(
@@ -194,7 +194,7 @@ test("a flood of wrong passwords for one account from 16 other addresses never l
 test("150 sign-ins at once from 150 addresses never hold more than a few of the pool's connections: a customer's menu read from another address is answered meanwhile", async () => {
   // Each sign-in's own limits (assert_password_check_allowed) took a pool
   // connection with no process-wide bound: a many-address flood took the
-  // whole pool (issue 40 review, D6). Now at most as many limit checks run
+  // whole pool. Now at most as many limit checks run
   // at once as password checks (PASSWORD_CHECK_CONCURRENCY, 2 here).
   const pool = t.service.api!.pool;
   let inUse = 0;

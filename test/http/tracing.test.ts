@@ -203,7 +203,7 @@ test("one paid order is one trace: requests, operations, SQL, the Stripe call, c
 test("a caller's traceparent decides sampling only from TRUSTED_NETWORKS; tracestate and baggage never reach Stripe, from anyone", async () => {
   // Sampling off unless a believed parent says otherwise: a client outside
   // the café's networks forced every request it sent into the traces, and
-  // its tracestate and baggage went to Stripe verbatim (issue 40).
+  // its tracestate and baggage went to Stripe verbatim.
   const sampled = await ChildService.start({
     name: "traced-sampling",
     mode: "api",
