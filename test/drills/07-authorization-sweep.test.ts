@@ -45,6 +45,8 @@ interface Ctx {
   priceChangeId: string;
   coffeeId: string;
   drillCoffee: string;
+  /** An option group of the drill's own (addOption's target): the demo chain's groups stay as they are. */
+  drillGroup: string;
   ingredient: { id: string; name: string };
   supplier: { id: string; name: string };
   roaster: { id: string; name: string };
@@ -374,7 +376,7 @@ const RULES: Record<string, Rule> = {
   },
   "Mutation.addOption": {
     doc: "mutation($g: ID!, $n: String!) { addOption(groupId: $g, name: $n, priceDelta: 0.1) { id } }",
-    vars: (_c, role) => ({ g: DEMO_MILK_GROUP, n: `Drill milk (${role}) ${Date.now()}` }),
+    vars: (c, role) => ({ g: c.drillGroup, n: `Drill option (${role}) ${Date.now()}` }),
     access: ADMIN,
     refuseWithError: true,
     expectData: true,
@@ -486,6 +488,18 @@ async function arrange(): Promise<Ctx> {
     await one("insert into app_public.coffees (name, price, roaster_id) values ($1, 3.5, '10000000-0000-4000-8000-000000000001') returning id", [`Drill 7 coffee ${randomUUID().slice(0, 6)}`])
   ).id;
   const priceChange = await one("insert into app_public.coffee_price_changes (coffee_id, old_price, new_price) values ($1, 3.5, 3.6) returning id::text", [drillCoffee]);
+  const drillGroup = (await one("insert into app_public.option_groups (name, min_selections, max_selections) values ($1, 0, 1) returning id", [`Drill 7 group ${randomUUID().slice(0, 6)}`])).id;
+  // The groups addOptionGroup made (on the drill's coffee, under any name the injection strings gave them) and the drill's own, with their options.
+  cleanup.push(async () => {
+    const { rows } = await db.query("select id from (select $1::uuid as id union select group_id from app_public.coffee_option_groups where coffee_id = $2) g where id::text not like '50000000-%'", [
+      drillGroup,
+      drillCoffee,
+    ]);
+    const ids = rows.map((r: { id: string }) => r.id);
+    await db.query("delete from app_public.options where group_id = any($1::uuid[])", [ids]);
+    await db.query("delete from app_public.coffee_option_groups where group_id = any($1::uuid[])", [ids]);
+    await db.query("delete from app_public.option_groups where id = any($1::uuid[])", [ids]);
+  });
   const ingredient = await one("select id, name from app_public.ingredients where id = '30000000-0000-4000-8000-000000000001'");
   const supplier = await one("select id, name from app_public.suppliers order by name limit 1");
   const roaster = await one("select id, name from app_public.roasters order by name limit 1");
@@ -510,6 +524,7 @@ async function arrange(): Promise<Ctx> {
     priceChangeId: priceChange.id,
     coffeeId: "40000000-0000-4000-8000-000000000003",
     drillCoffee,
+    drillGroup,
     ingredient,
     supplier,
     roaster,
