@@ -193,9 +193,15 @@ test("one paid order is one trace: requests, operations, SQL, the Stripe call, c
       const [intentRequest] = stripe.sent("POST", "/v1/payment_intents");
       expect(intentRequest!.traceparent?.split("-")).toEqual(["00", traceId, stripeCall!.spanId, "01"]);
 
-      // The access log's lines carry the trace id.
-      const requestLines = api!.logs.filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
-      expect(requestLines.filter((l) => l.traceId === traceId).map((l) => l.route)).toEqual(expect.arrayContaining(["/graphql", "/orders/payment-callback"]));
+      // The access log's lines carry the trace id (a line is written when its answer has gone: wait for it).
+      const tracedRoutes = () =>
+        api!.logs
+          .filter((l) => l.includes('"msg":"request"'))
+          .map((l) => JSON.parse(l))
+          .filter((l) => l.traceId === traceId)
+          .map((l) => l.route as string);
+      await waitUntil("the callback's access-log line", () => tracedRoutes().includes("/orders/payment-callback"), 10_000).catch(() => {});
+      expect(tracedRoutes()).toEqual(expect.arrayContaining(["/graphql", "/orders/payment-callback"]));
     },
   );
 }, 120_000);
