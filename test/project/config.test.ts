@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { applyEnvFile, ConfigError, loadConfig } from "../../src/config.ts";
 import { developmentJwtSecret, developmentSecretFile } from "../../src/db/devSecret.ts";
-import { emptyDir, expectNoStackTrace, runMain } from "../support/service.ts";
+import { expectNoStackTrace, runMain } from "../support/service.ts";
 import { tempDir } from "../support/tempDirs.ts";
 
 // Configuration: environment variables (and a .env file) validated once at
@@ -162,7 +162,7 @@ describe("loadConfig", () => {
 
 describe("the .env file", () => {
   test("fills what the environment leaves unset or empty; the environment wins", () => {
-    const dir = emptyDir();
+    const dir = tempDir("cfg");
     writeFileSync(path.join(dir, ".env"), 'PORT=7000\nHOST=10.0.0.1\nJWT_SECRET="quoted # not a comment"\n# a comment\nDEMO_DATA=false\n');
     const env: NodeJS.ProcessEnv = { PORT: "8000", HOST: "" };
     expect(applyEnvFile(env, dir)).toBe(path.join(dir, ".env"));
@@ -170,7 +170,7 @@ describe("the .env file", () => {
   });
 
   test("none in the working directory: nothing read; ENV_FILE names another, which must exist", () => {
-    const dir = emptyDir();
+    const dir = tempDir("cfg");
     const env: NodeJS.ProcessEnv = {};
     expect(applyEnvFile(env, dir)).toBeNull();
     expect(env).toEqual({});
@@ -241,7 +241,7 @@ describe("the real process", () => {
   });
 
   test("a .env in the working directory is used, the real environment overrides it, ENV_FILE points elsewhere", () => {
-    const dir = emptyDir();
+    const dir = tempDir("cfg");
     writeFileSync(path.join(dir, ".env"), "PORT=notaport\nMAX_QUERY_DEPTH=0\n");
     const fromFile = start({}, dir);
     expect(fromFile.status).toBe(1);
@@ -264,7 +264,7 @@ describe("the real process", () => {
   });
 
   test("production with a development value in the .env file is refused like one in the environment", () => {
-    const dir = emptyDir();
+    const dir = tempDir("cfg");
     writeFileSync(
       path.join(dir, ".env"),
       `NODE_ENV=production\nDATABASE_URL=${PRODUCTION_DB}\nJWT_SECRET=${STRONG.JWT_SECRET}\nWEBHOOK_TOKEN=${STRONG.WEBHOOK_TOKEN}\nSIGNING_SECRET=${loadConfig({}).SIGNING_SECRET}\nDATABASE_ROLE_PASSWORD=${STRONG.DATABASE_ROLE_PASSWORD}\n`,

@@ -6,7 +6,8 @@ import { loadConfig } from "../../src/config.ts";
 import { dropDatabase, prepareDatabase, resolveDatabaseUrls } from "../../src/db/database.ts";
 import { startService } from "../../src/service.ts";
 import { testDatabaseUrl } from "../support/db.ts";
-import { emptyDir, expectNoStackTrace, ROOT, runMain, testConfig } from "../support/service.ts";
+import { expectNoStackTrace, ROOT, runMain, testConfig } from "../support/service.ts";
+import { tempDir } from "../support/tempDirs.ts";
 import { sleep } from "../support/wait.ts";
 
 // Databases the service did not create: one a DBA made beforehand (owned by
@@ -167,7 +168,7 @@ describe("npm run db:reset", () => {
 
   test("the npm script drops and recreates the database, migrates it and loads the demo data", async () => {
     made.add("cafe_cfg_reset");
-    const envFile = path.join(emptyDir(), "none.env");
+    const envFile = path.join(tempDir("cfg"), "none.env");
     writeFileSync(envFile, "");
     // Through npm, as a user types it (ENV_FILE: not the developer's own .env).
     const r = spawnSync("npm", ["run", "--silent", "db:reset"], {

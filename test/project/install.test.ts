@@ -2,7 +2,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
-import { emptyDir, ROOT } from "../support/service.ts";
+import { ROOT } from "../support/service.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // The install, checked offline and in milliseconds: `npm ci` on any platform
 // (the lock file names every platform's optional binaries), the project's
@@ -76,7 +77,7 @@ describe("package-lock.json: npm ci on every platform", () => {
 describe("scripts/node.mjs", () => {
   const launcher = path.join(ROOT, "scripts", "node.mjs");
   const probe = (text: string, name = "probe.ts") => {
-    const file = path.join(emptyDir(), name);
+    const file = path.join(tempDir("cfg"), name);
     writeFileSync(file, text);
     return file;
   };
@@ -155,7 +156,7 @@ describe("scripts/node.mjs", () => {
     const kept = JSON.parse(readFileSync(path.join(ROOT, "node_modules/.cache/cafe-api/fallback-node.json"), "utf8"));
     expect(JSON.parse(first.stdout).execPath).toBe(kept.path);
     // Without npm on the PATH it still runs: the kept path is used, npm is not asked.
-    const second = spawnSync(oldNode!, [launcher, script, "x"], { encoding: "utf8", timeout: 20_000, env: { ...process.env, PATH: emptyDir() } });
+    const second = spawnSync(oldNode!, [launcher, script, "x"], { encoding: "utf8", timeout: 20_000, env: { ...process.env, PATH: tempDir("cfg") } });
     expect(second.stderr).toBe("");
     expect(second.status).toBe(0);
     const seen = JSON.parse(second.stdout);
@@ -252,7 +253,7 @@ describe("a production install (npm ci --omit=dev)", () => {
   });
 
   test("the import scan sees every form of import", () => {
-    const dir = emptyDir();
+    const dir = tempDir("cfg");
     const sub = path.join(dir, "src");
     mkdirSync(sub);
     writeFileSync(

@@ -6,9 +6,10 @@ import { gql, login } from "../support/client.ts";
 import { paymentBody, sendCallback } from "../support/paymentProvider.ts";
 import { freePort } from "../support/ports.ts";
 import { testIfInstalled } from "../support/programs.ts";
-import { ChildService, emptyDir, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
+import { ChildService, ROOT, useDrillDatabase, withLogsOnFailure } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
 import { say } from "../support/figures.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // ops/prometheus/alerts.yml, unit-tested with `promtool test rules` (the
 // example scrape configuration beside it checked by promtool too), and
@@ -65,7 +66,7 @@ describe("the dashboard against a real Prometheus", () => {
         env: { NOTIFY_WEBHOOK_URL: `http://127.0.0.1:${hookPort}/hook`, NOTIFY_WEBHOOK_SECRET: "a-monitoring-test-webhook-secret-0123" },
       });
 
-      dataDir = emptyDir("prometheus");
+      dataDir = tempDir("prometheus");
       const promPort = await freePort();
       const config = path.join(dataDir, "prometheus.yml");
       writeFileSync(

@@ -4,8 +4,8 @@ import { serverUrl } from "../support/db.ts";
 import { dropDatabase } from "../../src/db/database.ts";
 import { freePort } from "../support/ports.ts";
 import { alive, commandLine, descendants, gone, nodeVersionOn, pathWithNode, registryNode, startNpm, type Started } from "../support/processes.ts";
-import { emptyDir } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // A supervisor (systemd, a container runtime, a process manager) stops the
 // service with SIGTERM to the process it started: here `npm start` (and
@@ -22,7 +22,7 @@ const MACHINE_PATH = pathWithNode();
 const MACHINE_NODE = nodeVersionOn(MACHINE_PATH);
 // One embedded data folder for every case (initialised once: the first start is the slow one).
 // Readable by others: as root, the server runs as the postgres OS user.
-const PG_PARENT = emptyDir("signals");
+const PG_PARENT = tempDir("signals");
 chmodSync(PG_PARENT, 0o755);
 const PG_DIR = path.join(PG_PARENT, "pg");
 const [machineMajor, machineMinor] = MACHINE_NODE.slice(1).split(".").map(Number);
@@ -173,7 +173,7 @@ describe("a stop during start-up, and a database left behind", () => {
   }
 
   test("SIGTERM while the first run applies the migrations: the embedded PostgreSQL stops too; exit 0, stopped", async () => {
-    const dir = path.join(emptyDir("signals-migrating"), "pg");
+    const dir = path.join(tempDir("signals-migrating"), "pg");
     chmodSync(path.dirname(dir), 0o755);
     const { run } = await stopWhen("npm start (migrating)", { PORT: String(await freePort()), EMBEDDED_PG_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, (npm) =>
       npm.stdout().includes("applying the migrations"),

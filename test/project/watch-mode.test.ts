@@ -3,8 +3,9 @@ import path from "node:path";
 import { Logger, watch as migrateWatch } from "graphile-migrate";
 import { gql } from "../support/client.ts";
 import { freshDatabase, type DrillDb } from "../support/db.ts";
-import { ChildService, emptyDir, ROOT, withLogsOnFailure } from "../support/service.ts";
+import { ChildService, ROOT, withLogsOnFailure } from "../support/service.ts";
 import { waitUntil } from "../support/wait.ts";
+import { tempDir } from "../support/tempDirs.ts";
 
 // Watch mode in development: a DBA's migrations/current.sql, applied as
 // `graphile-migrate watch` applies it, reaches the running development
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 async function applyCurrentSql(sql: string): Promise<void> {
-  const dir = emptyDir("watch");
+  const dir = tempDir("watch");
   cpSync(path.join(ROOT, "migrations"), path.join(dir, "migrations"), { recursive: true });
   writeFileSync(path.join(dir, "migrations/current.sql"), sql);
   await migrateWatch({ connectionString: d.urls.owner, migrationsFolder: path.join(dir, "migrations"), logger: new Logger(() => () => {}) }, true);

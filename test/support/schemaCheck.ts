@@ -2,14 +2,15 @@ import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { serverUrl } from "./db.ts";
-import { emptyDir, expectNoStackTrace, ROOT } from "./service.ts";
+import { expectNoStackTrace, ROOT } from "./service.ts";
+import { tempDir } from "./tempDirs.ts";
 
 // `npm run schema:check` (scripts/schema-check.ts) on a scratch copy of
 // migrations/, contract/, documents/ and data/released-schema.graphql.
 
 /** A scratch copy of what the check reads, with `currentSql` in migrations/current.sql. */
 export function scratchCopy(currentSql: string): string {
-  const dir = emptyDir("schema-check");
+  const dir = tempDir("schema-check");
   for (const d of ["migrations", "contract", "documents"]) cpSync(path.join(ROOT, d), path.join(dir, d), { recursive: true });
   mkdirSync(path.join(dir, "data"));
   cpSync(path.join(ROOT, "data/released-schema.graphql"), path.join(dir, "data/released-schema.graphql"));

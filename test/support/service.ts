@@ -472,11 +472,6 @@ export function useDrillDatabase(name: string, options: { orders?: number; setup
 // Run to completion: `node src/main.ts ...` as `npm start` runs it
 // ---------------------------------------------------------------------------
 
-/** An empty folder in the temporary directory (test/support/tempDirs.ts: removed when the test file has finished). */
-export function emptyDir(label = "cfg"): string {
-  return tempDir(label);
-}
-
 /**
  * Runs the real entry point to completion, in an empty working directory
  * unless told (so a developer's own .env in the project root never leaks
@@ -484,7 +479,7 @@ export function emptyDir(label = "cfg"): string {
  */
 export function runMain(args: string[], env: Record<string, string | undefined>, options: { cwd?: string; timeoutMs?: number } = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [MAIN, ...args], {
-    cwd: options.cwd ?? emptyDir(),
+    cwd: options.cwd ?? tempDir("cfg"),
     encoding: "utf8",
     timeout: options.timeoutMs ?? 60_000,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "silent", ...env },
